@@ -1,0 +1,25 @@
+//===- Passes.h - Dyno transformation passes --------------------*- C++ -*-===//
+#ifndef DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_H
+#define DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_H
+
+#include "dyno/Dialect/Dyno/IR/DynoDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::dyno {
+
+#define GEN_PASS_DECL
+#include "dyno/Dialect/Dyno/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "dyno/Dialect/Dyno/Transforms/Passes.h.inc"
+
+} // namespace mlir::dyno
+
+#endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_H

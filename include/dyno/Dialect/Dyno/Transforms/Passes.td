@@ -1,0 +1,117 @@
+//===- Passes.td - Dyno transformation passes --------------*- tablegen -*-===//
+#ifndef DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD
+#define DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DynoFuseElementwise : Pass<"dyno-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse elementwise producers into their consumers, recomputing cheap ones";
+  let description = [{
+    Runs upstream linalg's elementwise fusion and reshape propagation with Dyno's policy:
+    an all-parallel `linalg.generic` producer is fused into every consumer, even when it
+    has several users, as long as its body is cheap (at most `max-recompute-ops` ops). Costlier shared producers stay
+    separate; `dyno-tile-kernels` later computes them once per row block.
+    Recomputing `exp(x - max)` in both the sum and the division of a softmax costs a few
+    instructions per element and saves writing and re-reading a whole tensor. Transposes
+    and broadcasts that do not feed a library operation are generalized first so that they
+    fold into their consumers' indexing maps.
+
+    Input: linalg-on-tensors. Output: the same, with fewer, larger `linalg.generic`s.
+
+    ```mlir
+    // Before
+    %e = linalg.generic {...parallel, parallel} ins(%x) { math.exp }
+    %s = linalg.generic {...parallel, reduction} ins(%e) { arith.addf }
+    %d = linalg.generic {...parallel, parallel} ins(%e, %s) { arith.divf }
+    // After
+    %s = linalg.generic {...parallel, reduction} ins(%x) { math.exp; arith.addf }
+    %d = linalg.generic {...parallel, parallel} ins(%x, %s) { math.exp; arith.divf }
+    ```
+  }];
+  let options = [
+    Option<"maxRecomputeOps", "max-recompute-ops", "unsigned", "8",
+           "Largest producer body (in ops) that is recomputed in several consumers">
+  ];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect",
+                           "affine::AffineDialect"];
+}
+
+def DynoFormKernels : Pass<"dyno-form-kernels", "ModuleOp"> {
+  let summary = "Partition each graph function into kernels, library calls and views";
+  let description = [{
+    Splits every `func.func` of the module (the graph) into a host schedule:
+
+    * `linalg.matmul`, `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` become
+      `dyno.extern` library calls; a zero-filled init is dropped, a broadcast bias of a
+      convolution and a zero `tensor.pad` of its input become the call's operands and
+      padding.
+    * Reshapes, static slices and transposes whose users are not all inside one kernel stay
+      in the host function; the runtime performs them as zero-copy views.
+    * Every other op joins a kernel. A producer joins its consumer's kernel when all its
+      users are in that kernel; `tensor.empty`, `linalg.fill` and scalar constants are
+      cloned into each kernel that uses them. Each kernel is outlined into a `func.func`
+      in the nested `module @kernels` and called with `dyno.launch`.
+
+    ```mlir
+    // Before
+    func.func @main(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>) -> tensor<4x8xf32> {
+      %e = tensor.empty() : tensor<4x16xf32>
+      %r = linalg.generic ... ins(%x) outs(%e) { math.exp }
+      %f = linalg.fill ins(%zero) outs(%e2)
+      %m = linalg.matmul ins(%r, %w) outs(%f)
+      return %m
+    }
+    // After
+    func.func @main(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>) -> tensor<4x8xf32> {
+      %r = dyno.launch @kernels::@kernel_0(%x) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+      %m = dyno.extern "matmul"(%r, %w) : (...) -> tensor<4x8xf32>
+      return %m
+    }
+    module @kernels {
+      func.func @kernel_0(%x: tensor<4x16xf32>) -> tensor<4x16xf32> { ... }
+    }
+    ```
+
+    Input: linalg-on-tensors with static shapes. Output: host functions made of
+    `dyno.launch`, `dyno.extern` and tensor view ops; kernels on tensors.
+  }];
+  let dependentDialects = ["dyno::DynoDialect", "func::FuncDialect"];
+}
+
+def DynoTileKernels : Pass<"dyno-tile-kernels", "ModuleOp"> {
+  let summary = "Tile each kernel into parallel row blocks and fuse producers into them";
+  let description = [{
+    For every `func.func` kernel, tiles the last linalg op (the root) along its first
+    parallel loop into an `scf.forall` of about `num-blocks` blocks, and fuses into the
+    block every producer whose slice follows the root's rows (so a softmax computes max,
+    sum and division of a block of rows while the rows are in cache). Producers that
+    would need their whole tensor in each block (a reduction over the tiled dimension)
+    become roots of their own. Ops with no parallel loop are left alone.
+
+    ```mlir
+    // Before: two full-tensor ops
+    %s = linalg.generic {parallel, reduction} ins(%x : tensor<256x1024xf32>)
+    %d = linalg.generic {parallel, parallel} ins(%x, %s)
+    // After: one parallel loop over row blocks, both ops inside on 4x1024 slices
+    %d = scf.forall (%i) in (64) shared_outs(%o = %init) -> tensor<256x1024xf32> {
+      %xs = tensor.extract_slice %x[%i * 4, 0] [4, 1024] [1, 1]
+      %ss = linalg.generic {parallel, reduction} ins(%xs)
+      %ds = linalg.generic {parallel, parallel} ins(%xs, %ss)
+      scf.forall.in_parallel { tensor.parallel_insert_slice %ds into %o[...] }
+    }
+    ```
+
+    Input: kernels on tensors (after `dyno-form-kernels`). Output: the same kernels with
+    `scf.forall` loops that the CPU lowering turns into OpenMP worksharing loops.
+  }];
+  let options = [
+    Option<"numBlocks", "num-blocks", "int64_t", "64",
+           "How many row blocks a kernel's parallel loop is split into at most">,
+    Option<"minBlockElements", "min-block-elements", "int64_t", "4096",
+           "Smallest block (in elements of the root's output) worth a parallel iteration">
+  ];
+  let dependentDialects = ["scf::SCFDialect", "tensor::TensorDialect",
+                           "affine::AffineDialect", "arith::ArithDialect"];
+}
+
+#endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD

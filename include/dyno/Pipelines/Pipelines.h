@@ -1,0 +1,22 @@
+//===- Pipelines.h - Dyno's named pass pipelines ----------------*- C++ -*-===//
+#ifndef DYNO_PIPELINES_PIPELINES_H
+#define DYNO_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::dyno {
+
+/// linalg-on-tensors graph -> host schedule + `module @kernels` on tensors.
+void buildKernelFormationPipeline(OpPassManager &pm);
+
+/// Lowers the nested `module @kernels` to the LLVM dialect with OpenMP parallel loops;
+/// kernels take one bare pointer per argument and result.
+void buildCpuLoweringPipeline(OpPassManager &pm);
+
+/// Registers dyno-kernel-formation-pipeline, dyno-cpu-lowering-pipeline and
+/// dyno-cpu-pipeline (the two in a row).
+void registerDynoPipelines();
+
+} // namespace mlir::dyno
+
+#endif // DYNO_PIPELINES_PIPELINES_H

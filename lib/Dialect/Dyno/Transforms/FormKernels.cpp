@@ -1,0 +1,375 @@
+//===- FormKernels.cpp - Partition graphs into kernels ----------*- C++ -*-===//
+//
+// Turns each graph function into a host schedule of dyno.launch (outlined kernels),
+// dyno.extern (library calls) and zero-copy view ops. See Passes.td for the rules.
+//
+//===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "dyno/Dialect/Dyno/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <set>
+
+#define DEBUG_TYPE "dyno-form-kernels"
+
+namespace mlir::dyno {
+#define GEN_PASS_DEF_DYNOFORMKERNELS
+#include "dyno/Dialect/Dyno/Transforms/Passes.h.inc"
+} // namespace mlir::dyno
+
+using namespace mlir;
+using namespace mlir::dyno;
+
+static constexpr StringLiteral kKernelsModuleName = "kernels";
+
+//===----------------------------------------------------------------------===//
+// Library calls
+//===----------------------------------------------------------------------===//
+
+static bool hasStaticFloatOperands(Operation *op) {
+  Type elementType;
+  for (Type type : op->getOperandTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() || !isa<FloatType>(tensor.getElementType()))
+      return false;
+    if (elementType && elementType != tensor.getElementType())
+      return false;
+    elementType = tensor.getElementType();
+  }
+  return true;
+}
+
+static bool isZeroFill(Value value) {
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+/// Returns the bias vector when `init` broadcasts a rank-1 tensor along the channel
+/// dimension of an NCHW tensor (how torch-mlir seeds a convolution with its bias).
+static Value matchChannelBiasBroadcast(Value init) {
+  auto generic = init.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumResults() != 1)
+    return {};
+  Value input = generic.getDpsInputs()[0];
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  if (!inputType || inputType.getRank() != 1)
+    return {};
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  MLIRContext *ctx = generic.getContext();
+  if (maps[0] != AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx) ||
+      !maps[1].isIdentity() || generic.getNumParallelLoops() != 4)
+    return {};
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  if (yield.getValues()[0] != generic.getBody()->getArgument(0))
+    return {};
+  return input;
+}
+
+/// Rewrites matmul-like and convolution ops into dyno.extern where a library computes
+/// exactly the same thing. Returns failure only on malformed input.
+static void formLibraryCalls(func::FuncOp func) {
+  SmallVector<Operation *> candidates;
+  func.walk([&](Operation *op) {
+    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op) &&
+        hasStaticFloatOperands(op))
+      candidates.push_back(op);
+  });
+  for (Operation *op : candidates) {
+    auto linalgOp = cast<linalg::LinalgOp>(op);
+    OpBuilder builder(op);
+    Value init = linalgOp.getDpsInits()[0];
+    Type resultType = op->getResult(0).getType();
+    SmallVector<Value> args(linalgOp.getDpsInputs());
+    ExternOp externOp;
+    if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
+      if (matmul.hasUserDefinedMaps())
+        continue;
+      if (!isZeroFill(init))
+        args.push_back(init);
+      externOp = ExternOp::create(builder, op->getLoc(), resultType, "matmul", args,
+                                  nullptr, nullptr, nullptr, nullptr);
+    } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
+      if (bmm.hasUserDefinedMaps())
+        continue;
+      if (!isZeroFill(init))
+        args.push_back(init);
+      externOp = ExternOp::create(builder, op->getLoc(), resultType, "batch_matmul", args,
+                                  nullptr, nullptr, nullptr, nullptr);
+    } else {
+      auto conv = cast<linalg::Conv2DNchwFchwOp>(op);
+      Value bias;
+      if (!isZeroFill(init) && !(bias = matchChannelBiasBroadcast(init)))
+        continue;
+      SmallVector<int64_t> padding = {0, 0};
+      if (auto pad = args[0].getDefiningOp<tensor::PadOp>()) {
+        ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+        Value padValue = pad.getConstantPaddingValue();
+        if (padValue && matchPattern(padValue, m_AnyZeroFloat()) && low == high &&
+            low.size() == 4 && low[0] == 0 && low[1] == 0 &&
+            !ShapedType::isDynamic(low[2]) && !ShapedType::isDynamic(low[3])) {
+          padding = {low[2], low[3]};
+          args[0] = pad.getSource();
+        }
+      }
+      if (bias)
+        args.push_back(bias);
+      auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
+      auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
+      externOp = ExternOp::create(builder, op->getLoc(), resultType, "conv2d", args,
+                                  builder.getDenseI64ArrayAttr(strides),
+                                  builder.getDenseI64ArrayAttr(padding),
+                                  builder.getDenseI64ArrayAttr(dilations),
+                                  builder.getI64IntegerAttr(1));
+    }
+    op->getResult(0).replaceAllUsesWith(externOp.getResult());
+    op->erase();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Grouping
+//===----------------------------------------------------------------------===//
+
+static bool isPureOp(Operation *op) { return isMemoryEffectFree(op); }
+
+/// Ops cloned into every kernel that uses them rather than computed once.
+static bool isRematerializable(Operation *op) {
+  if (isa<tensor::EmptyOp, arith::ConstantOp>(op))
+    return true;
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return matchPattern(fill.getInputs()[0], m_Constant());
+  // Scalar computations (e.g. an index or a tensor.extract) are cheap to repeat.
+  return isPureOp(op) && op->getNumRegions() == 0 && op->getNumResults() > 0 &&
+         llvm::none_of(op->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
+}
+
+/// Ops that the runtime performs as zero-copy views when they stay on the host.
+static bool isViewOp(Operation *op) {
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+    return cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape();
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+    return slice.hasUnitStride() || llvm::all_of(slice.getStaticStrides(), [](int64_t s) {
+             return !ShapedType::isDynamic(s) && s > 0;
+           });
+  return isa<linalg::TransposeOp>(op);
+}
+
+namespace {
+struct UserGroups {
+  std::set<int> groups;
+  bool host = false;
+};
+
+class KernelFormer {
+public:
+  KernelFormer(func::FuncOp func, ModuleOp kernels, unsigned &counter)
+      : func(func), kernels(kernels), counter(counter) {}
+
+  LogicalResult run() {
+    formLibraryCalls(func);
+    eraseDeadPureOps();
+    assignGroups();
+    for (SmallVector<Operation *> &members : groups) {
+      llvm::sort(members, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+      if (failed(outline(members)))
+        return failure();
+    }
+    eraseDeadPureOps();
+    return success();
+  }
+
+private:
+  void eraseDeadPureOps() {
+    Block &body = func.getBody().front();
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if (op.use_empty() && isPureOp(&op) && !op.hasTrait<OpTrait::IsTerminator>())
+        op.erase();
+  }
+
+  UserGroups userGroupsOf(Operation *op) {
+    UserGroups result;
+    for (Operation *user : op->getUsers()) {
+      if (auto it = rematUsers.find(user); it != rematUsers.end()) {
+        result.groups.insert(it->second.groups.begin(), it->second.groups.end());
+        result.host |= it->second.host;
+      } else if (auto it = groupOf.find(user); it != groupOf.end()) {
+        result.groups.insert(it->second);
+      } else {
+        result.host = true;
+      }
+    }
+    return result;
+  }
+
+  void assignGroups() {
+    Block &body = func.getBody().front();
+    for (Operation &opRef : llvm::reverse(body)) {
+      Operation *op = &opRef;
+      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ExternOp>(op))
+        continue;
+      UserGroups users = userGroupsOf(op);
+      bool scalarOnly = llvm::none_of(op->getResultTypes(),
+                                      [](Type t) { return isa<ShapedType>(t); });
+      // An empty tensor on the host is only ever a placeholder (the `outs` of a view).
+      if (isRematerializable(op) &&
+          (!users.host || scalarOnly || isa<tensor::EmptyOp>(op))) {
+        rematUsers[op] = users;
+        continue;
+      }
+      bool oneKernelUses = !users.host && users.groups.size() == 1;
+      if (isViewOp(op) && !oneKernelUses)
+        continue; // stays on the host as a view
+      if (oneKernelUses) {
+        int group = *users.groups.begin();
+        groupOf[op] = group;
+        groups[group].push_back(op);
+        continue;
+      }
+      groupOf[op] = groups.size();
+      groups.push_back({op});
+    }
+  }
+
+  bool isInternalUse(Operation *user, int group) {
+    if (auto it = groupOf.find(user); it != groupOf.end())
+      return it->second == group;
+    if (auto it = rematUsers.find(user); it != rematUsers.end())
+      return !it->second.host && it->second.groups.size() == 1 &&
+             *it->second.groups.begin() == group;
+    return false;
+  }
+
+  LogicalResult outline(ArrayRef<Operation *> members) {
+    MLIRContext *ctx = func.getContext();
+    Operation *root = members.back();
+    int group = groupOf.lookup(root);
+    std::string name = "kernel_" + std::to_string(counter++);
+
+    OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
+    auto kernel = func::FuncOp::create(moduleBuilder, root->getLoc(), name,
+                                       FunctionType::get(ctx, {}, {}));
+    Block *entry = kernel.addEntryBlock();
+    OpBuilder builder = OpBuilder::atBlockEnd(entry);
+    IRMapping mapping;
+    SmallVector<Value> launchArgs;
+
+    std::function<void(Value)> importValue = [&](Value value) {
+      if (mapping.contains(value))
+        return;
+      Operation *def = value.getDefiningOp();
+      if (def && rematUsers.count(def)) {
+        for (Value operand : def->getOperands())
+          importValue(operand);
+        visitUsedValuesDefinedAbove(def->getRegions(),
+                                    [&](OpOperand *use) { importValue(use->get()); });
+        builder.clone(*def, mapping);
+        return;
+      }
+      mapping.map(value, entry->addArgument(value.getType(), value.getLoc()));
+      launchArgs.push_back(value);
+    };
+
+    for (Operation *op : members) {
+      for (Value operand : op->getOperands())
+        importValue(operand);
+      visitUsedValuesDefinedAbove(op->getRegions(),
+                                  [&](OpOperand *use) { importValue(use->get()); });
+      builder.clone(*op, mapping);
+    }
+
+    SmallVector<Value> exported;
+    for (Operation *op : members)
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(),
+                         [&](Operation *user) { return !isInternalUse(user, group); }))
+          exported.push_back(result);
+
+    SmallVector<Value> returned;
+    SmallVector<Type> resultTypes;
+    for (Value value : exported) {
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      if (!type || !type.hasStaticShape())
+        return root->emitError("a kernel result must be a statically shaped tensor, got ")
+               << value.getType();
+      returned.push_back(mapping.lookup(value));
+      resultTypes.push_back(type);
+    }
+    for (Value arg : launchArgs)
+      if (!isa<RankedTensorType>(arg.getType()))
+        return root->emitError("a kernel argument must be a ranked tensor, got ")
+               << arg.getType();
+    func::ReturnOp::create(builder, root->getLoc(), returned);
+    kernel.setFunctionType(FunctionType::get(ctx, entry->getArgumentTypes(), resultTypes));
+    // Kernel inputs are the caller's tensors (graph inputs, parameters): never written.
+    for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i)
+      kernel.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
+
+    OpBuilder hostBuilder(root);
+    auto callee = SymbolRefAttr::get(ctx, kKernelsModuleName,
+                                     {FlatSymbolRefAttr::get(ctx, name)});
+    auto launch =
+        LaunchOp::create(hostBuilder, root->getLoc(), resultTypes, callee, launchArgs);
+    for (auto [value, replacement] : llvm::zip(exported, launch.getResults()))
+      value.replaceUsesWithIf(replacement, [&](OpOperand &use) {
+        return !isInternalUse(use.getOwner(), group);
+      });
+    // Everything left using the members is internal to the kernel: the members and the
+    // host copies of rematerialized ops computed from them. Erase all of it.
+    SetVector<Operation *> dead(members.begin(), members.end());
+    for (unsigned i = 0; i < dead.size(); ++i)
+      for (Operation *user : dead[i]->getUsers())
+        dead.insert(user);
+    // Forget them before erasing: new ops may reuse their addresses.
+    for (Operation *op : dead) {
+      groupOf.erase(op);
+      rematUsers.erase(op);
+      op->dropAllUses();
+    }
+    for (Operation *op : dead)
+      op->erase();
+    return success();
+  }
+
+  func::FuncOp func;
+  ModuleOp kernels;
+  unsigned &counter;
+  DenseMap<Operation *, int> groupOf;
+  DenseMap<Operation *, UserGroups> rematUsers;
+  SmallVector<SmallVector<Operation *>> groups;
+};
+
+struct FormKernelsPass : mlir::dyno::impl::DynoFormKernelsBase<FormKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> graphs(module.getOps<func::FuncOp>());
+    if (graphs.empty())
+      return;
+    ModuleOp kernels;
+    for (auto nested : module.getOps<ModuleOp>())
+      if (nested.getSymName() == kKernelsModuleName)
+        kernels = nested;
+    if (!kernels) {
+      OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+      kernels = ModuleOp::create(builder, module.getLoc(), kKernelsModuleName);
+    }
+    unsigned counter = std::distance(kernels.getOps<func::FuncOp>().begin(),
+                                     kernels.getOps<func::FuncOp>().end());
+    for (func::FuncOp graph : graphs) {
+      if (graph.isExternal())
+        continue;
+      if (!llvm::hasSingleElement(graph.getBody())) {
+        graph.emitError("dyno-form-kernels expects a single-block graph function");
+        return signalPassFailure();
+      }
+      if (failed(KernelFormer(graph, kernels, counter).run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

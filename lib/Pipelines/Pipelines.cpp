@@ -1,0 +1,83 @@
+//===- Pipelines.cpp - Dyno's named pass pipelines --------------*- C++ -*-===//
+#include "dyno/Pipelines/Pipelines.h"
+
+#include "dyno/Dialect/Dyno/Transforms/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  // Fuse elementwise chains (recomputing cheap producers) before partitioning.
+  pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Host schedule: library calls, views, and outlined kernels in module @kernels.
+  pm.addPass(createDynoFormKernels());
+}
+
+void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
+  // Everything below runs on the nested `module @kernels`; the host function stays.
+  OpPassManager &kernels = pm.nest<ModuleOp>();
+  // Row-block tiling with producer fusion: one scf.forall per kernel root.
+  kernels.addPass(createDynoTileKernels());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  // Tensors to buffers; kernel results become trailing out-parameters.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  kernels.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  kernels.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  kernels.addPass(createCanonicalizerPass());
+  // Loops: the forall over row blocks is the parallel loop, the rest is sequential.
+  kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  kernels.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  kernels.addPass(createConvertSCFToOpenMPPass());
+  kernels.addPass(createCanonicalizerPass());
+  // To the LLVM dialect (finalize-memref-to-llvm must precede scf-to-cf, see DESIGN.md).
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createFinalizeMemRefToLLVMConversionPass());
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertMathToLLVMPass());
+  kernels.addPass(createConvertMathToLibmPass());
+  kernels.addPass(createArithToLLVMConversionPass());
+  // Bare-pointer kernel signatures; before openmp-to-llvm, which would convert the
+  // signatures itself with memref descriptors.
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  kernels.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  kernels.addPass(createConvertOpenMPToLLVMPass());
+  kernels.addPass(createConvertControlFlowToLLVMPass());
+  kernels.addPass(createUBToLLVMConversionPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  kernels.addPass(createCanonicalizerPass());
+}
+
+void dyno::registerDynoPipelines() {
+  PassPipelineRegistration<>(
+      "dyno-kernel-formation-pipeline",
+      "Fuse and partition a linalg-on-tensors graph into a host schedule and kernels",
+      buildKernelFormationPipeline);
+  PassPipelineRegistration<>(
+      "dyno-cpu-lowering-pipeline",
+      "Lower module @kernels to LLVM with OpenMP-parallel loops (bare-pointer ABI)",
+      buildCpuLoweringPipeline);
+  PassPipelineRegistration<>(
+      "dyno-cpu-pipeline", "The whole CPU path: kernel formation, then CPU lowering",
+      [](OpPassManager &pm) {
+        buildKernelFormationPipeline(pm);
+        buildCpuLoweringPipeline(pm);
+      });
+}

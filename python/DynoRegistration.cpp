@@ -1,0 +1,17 @@
+//===- DynoRegistration.cpp - Dyno's Python site initializer ----*- C++ -*-===//
+//
+// Loaded by dyno._mlir_libs as `_site_initialize_0`: adds Dyno's dialect (and every
+// upstream dialect and LLVM IR translation) to each context, and registers Dyno's passes
+// and pipelines so that PassManager.parse("builtin.module(dyno-cpu-pipeline)") works.
+//
+//===----------------------------------------------------------------------===//
+#include "dyno-c/Dyno.h"
+#include "mlir/Bindings/Python/Nanobind.h"
+#include "mlir/Bindings/Python/NanobindAdaptors.h"
+
+NB_MODULE(_site_initialize_0, m) {
+  m.doc() = "Dyno dialect, pass and pipeline registration";
+  m.def("register_dialects",
+        [](MlirDialectRegistry registry) { dynoRegisterAllDialects(registry); });
+  dynoRegisterPasses();
+}

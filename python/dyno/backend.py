@@ -1,0 +1,34 @@
+"""The `mlir` TorchDynamo backend: torch.compile(model, backend="mlir").
+
+Registered through the `torch_dynamo_backends` entry point. Dynamo hands us an FX graph;
+AOTAutograd turns it into functional ATen graphs (forward, and backward when gradients are
+needed) with parameters and buffers as inputs, and Dyno compiles each one.
+"""
+from typing import List, Optional
+
+import torch
+
+from .compiler import CompileOptions, compile_graph
+
+
+def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
+         options: Optional[dict] = None, **kwargs):
+    """Dynamo backend. `options={"target": "cpu"}` selects the CPU target explicitly."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    from .frontend import decompositions
+
+    compile_options = CompileOptions.from_user(options)
+
+    def forward_compiler(graph, inputs):
+        return compile_graph(graph, inputs, compile_options, "forward")
+
+    def backward_compiler(graph, inputs):
+        return compile_graph(graph, inputs, compile_options, "backward")
+
+    backend = aot_autograd(
+        fw_compiler=forward_compiler,
+        bw_compiler=backward_compiler,
+        decompositions=decompositions(),
+    )
+    return backend(gm, example_inputs)

@@ -1,0 +1,136 @@
+"""Compiles one ATen FX graph (from AOTAutograd) into a callable, or falls back to eager.
+
+Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/ when set:
+  00-aten-fx.py          the graph as AOTAutograd handed it over
+  01-linalg.mlir         torch-mlir's linalg-on-tensors import
+  02-kernels.mlir        after dyno-kernel-formation-pipeline (host schedule + kernels)
+  03-llvm.mlir           after dyno-cpu-lowering-pipeline (kernels in the LLVM dialect)
+  04-wrapper.py          the generated host wrapper
+"""
+import warnings
+from dataclasses import dataclass
+from typing import Callable, List
+
+import torch
+
+from . import counters, frontend, pipeline
+from .debug import GraphDump
+from .errors import DynoCompileError
+
+_warned = set()
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    target: str = "auto"  # "auto" (from the inputs' device) or "cpu"
+
+    @staticmethod
+    def from_user(options) -> "CompileOptions":
+        options = dict(options or {})
+        target = options.pop("target", "auto")
+        if options:
+            raise ValueError(f"dyno: unknown options {sorted(options)}; known: ['target']")
+        if target not in ("auto", "cpu"):
+            raise ValueError(f"dyno: target must be 'auto' or 'cpu', got {target!r}")
+        return CompileOptions(target=target)
+
+
+def _boxed(fn: Callable) -> Callable:
+    fn._boxed_call = True
+    return fn
+
+
+def _warn_once(graph_id: int, error: DynoCompileError) -> None:
+    key = (error.stage, error.reason.splitlines()[0] if error.reason else "")
+    if key in _warned:
+        return
+    _warned.add(key)
+    message = f"dyno: graph {graph_id} runs eagerly: {error.stage}: {error.reason}"
+    if error.reproducer:
+        message += f"\n  reproduce with: {error.reproducer}"
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _target_device(example_inputs, options: CompileOptions) -> str:
+    if options.target == "cpu":
+        return "cpu"
+    devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
+    if devices - {"cpu"}:
+        raise DynoCompileError(
+            "frontend", f"inputs on {sorted(devices)}: only the CPU target exists so far")
+    return "cpu"
+
+
+def _compile_cpu(gm: torch.fx.GraphModule, example_inputs, dump: GraphDump):
+    from . import ir
+    from .targets import cpu, wrapper
+
+    outputs = frontend.graph_outputs(gm)
+    linalg = frontend.import_to_linalg(gm)
+    dump.write("01-linalg.mlir", linalg)
+
+    linalg_path = dump.write_for_reproducer("01-linalg.mlir", linalg)
+    kernels_path = linalg_path.with_name("02-kernels.mlir")
+    pipeline.run_pipeline(pipeline.KERNEL_FORMATION, linalg_path, kernels_path)
+    llvm_path = linalg_path.with_name("03-llvm.mlir")
+    lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path)
+
+    with ir.Context():
+        module = ir.Module.parse(lowered)
+        host = kernels_module = None
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                host = op
+            elif op.operation.name == "builtin.module":
+                kernels_module = op
+        if host is None or kernels_module is None:
+            raise DynoCompileError("wrapper", "lowered module lacks the host function or kernels")
+        builder = wrapper.WrapperBuilder(host, ir.AsmState(host))
+        source = builder.emit(outputs)
+        kernels_text = str(kernels_module)
+    dump.write("04-wrapper.py", source)
+
+    kernels = cpu.CpuKernels(kernels_text, builder.kernel_signatures)
+    namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
+    exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
+    return namespace["call"], len(builder.kernel_signatures), builder.extern_calls
+
+
+def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: CompileOptions,
+                  kind: str) -> Callable:
+    """AOTAutograd's compiler hook: returns a boxed callable running the graph."""
+    dump = GraphDump()
+    dump.write("00-aten-fx.py", gm.code)
+    eager = _boxed(lambda args: gm(*args))
+    try:
+        device = _target_device(example_inputs, options)
+        frontend.check_graph_inputs(example_inputs, device)
+        call, num_kernels, num_externs = _compile_cpu(gm, example_inputs, dump)
+    except DynoCompileError as error:
+        counters.record_fallback(f"{kind} graph {dump.graph_id}: {error.stage}: {error.reason}")
+        _warn_once(dump.graph_id, error)
+        return eager
+    except Exception as error:  # never break the user's program
+        wrapped = DynoCompileError("internal error", f"{type(error).__name__}: {error}")
+        counters.record_fallback(f"{kind} graph {dump.graph_id}: {wrapped}")
+        _warn_once(dump.graph_id, wrapped)
+        return eager
+    counters.bump("compiled_graphs")
+    counters.bump(f"compiled_{kind}_graphs")
+    counters.bump("kernels", num_kernels)
+    counters.bump("extern_calls", num_externs)
+
+    state = {"eager": False}
+
+    def run(args):
+        if not state["eager"]:
+            try:
+                return call(args)
+            except Exception as error:  # a runtime failure switches this graph to eager
+                state["eager"] = True
+                counters.bump("runtime_fallbacks")
+                _warn_once(dump.graph_id, DynoCompileError(
+                    "runtime", f"{type(error).__name__}: {error}"))
+        return gm(*args)
+
+    return _boxed(run)

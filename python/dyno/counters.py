@@ -1,0 +1,47 @@
+"""Counters users read with ``dyno.stats()``: what was compiled, what fell back and why."""
+import collections
+import threading
+
+_lock = threading.Lock()
+_counters = collections.Counter()
+_fallback_reasons = []
+
+
+def bump(name: str, amount: int = 1) -> None:
+    with _lock:
+        _counters[name] += amount
+
+
+def record_fallback(reason: str) -> None:
+    with _lock:
+        _counters["fallback_graphs"] += 1
+        _fallback_reasons.append(reason)
+
+
+def stats() -> dict:
+    """Returns a snapshot of Dyno's counters.
+
+    Keys: ``compiled_graphs`` (graphs that run Dyno code), ``fallback_graphs`` (graphs run
+    eagerly after a compile failure), ``kernels`` (kernels generated), ``extern_calls``
+    (library calls such as matmul/conv placed in compiled graphs), ``runtime_fallbacks``
+    (compiled graphs that failed when run and switched to eager), and
+    ``fallback_reasons`` (one string per fallback, in order).
+    """
+    with _lock:
+        result = {
+            "compiled_graphs": 0,
+            "fallback_graphs": 0,
+            "kernels": 0,
+            "extern_calls": 0,
+            "runtime_fallbacks": 0,
+        }
+        result.update(_counters)
+        result["fallback_reasons"] = list(_fallback_reasons)
+        return result
+
+
+def reset_stats() -> None:
+    """Clears every counter and the list of fallback reasons."""
+    with _lock:
+        _counters.clear()
+        _fallback_reasons.clear()
