@@ -3,6 +3,7 @@
 
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -14,6 +15,8 @@ using namespace mlir;
 
 void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
+  // Keep-dim reductions write through (d0, 0) maps, which tiling cannot slice.
+  pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   // Fuse elementwise chains (recomputing cheap producers) before partitioning.
   pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
   pm.addPass(createCanonicalizerPass());
@@ -39,9 +42,16 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   outParams.modifyPublicFunctions = true;
   outParams.hoistStaticAllocs = true;
   kernels.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Free the intermediates a kernel allocates (ownership-based deallocation).
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(kernels, deallocation);
   kernels.addPass(createCanonicalizerPass());
   // Loops: the forall over row blocks is the parallel loop, the rest is sequential.
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Polynomial erf/exp/tanh/... so that LLVM vectorizes the loops (no libm calls).
+  kernels.addNestedPass<func::FuncOp>(createDynoApproximateMath());
+  // Reassociation lets LLVM vectorize reductions; NaN/Inf semantics stay exact.
+  kernels.addNestedPass<func::FuncOp>(createDynoReassociateFloats());
   kernels.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   kernels.addPass(createConvertSCFToOpenMPPass());
   kernels.addPass(createCanonicalizerPass());

@@ -16,7 +16,7 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
     """Dynamo backend. `options={"target": "cpu"}` selects the CPU target explicitly."""
     from torch._dynamo.backends.common import aot_autograd
 
-    from .frontend import decompositions
+    from . import decompositions
 
     compile_options = CompileOptions.from_user(options)
 
@@ -29,6 +29,6 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
     backend = aot_autograd(
         fw_compiler=forward_compiler,
         bw_compiler=backward_compiler,
-        decompositions=decompositions(),
+        decompositions=decompositions.table(),
     )
     return backend(gm, example_inputs)

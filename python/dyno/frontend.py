@@ -8,13 +8,6 @@ import torch
 from .errors import DynoCompileError
 
 
-def decompositions():
-    """torch-mlir's decomposition table: ATen ops lowered to ones it imports."""
-    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
-
-    return get_decomposition_table()
-
-
 def check_graph_inputs(example_inputs, device_type: str) -> None:
     for i, value in enumerate(example_inputs):
         if isinstance(value, torch.SymInt) or (

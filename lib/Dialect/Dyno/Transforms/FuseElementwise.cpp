@@ -35,6 +35,15 @@ static unsigned bodySize(linalg::GenericOp op) {
   return op.getRegion().front().getOperations().size();
 }
 
+/// Transcendental functions cost tens of instructions each; a producer using one is
+/// computed once (per row block, after tiling) rather than in every consumer.
+static bool hasTranscendental(linalg::GenericOp op) {
+  return llvm::any_of(op.getRegion().front(), [](Operation &inner) {
+    return isa<math::MathDialect>(inner.getDialect()) &&
+           !isa<math::AbsFOp, math::AbsIOp, math::CopySignOp, math::FmaOp>(inner);
+  });
+}
+
 namespace {
 struct FuseElementwisePass
     : mlir::dyno::impl::DynoFuseElementwiseBase<FuseElementwisePass> {
@@ -63,6 +72,12 @@ struct FuseElementwisePass
     linalg::ControlFusionFn control = [maxOps](OpOperand *fusedOperand) {
       auto producer = fusedOperand->get().getDefiningOp<linalg::GenericOp>();
       if (!producer)
+        return false;
+      // A transcendental producer read with broadcasting (a per-row rsqrt feeding a
+      // per-element op) would be recomputed for every element of the broadcast dims.
+      auto consumer = cast<linalg::LinalgOp>(fusedOperand->getOwner());
+      bool broadcast = !consumer.getMatchingIndexingMap(fusedOperand).isPermutation();
+      if (hasTranscendental(producer) && (broadcast || !producer->hasOneUse()))
         return false;
       if (producer->hasOneUse())
         return true;

@@ -9,10 +9,13 @@ def DynoFuseElementwise : Pass<"dyno-fuse-elementwise", "func::FuncOp"> {
   let description = [{
     Runs upstream linalg's elementwise fusion and reshape propagation with Dyno's policy:
     an all-parallel `linalg.generic` producer is fused into every consumer, even when it
-    has several users, as long as its body is cheap (at most `max-recompute-ops` ops). Costlier shared producers stay
+    has several users, as long as its body is cheap (at most `max-recompute-ops` ops, no
+    transcendental math such as exp or erf). A producer with transcendental math is fused
+    only into a single consumer that reads it without broadcasting, so a per-row
+    `rsqrt(var + eps)` is not recomputed for every element of the row. Costlier shared producers stay
     separate; `dyno-tile-kernels` later computes them once per row block.
-    Recomputing `exp(x - max)` in both the sum and the division of a softmax costs a few
-    instructions per element and saves writing and re-reading a whole tensor. Transposes
+    Recomputing `x - mean` in both the variance and the normalization of a layernorm
+    costs an instruction per element and saves writing and re-reading a whole tensor. Transposes
     and broadcasts that do not feed a library operation are generalized first so that they
     fold into their consumers' indexing maps.
 
@@ -20,12 +23,12 @@ def DynoFuseElementwise : Pass<"dyno-fuse-elementwise", "func::FuncOp"> {
 
     ```mlir
     // Before
-    %e = linalg.generic {...parallel, parallel} ins(%x) { math.exp }
-    %s = linalg.generic {...parallel, reduction} ins(%e) { arith.addf }
-    %d = linalg.generic {...parallel, parallel} ins(%e, %s) { arith.divf }
+    %c = linalg.generic {...parallel, parallel} ins(%x, %mean) { arith.subf }
+    %v = linalg.generic {...parallel, reduction} ins(%c) { arith.mulf; arith.addf }
+    %n = linalg.generic {...parallel, parallel} ins(%c, %v) { arith.mulf }
     // After
-    %s = linalg.generic {...parallel, reduction} ins(%x) { math.exp; arith.addf }
-    %d = linalg.generic {...parallel, parallel} ins(%x, %s) { math.exp; arith.divf }
+    %v = linalg.generic {...parallel, reduction} ins(%x, %mean) { subf; mulf; addf }
+    %n = linalg.generic {...parallel, parallel} ins(%x, %mean, %v) { subf; mulf }
     ```
   }];
   let options = [
@@ -112,6 +115,52 @@ def DynoTileKernels : Pass<"dyno-tile-kernels", "ModuleOp"> {
   ];
   let dependentDialects = ["scf::SCFDialect", "tensor::TensorDialect",
                            "affine::AffineDialect", "arith::ArithDialect"];
+}
+
+def DynoApproximateMath : Pass<"dyno-approximate-math", "func::FuncOp"> {
+  let summary = "Replace f32 transcendental math ops with vectorizable polynomials";
+  let description = [{
+    Applies upstream MLIR's polynomial approximations (exp, expm1, log, log1p, log2,
+    tanh, atan, atan2, sin, cos, ...; accurate to a few ulp in f32) so that kernel loops
+    contain only arithmetic and LLVM's loop vectorizer can vectorize them. Left alone,
+    `math.erf` becomes a scalar libm call per element. f32 `erf` uses the formula of
+    PyTorch's vectorized CPU kernels instead (Abramowitz & Stegun 7.1.26, absolute error
+    below 1.5e-7, one division and one exp), which is cheaper than upstream's and
+    matches eager's GELU closely.
+
+    ```mlir
+    // Before
+    %y = math.erf %x : f32
+    // After: arith.mulf / arith.addf / math.fma / bit casts, no call
+    ```
+
+    Input and output: any IR with math ops on f32 scalars or vectors.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
+                           "vector::VectorDialect"];
+}
+
+def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
+  let summary = "Allow reassociation, contraction and reciprocals in kernel float math";
+  let description = [{
+    Adds the `reassoc`, `contract` and `arcp` fast-math flags to every arith op that
+    takes them, so that LLVM vectorizes reductions (a sum becomes several partial sums),
+    forms FMAs, and replaces a division by a constant or loop-invariant value (GELU's
+    `x / sqrt(2)`, softmax's `exp / sum`) with a multiplication by its reciprocal. Results
+    then differ from strict evaluation by rounding only, as in Inductor's vectorized
+    kernels. Flags that change semantics (`nnan`, `ninf`, `nsz`, `afn`) are never added:
+    NaN and infinity propagate exactly as in eager.
+
+    ```mlir
+    // Before
+    %s = arith.addf %a, %b : f32
+    // After
+    %s = arith.addf %a, %b fastmath<reassoc,arcp,contract> : f32
+    ```
+
+    Input and output: any IR with arith ops.
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
 }
 
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD

@@ -1,0 +1,52 @@
+"""Decompositions Dyno applies in AOTAutograd, on top of torch-mlir's table.
+
+torch-mlir decomposes var/var_mean with f64 accumulation; these compute in the input's
+dtype with two passes (mean, then squared deviations), which is accurate and vectorizes at
+full width, as Inductor's layernorm does. PyTorch's own decompositions would emit prims
+that torch-mlir does not import.
+"""
+import math
+from typing import List, Optional
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _reduced_dims(x: torch.Tensor, dim) -> List[int]:
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(x.dim()))
+    if isinstance(dim, int):
+        dim = [dim]
+    return [d % max(x.dim(), 1) for d in dim]
+
+
+def _var_and_mean(x, dim, correction, keepdim):
+    dims = _reduced_dims(x, dim)
+    count = math.prod(x.shape[d] for d in dims) if x.dim() else 1
+    correction = 1 if correction is None else correction
+    mean = aten.mean.dim(x, dims, True)
+    deviation = aten.sub.Tensor(x, mean)
+    squares = aten.mul.Tensor(deviation, deviation)
+    total = aten.sum.dim_IntList(squares, dims, keepdim)
+    var = aten.div.Scalar(total, max(count - correction, 0))
+    if not keepdim:
+        mean = aten.squeeze.dims(mean, dims)
+    return var, mean
+
+
+def var_mean_correction(x, dim=None, *, correction=None, keepdim=False):
+    return _var_and_mean(x, dim, correction, keepdim)
+
+
+def var_correction(x, dim=None, *, correction=None, keepdim=False):
+    return _var_and_mean(x, dim, correction, keepdim)[0]
+
+
+def table() -> dict:
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    decompositions = dict(get_decomposition_table())
+    decompositions[aten.var_mean.correction] = var_mean_correction
+    decompositions[aten.var.correction] = var_correction
+    return decompositions

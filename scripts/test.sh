@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs Dyno's tests: the lit/FileCheck regression suite (dyno-opt and Python lit tests),
+# then the end-to-end pytest suite (compiled vs eager). Run scripts/setup.sh first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${DYNO_BUILD_DIR:-build}
+export PATH="$PWD/.venv/bin:$PATH"
+
+cmake --build "$BUILD_DIR" --target dyno-opt DynoPythonModules
+lit -sv "$BUILD_DIR/test"
+python -m pytest -q e2e "$@"
