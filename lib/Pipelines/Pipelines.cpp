@@ -48,6 +48,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   kernels.addPass(createCanonicalizerPass());
   // Loops: the forall over row blocks is the parallel loop, the rest is sequential.
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // torch.bool is one byte per element; LLVM cannot store i1.
+  kernels.addPass(createDynoWidenBoolMemrefs());
   // Polynomial erf/exp/tanh/... so that LLVM vectorizes the loops (no libm calls).
   kernels.addNestedPass<func::FuncOp>(createDynoApproximateMath());
   // Reassociation lets LLVM vectorize reductions; NaN/Inf semantics stay exact.

@@ -66,7 +66,7 @@ def _compile_cpu(gm: torch.fx.GraphModule, example_inputs, dump: GraphDump):
     from .targets import cpu, wrapper
 
     outputs = frontend.graph_outputs(gm)
-    linalg = frontend.import_to_linalg(gm)
+    linalg = frontend.import_to_linalg(frontend.without_none_outputs(gm))
     dump.write("01-linalg.mlir", linalg)
 
     linalg_path = dump.write_for_reproducer("01-linalg.mlir", linalg)

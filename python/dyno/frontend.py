@@ -3,6 +3,8 @@
 torch-mlir's context and Dyno's meet only through this text (printed in generic form, so
 that our MLIR parses what theirs prints).
 """
+import copy
+
 import torch
 
 from .errors import DynoCompileError
@@ -37,15 +39,30 @@ def import_to_linalg(gm: torch.fx.GraphModule) -> str:
 
 
 def graph_outputs(gm: torch.fx.GraphModule):
-    """The FX output nodes' example values (FakeTensors), in order."""
+    """The FX outputs' example values (FakeTensors), in order; None where the graph
+    returns None (a backward graph's gradient for an input that needs none)."""
     output = next(node for node in gm.graph.nodes if node.op == "output")
     values = output.args[0]
     if not isinstance(values, (list, tuple)):
         values = (values,)
     result = []
     for node in values:
+        if node is None:
+            result.append(None)
+            continue
         value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
         if not isinstance(value, torch.Tensor):
             raise DynoCompileError("frontend", f"graph output {node!r} is not a tensor")
         result.append(value)
     return result
+
+
+def without_none_outputs(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """A copy of `gm` that returns only its tensor outputs (torch-mlir imports no None)."""
+    stripped = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    output = next(node for node in stripped.graph.nodes if node.op == "output")
+    values = output.args[0]
+    if isinstance(values, (list, tuple)):
+        output.args = (type(values)(v for v in values if v is not None),)
+    stripped.recompile()
+    return stripped

@@ -178,13 +178,18 @@ class WrapperBuilder:
         self.lines.append(f"{name} = {self.name(op.operands[0])}[{', '.join(indices)}]")
 
     def emit_return(self, op, outputs):
-        values = [self.name(v) for v in op.operands]
-        if len(values) != len(outputs):
+        values = iter([self.name(v) for v in op.operands])
+        tensors = [expected for expected in outputs if expected is not None]
+        if len(op.operands) != len(tensors):
             raise DynoCompileError(
-                "wrapper", f"graph returns {len(values)} values, FX expects {len(outputs)}")
+                "wrapper", f"graph returns {len(op.operands)} tensors, FX expects {len(tensors)}")
         results = []
-        for value, expected in zip(values, outputs):
-            results.append(f"_as_eager({value}, {tuple(expected.stride())}, {expected.dtype})")
+        for expected in outputs:
+            if expected is None:
+                results.append("None")
+            else:
+                results.append(
+                    f"_as_eager({next(values)}, {tuple(expected.stride())}, {expected.dtype})")
         self.lines.append(f"return [{', '.join(results)}]")
 
 

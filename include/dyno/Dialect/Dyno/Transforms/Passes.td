@@ -163,4 +163,26 @@ def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
   let dependentDialects = ["arith::ArithDialect"];
 }
 
+def DynoWidenBoolMemrefs : Pass<"dyno-widen-bool-memrefs", "ModuleOp"> {
+  let summary = "Store booleans as bytes: memref<...xi1> becomes memref<...xi8>";
+  let description = [{
+    PyTorch stores `torch.bool` as one byte per element, and LLVM 22's memref lowering
+    cannot store `i1`. This pass gives every `i1` buffer an `i8` element type: loads are
+    followed by `arith.trunci`, stores preceded by `arith.extui`, constant globals are
+    re-encoded, and function signatures, allocations and views change type with them.
+
+    ```mlir
+    // Before
+    memref.store %flag, %mask[%i] : memref<8xi1>
+    // After
+    %byte = arith.extui %flag : i1 to i8
+    memref.store %byte, %mask[%i] : memref<8xi8>
+    ```
+
+    Input: bufferized code with loops (after convert-linalg-to-loops). Output: no memref
+    of `i1` remains.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+}
+
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD

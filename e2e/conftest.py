@@ -1,0 +1,37 @@
+"""Shared helpers: run a function eagerly and through torch.compile(backend="mlir"), compare,
+and prove that Dyno compiled it (no graph fell back to eager)."""
+import pytest
+import torch
+
+import dyno
+
+
+@pytest.fixture(autouse=True)
+def fresh_compiler_state():
+    torch._dynamo.reset()
+    dyno.reset_stats()
+    torch.manual_seed(0)
+    yield
+    torch._dynamo.reset()
+
+
+def assert_compiled_matches(fn, *inputs, rtol=1e-5, atol=1e-5, options=None, min_kernels=1):
+    """Compiles `fn`, checks it against eager on `inputs`, and that nothing fell back."""
+    with torch.no_grad():
+        expected = fn(*inputs)
+        compiled = torch.compile(fn, backend="mlir", options=options)
+        actual = compiled(*inputs)
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+    assert stats["runtime_fallbacks"] == 0, stats
+    assert stats["compiled_graphs"] >= 1, stats
+    assert stats["kernels"] + stats["extern_calls"] >= min_kernels, stats
+    expected_list = expected if isinstance(expected, (tuple, list)) else [expected]
+    actual_list = actual if isinstance(actual, (tuple, list)) else [actual]
+    assert len(expected_list) == len(actual_list)
+    for want, got in zip(expected_list, actual_list):
+        assert got.dtype == want.dtype
+        assert got.shape == want.shape
+        assert got.stride() == want.stride(), (got.stride(), want.stride())
+        torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    return actual

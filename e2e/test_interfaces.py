@@ -1,0 +1,134 @@
+"""What users rely on: the entry point, options, stats, debug dumps, fallbacks, threads."""
+import ctypes
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+
+import dyno
+from conftest import assert_compiled_matches
+from dyno.targets import cpu
+
+
+def test_backend_is_registered_without_importing_dyno():
+    script = (
+        "import sys, torch\n"
+        "f = torch.compile(lambda x: (x * 2).relu().sum(-1), backend='mlir')\n"
+        "x = torch.randn(8, 16)\n"
+        "torch.testing.assert_close(f(x), (x * 2).relu().sum(-1))\n"
+        "assert 'dyno' in sys.modules\n"
+        "import dyno\n"
+        "s = dyno.stats()\n"
+        "assert s['compiled_graphs'] == 1 and s['fallback_graphs'] == 0, s\n"
+        "print('ok')\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().endswith("ok")
+
+
+def test_explicit_cpu_target():
+    assert_compiled_matches(lambda x: x.exp() + 1, torch.randn(5, 5), options={"target": "cpu"})
+
+
+def test_unknown_option_is_a_clear_error():
+    compiled = torch.compile(lambda x: x + 1, backend="mlir", options={"tile": 4})
+    with pytest.raises(Exception, match="unknown options"):
+        compiled(torch.randn(3))
+
+
+def test_stats_count_and_reset():
+    def fn(x, w):
+        return torch.softmax(x @ w, -1)
+    assert_compiled_matches(fn, torch.randn(4, 8), torch.randn(8, 8))
+    stats = dyno.stats()
+    assert stats["compiled_graphs"] == 1
+    assert stats["kernels"] >= 1 and stats["extern_calls"] == 1
+    assert stats["fallback_reasons"] == []
+    dyno.reset_stats()
+    assert dyno.stats()["compiled_graphs"] == 0 and dyno.stats()["kernels"] == 0
+
+
+def test_debug_dir_dumps_every_stage(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    assert_compiled_matches(lambda x: torch.tanh(x).sum(0), torch.randn(6, 7))
+    graph_dirs = list(tmp_path.glob("graph_*"))
+    assert len(graph_dirs) == 1
+    names = sorted(p.name for p in graph_dirs[0].iterdir())
+    assert names == ["00-aten-fx.py", "01-linalg.mlir", "02-kernels.mlir", "03-llvm.mlir",
+                     "04-wrapper.py"]
+    assert "dyno.launch" in (graph_dirs[0] / "02-kernels.mlir").read_text()
+    assert "llvm.func @kernel_" in (graph_dirs[0] / "03-llvm.mlir").read_text()
+
+
+def test_compile_failure_warns_once_with_reproducer_and_runs_eagerly(monkeypatch, tmp_path):
+    broken = tmp_path / "dyno-opt"
+    broken.write_text("#!/bin/sh\necho 'error: injected failure' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("DYNO_OPT", str(broken))
+    fn = torch.compile(lambda x: x.sin() * 3, backend="mlir")
+    x = torch.randn(4, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.testing.assert_close(fn(x), x.sin() * 3)
+        fn2 = torch.compile(lambda x: x.sin() * 3, backend="mlir")
+        torch.testing.assert_close(fn2(x + 1), (x + 1).sin() * 3)
+    messages = [str(w.message) for w in caught if "dyno" in str(w.message)]
+    assert len(messages) == 1, messages
+    assert "injected failure" in messages[0]
+    assert "reproduce with:" in messages[0] and "--dyno-kernel-formation-pipeline" in messages[0]
+    stats = dyno.stats()
+    assert stats["compiled_graphs"] == 0 and stats["fallback_graphs"] >= 1
+    assert "injected failure" in stats["fallback_reasons"][0]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_kernels_use_torch_thread_count(threads):
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        assert_compiled_matches(lambda x: (x * x).sum(-1), torch.randn(512, 256))
+        omp = ctypes.CDLL(cpu.openmp_library())
+        assert omp.omp_get_max_threads() == threads
+    finally:
+        torch.set_num_threads(previous)
+
+
+def test_generated_code_calls_the_openmp_runtime(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    assert_compiled_matches(lambda x: torch.exp(x) * 2 + 1, torch.randn(1024, 1024))
+    lowered = next(tmp_path.glob("graph_*/03-llvm.mlir")).read_text()
+    assert "omp.parallel" in lowered and "omp.wsloop" in lowered
+
+    from dyno import ir
+    from dyno.execution_engine import ExecutionEngine
+    with ir.Context():
+        module = ir.Module.parse(lowered)
+        kernels = next(op for op in module.body.operations
+                       if op.operation.name == "builtin.module")
+        engine = ExecutionEngine(ir.Module.parse(str(kernels)), opt_level=2,
+                                 shared_libs=[cpu.openmp_library()], enable_object_dump=True)
+        engine.raw_lookup("kernel_0")
+        object_file = tmp_path / "kernels.o"
+        engine.dump_to_object_file(str(object_file))
+    symbols = subprocess.run(["nm", "-u", str(object_file)], capture_output=True, text=True)
+    assert "__kmpc_fork_call" in symbols.stdout, symbols.stdout
+
+
+def test_gradients_match_eager():
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
+    reference = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(),
+                                    torch.nn.Linear(32, 4))
+    reference.load_state_dict(model.state_dict())
+    x = torch.randn(8, 16)
+    compiled = torch.compile(model, backend="mlir")
+    compiled(x).square().sum().backward()
+    reference(x).square().sum().backward()
+    for got, want in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5)
+    stats = dyno.stats()
+    assert stats["compiled_forward_graphs"] == 1 and stats["compiled_backward_graphs"] == 1, stats
+    assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]

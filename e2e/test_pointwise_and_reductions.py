@@ -1,0 +1,88 @@
+"""Elementwise chains, broadcasting and reductions: compiled vs eager."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import dyno
+
+from conftest import assert_compiled_matches
+
+
+def test_elementwise_chain():
+    def fn(x, y):
+        return torch.sigmoid(x * y + 1.0).exp() - torch.tanh(y) / (x.abs() + 1)
+    assert_compiled_matches(fn, torch.randn(33, 65), torch.randn(33, 65))
+
+
+def test_broadcasting():
+    def fn(x, row, col, scalar):
+        return (x + row) * col - scalar
+    assert_compiled_matches(fn, torch.randn(7, 5, 9), torch.randn(9), torch.randn(5, 1),
+                            torch.randn(()))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_reductions(reduce, dim):
+    def fn(x):
+        return getattr(torch, reduce)(x, dim=dim)
+    assert_compiled_matches(fn, torch.randn(37, 19, 11))
+
+
+def test_full_reduction_and_keepdim():
+    def fn(x):
+        return x.sum(), x.mean(dim=(0, 2), keepdim=True)
+    assert_compiled_matches(fn, torch.randn(16, 8, 12))
+
+
+def test_softmax_and_log_softmax():
+    def fn(x):
+        return torch.softmax(x, -1), F.log_softmax(x, dim=1)
+    assert_compiled_matches(fn, torch.randn(64, 257))
+
+
+def test_layernorm():
+    ln = torch.nn.LayerNorm(96)
+    with torch.no_grad():
+        ln.weight.uniform_(0.5, 1.5)
+        ln.bias.uniform_(-0.5, 0.5)
+    assert_compiled_matches(ln, torch.randn(4, 31, 96))
+
+
+def test_layernorm_gelu_softmax_block():
+    ln = torch.nn.LayerNorm(1024)
+
+    def fn(x):
+        return torch.softmax(F.gelu(ln(x)), -1)
+    assert_compiled_matches(fn, torch.randn(256, 1024))
+
+
+def test_gelu_matches_eager_closely():
+    # Dyno's erf is ATen's formula: compiled GELU agrees with eager to float32 rounding.
+    assert_compiled_matches(F.gelu, torch.randn(4096) * 4, rtol=1e-6, atol=2e-6)
+
+
+def test_nan_and_inf_propagate():
+    def fn(x):
+        return torch.softmax(x, -1), x.amax(-1), torch.exp(x) + 1
+    x = torch.randn(4, 8)
+    x[0, 1] = float("nan")
+    x[1, 2] = float("inf")
+    x[2, 3] = float("-inf")
+    assert_compiled_matches(fn, x)
+
+
+def test_integer_and_bool_ops():
+    def fn(a, b):
+        return (a * 3 + b) % 7, a > b, (a + b).sum(dim=0)
+    assert_compiled_matches(fn, torch.randint(-50, 50, (9, 13)), torch.randint(-50, 50, (9, 13)))
+
+
+def test_odd_and_unit_sizes():
+    def fn(x):
+        return torch.softmax(x * 2, dim=0) + x.mean(dim=-1, keepdim=True)
+    for shape in [(1, 1), (1, 17), (13, 1), (3, 7)]:
+        # Each shape is its own static compile (dynamic shapes are a separate feature).
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        assert_compiled_matches(fn, torch.randn(*shape))

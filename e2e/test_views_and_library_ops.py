@@ -1,0 +1,64 @@
+"""Views (reshape, permute, transpose, slice, expand) and library calls (matmul, conv)."""
+import torch
+import torch.nn.functional as F
+
+from conftest import assert_compiled_matches
+
+
+def test_reshape_and_flatten():
+    def fn(x):
+        return (x.reshape(6, 20) * 2).flatten() + 1
+    assert_compiled_matches(fn, torch.randn(4, 30))
+
+
+def test_permute_and_transpose():
+    def fn(x):
+        return x.permute(2, 0, 1).contiguous() * 3, (x.transpose(0, 1) + 1).sum(-1)
+    assert_compiled_matches(fn, torch.randn(5, 6, 7))
+
+
+def test_slice():
+    def fn(x):
+        return x[1:5, ::2] * 2, x[:, 3] + 1
+    assert_compiled_matches(fn, torch.randn(8, 10))
+
+
+def test_expand():
+    def fn(x, y):
+        return x.expand(4, 3, 5) * y
+    assert_compiled_matches(fn, torch.randn(3, 1), torch.randn(4, 3, 5))
+
+
+def test_returned_view_keeps_eager_strides():
+    def fn(x):
+        return (x + 1).t()
+    assert_compiled_matches(fn, torch.randn(6, 4))
+
+
+def test_linear():
+    linear = torch.nn.Linear(48, 24)
+    assert_compiled_matches(linear, torch.randn(10, 48))
+
+
+def test_matmul_and_bmm():
+    def fn(a, b, c, d):
+        return torch.matmul(a, b).relu(), torch.bmm(c, d) * 0.5
+    assert_compiled_matches(fn, torch.randn(17, 23), torch.randn(23, 9),
+                            torch.randn(3, 8, 5), torch.randn(3, 5, 6), rtol=1e-4, atol=1e-4)
+
+
+def test_conv_batchnorm_relu():
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 4, 3, stride=2, bias=False), torch.nn.ReLU())
+    model.eval()
+    with torch.no_grad():
+        model[1].running_mean.uniform_(-0.2, 0.2)
+        model[1].running_var.uniform_(0.5, 1.5)
+    assert_compiled_matches(model, torch.randn(2, 3, 16, 16), rtol=1e-4, atol=1e-4)
+
+
+def test_pooling():
+    def fn(x):
+        return F.max_pool2d(x, 2), F.avg_pool2d(x, 3, stride=1, padding=1), F.adaptive_avg_pool2d(x, 1)
+    assert_compiled_matches(fn, torch.randn(2, 3, 8, 8))
