@@ -10,6 +10,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "dyno-tile-kernels"
@@ -112,11 +113,12 @@ struct TileKernelsPass : mlir::dyno::impl::DynoTileKernelsBase<TileKernelsPass> 
       if (!loop || ShapedType::isDynamic(ranges[*loop]) || isa<linalg::FillOp>(root))
         continue;
       int64_t extent = ranges[*loop];
-      int64_t elements = 1;
-      for (int64_t size : cast<ShapedType>(root->getResult(0).getType()).getShape())
-        elements *= size;
-      int64_t blocks = std::min<int64_t>({numBlocks, extent,
-                                          std::max<int64_t>(1, elements / minBlockElements)});
+      // Work is the iteration count (a reduction reads more than it writes).
+      int64_t iterations = 1;
+      for (int64_t range : ranges)
+        iterations *= ShapedType::isDynamic(range) ? 1 : range;
+      int64_t blocks = std::min<int64_t>(
+          {numBlocks, extent, std::max<int64_t>(1, iterations / minBlockElements)});
       if (blocks <= 1)
         continue;
       int64_t blockSize = llvm::divideCeil(extent, blocks);
@@ -151,12 +153,10 @@ struct TileKernelsPass : mlir::dyno::impl::DynoTileKernelsBase<TileKernelsPass> 
         done.insert(fused);
       if (root->use_empty())
         rewriter.eraseOp(root);
-      // Fused producers with no users left are dead now.
-      for (Operation &op : llvm::make_early_inc_range(
-               llvm::reverse(kernel.getBody().front())))
-        if (isa<linalg::LinalgOp>(op) && op.use_empty() && op.getNumResults() > 0)
-          rewriter.eraseOp(&op);
     }
+    // Fusion leaves the fused producers' originals and unused slices behind.
+    if (failed(applyPatternsGreedily(kernel, RewritePatternSet(kernel.getContext()))))
+      return kernel.emitError("dyno-tile-kernels: dead code elimination did not converge");
     return success();
   }
 

@@ -111,7 +111,7 @@ def DynoTileKernels : Pass<"dyno-tile-kernels", "ModuleOp"> {
     Option<"numBlocks", "num-blocks", "int64_t", "64",
            "How many row blocks a kernel's parallel loop is split into at most">,
     Option<"minBlockElements", "min-block-elements", "int64_t", "4096",
-           "Smallest block (in elements of the root's output) worth a parallel iteration">
+           "Smallest block (in loop iterations of the root) worth a parallel iteration">
   ];
   let dependentDialects = ["scf::SCFDialect", "tensor::TensorDialect",
                            "affine::AffineDialect", "arith::ArithDialect"];

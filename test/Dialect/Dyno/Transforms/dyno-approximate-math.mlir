@@ -1,0 +1,37 @@
+// RUN: dyno-opt %s --dyno-approximate-math | FileCheck %s
+
+// erf uses ATen's formula: one division, one exp (itself approximated), no libm call.
+// CHECK-LABEL: func.func @math.erf$f32
+// CHECK-NOT:     math.erf
+// CHECK:         %[[ABS:.*]] = math.absf %arg0
+// CHECK:         %[[DEN:.*]] = math.fma %{{.*}}, %[[ABS]], %{{.*}}
+// CHECK:         arith.divf %{{.*}}, %[[DEN]]
+// CHECK-NOT:     math.exp
+// CHECK:         math.copysign %{{.*}}, %arg0
+func.func @math.erf$f32(%x: f32) -> f32 {
+  %0 = math.erf %x : f32
+  return %0 : f32
+}
+
+// CHECK-LABEL: func.func @math.exp$vector
+// CHECK-NOT:     math.exp
+// CHECK:         arith.bitcast %{{.*}} : vector<8xi32> to vector<8xf32>
+func.func @math.exp$vector(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.exp %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+
+// CHECK-LABEL: func.func @math.tanh$f32
+// CHECK-NOT:     math.tanh
+func.func @math.tanh$f32(%x: f32) -> f32 {
+  %0 = math.tanh %x : f32
+  return %0 : f32
+}
+
+// f64 keeps the precise library function.
+// CHECK-LABEL: func.func @math.erf$f64
+// CHECK:         math.erf %arg0 : f64
+func.func @math.erf$f64(%x: f64) -> f64 {
+  %0 = math.erf %x : f64
+  return %0 : f64
+}

@@ -1,0 +1,103 @@
+// RUN: dyno-opt %s --dyno-form-kernels | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// The matmul goes to the library without its zero init; the weight transpose stays a
+// host view; bias + relu form a kernel whose inputs are read-only.
+// CHECK-LABEL: func.func @form$linear_relu
+// CHECK:         %[[WT:.*]] = linalg.transpose ins(%arg1
+// CHECK:         %[[MM:.*]] = dyno.extern "matmul"(%arg0, %[[WT]]) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+// CHECK:         %[[R:.*]] = dyno.launch @kernels::@[[K0:kernel_[0-9]+]](%[[MM]], %arg2) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK:         return %[[R]]
+func.func @form$linear_relu(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<16x8xf32>
+  %wt = linalg.transpose ins(%w : tensor<8x16xf32>) outs(%e : tensor<16x8xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %wt : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%m, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %t = arith.maximumf %s, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// Zero padding and the broadcast bias become the convolution call's operands.
+// CHECK-LABEL: func.func @form$conv_pad_bias
+// CHECK-NEXT:    %[[C:.*]] = dyno.extern "conv2d"(%arg0, %arg1, %arg2) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+// CHECK-NEXT:    return %[[C]]
+func.func @form$conv_pad_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
+  %e = tensor.empty() : tensor<1x4x8x8xf32>
+  %init = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<4xf32>) outs(%e : tensor<1x4x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x4x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %w : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %c : tensor<1x4x8x8xf32>
+}
+
+// A reduction whose only user is the next op joins its kernel.
+// CHECK-LABEL: func.func @form$row_pipeline_is_one_kernel
+// CHECK-NEXT:    %[[D:.*]] = dyno.launch @kernels::@[[K1:kernel_[0-9]+]](%arg0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT:    return %[[D]]
+func.func @form$row_pipeline_is_one_kernel(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x16xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %d = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.divf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<4x16xf32>
+  return %d : tensor<4x16xf32>
+}
+
+// A reduction that is also returned is a kernel of its own; the reshape of a result
+// stays on the host as a view.
+// CHECK-LABEL: func.func @form$returned_intermediate_and_host_view
+// CHECK:         %[[S:.*]] = dyno.launch @kernels::@{{kernel_[0-9]+}}(%arg0) : (tensor<4x16xf32>) -> tensor<4xf32>
+// CHECK:         %[[D:.*]] = dyno.launch @kernels::@{{kernel_[0-9]+}}(%arg0, %[[S]]) : (tensor<4x16xf32>, tensor<4xf32>) -> tensor<4x16xf32>
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[D]]
+// CHECK:         return %[[S]], %[[FLAT]]
+
+// CHECK:       module @kernels
+// CHECK:         func.func @[[K0]](%{{.*}}: tensor<4x8xf32> {bufferization.writable = false}, %{{.*}}: tensor<8xf32> {bufferization.writable = false}) -> tensor<4x8xf32>
+// CHECK:           arith.maximumf
+// CHECK:         func.func @[[K1]](%{{.*}}: tensor<4x16xf32> {bufferization.writable = false}) -> tensor<4x16xf32>
+// CHECK:           linalg.fill
+// CHECK:           linalg.generic {{.*}}["parallel", "reduction"]
+// CHECK:           linalg.generic {{.*}}["parallel", "parallel"]
+func.func @form$returned_intermediate_and_host_view(%x: tensor<4x16xf32>) -> (tensor<4xf32>, tensor<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x16xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %d = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.divf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<4x16xf32>
+  %flat = tensor.collapse_shape %d [[0, 1]] : tensor<4x16xf32> into tensor<64xf32>
+  return %s, %flat : tensor<4xf32>, tensor<64xf32>
+}

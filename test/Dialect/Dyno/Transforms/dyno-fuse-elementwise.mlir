@@ -1,0 +1,133 @@
+// RUN: dyno-opt %s --dyno-fuse-elementwise --split-input-file | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// CHECK-LABEL: func.func @recompute$cheap_shared_producer
+// CHECK:         %[[VAR:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%arg0, %arg1
+// CHECK:           arith.subf
+// CHECK:           arith.mulf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg0, %arg1, %[[VAR]]
+// CHECK:           arith.subf
+// CHECK-NOT:     linalg.generic
+// Cheap all-parallel producer with two users: recomputed in both.
+func.func @recompute$cheap_shared_producer(%x: tensor<4x16xf32>, %m: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x16xf32>) {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %c = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %m : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<4x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %v = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%c : tensor<4x16xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    %t = arith.addf %s, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %n = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%c, %v : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.mulf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<4x16xf32>
+  return %v, %n : tensor<4xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// CHECK-LABEL: func.func @recompute$transcendental_shared_producer
+// CHECK:         %[[EXP:.*]] = linalg.generic
+// CHECK:           math.exp
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[EXP]] :
+// CHECK-NOT:       math.exp
+// CHECK:         linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] :
+// CHECK-NOT:       math.exp
+// exp has two users: computed once, not in each consumer.
+func.func @recompute$transcendental_shared_producer(%x: tensor<4x16xf32>) -> (tensor<4xf32>, tensor<4x16xf32>) {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = math.exp %a : f32
+    linalg.yield %d : f32
+  } -> tensor<4x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%exp : tensor<4x16xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %d = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%exp, %s : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.divf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<4x16xf32>
+  return %s, %d : tensor<4xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// CHECK-LABEL: func.func @recompute$no_transcendental_broadcast
+// CHECK:         %[[RSQRT:.*]] = linalg.generic
+// CHECK:           math.rsqrt
+// CHECK:         linalg.generic {{.*}} ins(%arg0, %[[RSQRT]] :
+// CHECK-NOT:       math.rsqrt
+// A per-row rsqrt read with broadcasting is not recomputed per element.
+func.func @recompute$no_transcendental_broadcast(%x: tensor<4x16xf32>, %v: tensor<4xf32>) -> tensor<4x16xf32> {
+  %e1 = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v : tensor<4xf32>) outs(%e1 : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %q = math.rsqrt %a : f32
+    linalg.yield %q : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %n = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %r : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.mulf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<4x16xf32>
+  return %n : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// CHECK-LABEL: func.func @generalize$transpose
+// CHECK-NOT:     linalg.transpose ins(%arg0
+// CHECK:         %[[NEG:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<8x4xf32>)
+// CHECK:           arith.negf
+// CHECK:         %[[WT:.*]] = linalg.transpose ins(%arg1
+// CHECK:         linalg.matmul ins(%[[NEG]], %[[WT]] :
+// A transpose feeding an elementwise op folds into its indexing map; one feeding a
+// matmul stays a transpose (the library takes the strided view).
+func.func @generalize$transpose(%x: tensor<8x4xf32>, %w: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x16xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.transpose ins(%x : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %q = arith.negf %a : f32
+    linalg.yield %q : f32
+  } -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %wt = linalg.transpose ins(%w : tensor<16x8xf32>) outs(%e2 : tensor<8x16xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%r, %wt : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %r, %m : tensor<4x8xf32>, tensor<4x16xf32>
+}
