@@ -15,8 +15,13 @@ def fresh_compiler_state():
     torch._dynamo.reset()
 
 
-def assert_compiled_matches(fn, *inputs, rtol=1e-5, atol=1e-5, options=None, min_kernels=1):
-    """Compiles `fn`, checks it against eager on `inputs`, and that nothing fell back."""
+def assert_compiled_matches(fn, *inputs, rtol=1e-5, atol=1e-5, options=None, min_kernels=1,
+                            extern_calls=None):
+    """Compiles `fn`, checks it against eager on `inputs`, and that nothing fell back.
+
+    `extern_calls`, when given, is the exact number of library calls (matmul, conv) the
+    compiled graphs must make: a contraction compiled as loops is a performance bug.
+    """
     with torch.no_grad():
         expected = fn(*inputs)
         compiled = torch.compile(fn, backend="mlir", options=options)
@@ -26,6 +31,8 @@ def assert_compiled_matches(fn, *inputs, rtol=1e-5, atol=1e-5, options=None, min
     assert stats["runtime_fallbacks"] == 0, stats
     assert stats["compiled_graphs"] >= 1, stats
     assert stats["kernels"] + stats["extern_calls"] >= min_kernels, stats
+    if extern_calls is not None:
+        assert stats["extern_calls"] == extern_calls, stats
     expected_list = expected if isinstance(expected, (tuple, list)) else [expected]
     actual_list = actual if isinstance(actual, (tuple, list)) else [actual]
     assert len(expected_list) == len(actual_list)

@@ -42,9 +42,11 @@ class TransformerBlock(torch.nn.Module):
 
 
 def test_mlp():
-    assert_compiled_matches(MLP().eval(), torch.randn(32, 64), rtol=1e-4, atol=1e-4)
+    assert_compiled_matches(MLP().eval(), torch.randn(32, 64), rtol=1e-4, atol=1e-4,
+                            extern_calls=3)
 
 
 def test_transformer_block():
+    # 4 linear layers and 2 batched matmuls (scores, attention @ v) are library calls.
     assert_compiled_matches(TransformerBlock().eval(), torch.randn(2, 16, 64),
-                            rtol=1e-4, atol=1e-4)
+                            rtol=1e-4, atol=1e-4, extern_calls=6)

@@ -53,6 +53,13 @@ static bool isZeroFill(Value value) {
 /// Returns the bias vector when `init` broadcasts a rank-1 tensor along the channel
 /// dimension of an NCHW tensor (how torch-mlir seeds a convolution with its bias).
 static Value matchChannelBiasBroadcast(Value init) {
+  if (auto broadcast = init.getDefiningOp<linalg::BroadcastOp>()) {
+    auto inputType = cast<RankedTensorType>(broadcast.getInput().getType());
+    if (inputType.getRank() == 1 &&
+        broadcast.getDimensions() == ArrayRef<int64_t>{0, 2, 3})
+      return broadcast.getInput();
+    return {};
+  }
   auto generic = init.getDefiningOp<linalg::GenericOp>();
   if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumResults() != 1)
     return {};
@@ -87,15 +94,18 @@ static void formLibraryCalls(func::FuncOp func) {
     Type resultType = op->getResult(0).getType();
     SmallVector<Value> args(linalgOp.getDpsInputs());
     ExternOp externOp;
+    // Generic-form IR spells out the default indexing maps; only those mean A @ B.
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
-      if (matmul.hasUserDefinedMaps())
+      if (matmul.getIndexingMapsArray() !=
+          linalg::MatmulOp::getDefaultIndexingMaps(op->getContext()))
         continue;
       if (!isZeroFill(init))
         args.push_back(init);
       externOp = ExternOp::create(builder, op->getLoc(), resultType, "matmul", args,
                                   nullptr, nullptr, nullptr, nullptr);
     } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
-      if (bmm.hasUserDefinedMaps())
+      if (bmm.getIndexingMapsArray() !=
+          linalg::BatchMatmulOp::getDefaultIndexingMaps(op->getContext()))
         continue;
       if (!isZeroFill(init))
         args.push_back(init);

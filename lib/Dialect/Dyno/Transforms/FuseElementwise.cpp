@@ -85,14 +85,17 @@ struct FuseElementwisePass
       return producer.getNumLoops() == producer.getNumParallelLoops() &&
              bodySize(producer) <= maxOps;
     };
-    linalg::ControlFusionFn singleUse = [](OpOperand *fusedOperand) {
+    // Propagating a reshape through a matmul or convolution would rewrite it into an
+    // expanded linalg.generic contraction that no library call matches any more.
+    linalg::ControlFusionFn singleUseNoLibrary = [](OpOperand *fusedOperand) {
       Operation *producer = fusedOperand->get().getDefiningOp();
-      return producer && producer->hasOneUse();
+      return producer && producer->hasOneUse() && !isLibraryOp(producer) &&
+             !isLibraryOp(fusedOperand->getOwner());
     };
 
     RewritePatternSet patterns(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, singleUse);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, singleUseNoLibrary);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);

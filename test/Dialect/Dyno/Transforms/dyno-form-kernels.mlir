@@ -68,6 +68,33 @@ func.func @form$row_pipeline_is_one_kernel(%x: tensor<4x16xf32>) -> tensor<4x16x
   return %d : tensor<4x16xf32>
 }
 
+// torch-mlir's text is in generic form, which spells out the matmul's default maps.
+// CHECK-LABEL: func.func @form$generic_form_matmul
+// CHECK:         dyno.extern "matmul"(%arg0, %arg1)
+// CHECK-NOT:     dyno.launch
+func.func @form$generic_form_matmul(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = "linalg.matmul"(%a, %b, %f) <{indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], operandSegmentSizes = array<i32: 2, 1>}> ({
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }) : (tensor<4x16xf32>, tensor<16x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %m : tensor<4x8xf32>
+}
+
+// A bias broadcast by the named linalg.broadcast also becomes the convolution's bias.
+// CHECK-LABEL: func.func @form$conv_named_broadcast_bias
+// CHECK-NEXT:    dyno.extern "conv2d"(%arg0, %arg1, %arg2) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 2, 2>}
+func.func @form$conv_named_broadcast_bias(%x: tensor<1x3x9x9xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %init = linalg.broadcast ins(%b : tensor<4xf32>) outs(%e : tensor<1x4x4x4xf32>) dimensions = [0, 2, 3]
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %w : tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %c : tensor<1x4x4x4xf32>
+}
+
 // A reduction that is also returned is a kernel of its own; the reshape of a result
 // stays on the host as a view.
 // CHECK-LABEL: func.func @form$returned_intermediate_and_host_view

@@ -131,3 +131,20 @@ func.func @generalize$transpose(%x: tensor<8x4xf32>, %w: tensor<16x8xf32>) -> (t
   %m = linalg.matmul ins(%r, %wt : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %r, %m : tensor<4x8xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// A reshape feeding a matmul is not propagated through it (that would turn the matmul
+// into a linalg.generic contraction no library call matches).
+// CHECK-LABEL: func.func @reshape$into_matmul
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %arg0
+// CHECK:         linalg.matmul ins(%[[FLAT]], %arg1
+// CHECK-NOT:     linalg.generic
+func.func @reshape$into_matmul(%x: tensor<4x8x16xf32>, %w: tensor<16x32xf32>) -> tensor<32x32xf32> {
+  %flat = tensor.collapse_shape %x [[0, 1], [2]] : tensor<4x8x16xf32> into tensor<32x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %m = linalg.matmul ins(%flat, %w : tensor<32x16xf32>, tensor<16x32xf32>) outs(%f : tensor<32x32xf32>) -> tensor<32x32xf32>
+  return %m : tensor<32x32xf32>
+}

@@ -17,7 +17,9 @@ def DynoFuseElementwise : Pass<"dyno-fuse-elementwise", "func::FuncOp"> {
     Recomputing `x - mean` in both the variance and the normalization of a layernorm
     costs an instruction per element and saves writing and re-reading a whole tensor. Transposes
     and broadcasts that do not feed a library operation are generalized first so that they
-    fold into their consumers' indexing maps.
+    fold into their consumers' indexing maps. Reshapes are not propagated through
+    matmuls and convolutions, which would turn them into generic contractions that no
+    library call matches.
 
     Input: linalg-on-tensors. Output: the same, with fewer, larger `linalg.generic`s.
 

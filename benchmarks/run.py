@@ -1,0 +1,110 @@
+"""Times eager PyTorch, Inductor and Dyno on the CPU suite in one run.
+
+    python benchmarks/run.py [--models a,b] [--rounds N] [--no-inductor] [--out FILE]
+
+Each backend runs in blocks (warm-up, then `--iters` calls) and the blocks are repeated
+`--rounds` times in rotation; the reported time is the median over all timed calls.
+Every compiled result is checked against eager before timing.
+"""
+import argparse
+import datetime
+import math
+import platform
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+from models import suite  # noqa: E402
+
+import dyno  # noqa: E402
+
+
+def time_calls(fn, inputs, iters):
+    samples = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn(*inputs)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", default="")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--iters", type=int, default=40)
+    parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--out", default="")
+    args = parser.parse_args()
+    wanted = set(filter(None, args.models.split(",")))
+
+    torch.manual_seed(0)
+    rows = []
+    for name, model, inputs in suite():
+        if wanted and name not in wanted:
+            continue
+        model.eval()
+        backends = {"eager": model}
+        with torch.no_grad():
+            if not args.no_inductor:
+                backends["inductor"] = torch.compile(model, backend="inductor")
+            dyno.reset_stats()
+            backends["dyno"] = torch.compile(model, backend="mlir")
+            expected = model(*inputs)
+            compile_seconds = {}
+            for label, fn in backends.items():
+                start = time.perf_counter()
+                result = fn(*inputs)
+                compile_seconds[label] = time.perf_counter() - start
+                torch.testing.assert_close(result, expected, rtol=1e-3, atol=1e-4)
+            stats = dyno.stats()
+            if stats["fallback_graphs"] or stats["runtime_fallbacks"]:
+                print(f"warning: {name}: Dyno fell back: {stats['fallback_reasons']}")
+            samples = {label: [] for label in backends}
+            for label, fn in backends.items():
+                time_calls(fn, inputs, 5)
+            for _ in range(args.rounds):
+                for label, fn in backends.items():
+                    samples[label] += time_calls(fn, inputs, args.iters)
+        medians = {label: statistics.median(s) for label, s in samples.items()}
+        rows.append((name, medians, stats, compile_seconds))
+        torch._dynamo.reset()
+
+    labels = ["eager"] + ([] if args.no_inductor else ["inductor"]) + ["dyno"]
+    lines = [
+        f"# Dyno CPU benchmark, {datetime.date.today()}",
+        "",
+        f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads; "
+        f"torch {torch.__version__}; Python {platform.python_version()}.",
+        f"Command: python benchmarks/run.py --rounds {args.rounds} --iters {args.iters}",
+        "Times are medians per call; speedups are eager time / backend time, from one run.",
+        "",
+        "| model | " + " | ".join(f"{l} (us)" for l in labels) + " | "
+        + " | ".join(f"{l} speedup" for l in labels[1:]) + " | dyno kernels | dyno fallbacks |",
+        "|---" * (1 + 2 * len(labels) - 1 + 2) + "|",
+    ]
+    speedups = {label: [] for label in labels[1:]}
+    for name, medians, stats, _ in rows:
+        cells = [f"{medians[l] * 1e6:.0f}" for l in labels]
+        ratios = []
+        for label in labels[1:]:
+            ratio = medians["eager"] / medians[label]
+            speedups[label].append(ratio)
+            ratios.append(f"{ratio:.2f}x")
+        lines.append(f"| {name} | " + " | ".join(cells + ratios)
+                     + f" | {stats['kernels']} | {stats['fallback_graphs']} |")
+    geomeans = [f"{math.exp(statistics.mean(math.log(r) for r in v)):.2f}x"
+                for v in speedups.values()]
+    lines.append("| **geomean** | " + " | ".join([""] * len(labels) + geomeans) + " | | |")
+    report = "\n".join(lines)
+    print(report)
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write(report + "\n")
+
+
+if __name__ == "__main__":
+    main()
