@@ -20,6 +20,17 @@ _omp = None
 _omp_threads = None
 
 
+def _configure_openmp_runtime() -> None:
+    """Dyno's kernels share the cores with PyTorch's own OpenMP pool (libgomp), which
+    runs the library calls between them. Intel's runtime keeps its threads spinning for
+    200 ms after each parallel region by default, starving PyTorch's threads on a small
+    machine; with 0 every launch pays a wake-up. Measured on 2 cores (Dyno only, medians;
+    transformer block / layernorm+GELU+softmax): 200 ms: 9.3 ms / 284 us; 0: 8.3 ms /
+    454 us; 1 ms: 8.7 ms / 202 us. The runtime reads KMP_BLOCKTIME (milliseconds) when it
+    initializes; a user's own setting wins."""
+    os.environ.setdefault("KMP_BLOCKTIME", "1")
+
+
 def openmp_library() -> str:
     """Path of an OpenMP runtime with the __kmpc_* ABI (libomp or Intel's libiomp5)."""
     explicit = os.environ.get("DYNO_OPENMP_LIBRARY")
@@ -58,6 +69,7 @@ def sync_threads(torch_threads: int) -> None:
         return
     with _omp_lock:
         if _omp is None:
+            _configure_openmp_runtime()
             _omp = ctypes.CDLL(openmp_library(), mode=ctypes.RTLD_GLOBAL)
         _omp.omp_set_num_threads(ctypes.c_int(torch_threads))
         _omp_threads = torch_threads
@@ -70,6 +82,7 @@ class CpuKernels:
         from .. import ir
         from ..execution_engine import ExecutionEngine
 
+        _configure_openmp_runtime()
         self._context = ir.Context()
         with self._context:
             module = ir.Module.parse(llvm_dialect_text)
