@@ -132,3 +132,20 @@ def test_gradients_match_eager():
     stats = dyno.stats()
     assert stats["compiled_forward_graphs"] == 1 and stats["compiled_backward_graphs"] == 1, stats
     assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+
+
+def test_parameters_are_inputs_not_baked_constants(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    linear = torch.nn.Linear(64, 32)
+    x = torch.randn(4, 64)
+    compiled = torch.compile(linear, backend="mlir")
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), linear(x), rtol=1e-4, atol=1e-5)
+        linear.weight.mul_(2.0)
+        linear.bias.add_(1.0)
+        torch.testing.assert_close(compiled(x), linear(x), rtol=1e-4, atol=1e-5)
+    imported = next(tmp_path.glob("graph_*/01-linalg.mlir")).read_text()
+    signature = imported[imported.index("function_type"):].split("\n")[0]
+    assert "tensor<32x64xf32>" in signature and "tensor<32xf32>" in signature, signature
+    assert "dense<" not in imported, "a parameter was baked into the IR as a constant"
+    assert dyno.stats()["fallback_graphs"] == 0

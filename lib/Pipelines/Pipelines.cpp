@@ -42,6 +42,12 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   outParams.modifyPublicFunctions = true;
   outParams.hoistStaticAllocs = true;
   kernels.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // A row block's intermediates (a few KiB) live on the stack instead of malloc/free per
+  // block; scf-to-openmp scopes them per iteration (stacksave/stackrestore).
+  bufferization::PromoteBuffersToStackPassOptions toStack;
+  toStack.maxAllocSizeInBytes = 32 * 1024;
+  toStack.maxRankOfAllocatedMemRef = 4;
+  kernels.addNestedPass<func::FuncOp>(bufferization::createPromoteBuffersToStackPass(toStack));
   // Free the intermediates a kernel allocates (ownership-based deallocation).
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(kernels, deallocation);

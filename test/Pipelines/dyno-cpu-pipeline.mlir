@@ -18,10 +18,14 @@
 // CHECK:       module @kernels
 // Bare-pointer ABI: one pointer per input and per result.
 // CHECK:         llvm.func @kernel_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-NOT:       llvm.call @malloc
 // CHECK:           omp.parallel
 // CHECK:             omp.wsloop
-// CHECK:           llvm.call @malloc
-// CHECK:           llvm.call @free
+// Each row block's intermediates live on the stack, released every iteration.
+// CHECK:               llvm.intr.stacksave
+// CHECK:               llvm.alloca
+// CHECK:               llvm.intr.stackrestore
+// CHECK-NOT:       llvm.call @malloc
 // CHECK-NOT:     func.func
 func.func @main(%x: tensor<256x1024xf32>, %w: tensor<1024x64xf32>) -> tensor<256x64xf32> {
   %ninf = arith.constant 0xFF800000 : f32

@@ -103,8 +103,10 @@ class CpuKernels:
         packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
         Pointers = ctypes.c_void_p * num_pointers
         stride = ctypes.sizeof(ctypes.c_void_p)
+        engine = self._engine  # the launcher keeps the JIT-compiled code alive
 
         def launch(*pointers):
+            assert engine is not None
             values = Pointers(*pointers)
             base = ctypes.addressof(values)
             packed(Pointers(*range(base, base + stride * num_pointers, stride)))
