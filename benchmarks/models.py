@@ -1,4 +1,7 @@
-"""The CPU benchmark suite: small models that exercise fusion, reductions and libraries."""
+"""The CPU benchmark suite: small models that exercise fusion, reductions and libraries.
+
+The e2e tests use the same model definitions at smaller sizes.
+"""
 import math
 
 import torch
@@ -6,11 +9,11 @@ import torch.nn.functional as F
 
 
 class MLP(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, inputs=512, hidden=1024, classes=10):
         super().__init__()
         self.net = torch.nn.Sequential(
-            torch.nn.Linear(512, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 1024),
-            torch.nn.ReLU(), torch.nn.Linear(1024, 10))
+            torch.nn.Linear(inputs, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, hidden),
+            torch.nn.ReLU(), torch.nn.Linear(hidden, classes))
 
     def forward(self, x):
         return F.log_softmax(self.net(x), dim=-1)
@@ -42,9 +45,10 @@ class SmallCNN(torch.nn.Module):
 
 
 class TransformerBlock(torch.nn.Module):
-    def __init__(self, dim=256, heads=4):
+    def __init__(self, dim=256, heads=4, causal=False):
         super().__init__()
         self.heads = heads
+        self.causal = causal
         self.ln1 = torch.nn.LayerNorm(dim)
         self.qkv = torch.nn.Linear(dim, 3 * dim)
         self.proj = torch.nn.Linear(dim, dim)
@@ -58,6 +62,9 @@ class TransformerBlock(torch.nn.Module):
         q, k, v = (y.reshape(b, t, self.heads, d // self.heads).transpose(1, 2)
                    for y in (q, k, v))
         scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.heads)
+        if self.causal:
+            mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+            scores = scores.masked_fill(mask, float("-inf"))
         attention = torch.softmax(scores, dim=-1)
         y = (attention @ v).transpose(1, 2).reshape(b, t, d)
         x = x + self.proj(y)

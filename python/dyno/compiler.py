@@ -61,14 +61,13 @@ def _target_device(example_inputs, options: CompileOptions) -> str:
     return "cpu"
 
 
-def _compile_cpu(gm: torch.fx.GraphModule, example_inputs, dump: GraphDump):
+def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump):
     from . import ir
     from .targets import cpu, wrapper
 
     outputs = frontend.graph_outputs(gm)
     linalg = frontend.import_to_linalg(frontend.without_none_outputs(gm))
-    dump.write("01-linalg.mlir", linalg)
-
+    # dyno-opt reads and writes files; they are the debug dumps when DYNO_DEBUG_DIR is set.
     linalg_path = dump.write_for_reproducer("01-linalg.mlir", linalg)
     kernels_path = linalg_path.with_name("02-kernels.mlir")
     pipeline.run_pipeline(pipeline.KERNEL_FORMATION, linalg_path, kernels_path)
@@ -105,7 +104,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     try:
         device = _target_device(example_inputs, options)
         frontend.check_graph_inputs(example_inputs, device)
-        call, num_kernels, num_externs = _compile_cpu(gm, example_inputs, dump)
+        call, num_kernels, num_externs = _compile_cpu(gm, dump)
     except DynoCompileError as error:
         counters.record_fallback(f"{kind} graph {dump.graph_id}: {error.stage}: {error.reason}")
         _warn_once(dump.graph_id, error)

@@ -24,7 +24,8 @@ def stats() -> dict:
     Keys: ``compiled_graphs`` (graphs that run Dyno code), ``fallback_graphs`` (graphs run
     eagerly after a compile failure), ``kernels`` (kernels generated), ``extern_calls``
     (library calls such as matmul/conv placed in compiled graphs), ``runtime_fallbacks``
-    (compiled graphs that failed when run and switched to eager), and
+    (compiled graphs that failed when run and switched to eager),
+    ``compiled_forward_graphs`` / ``compiled_backward_graphs`` (once any was compiled), and
     ``fallback_reasons`` (one string per fallback, in order).
     """
     with _lock:

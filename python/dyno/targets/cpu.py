@@ -11,7 +11,7 @@ import os
 import site
 import sys
 import threading
-from typing import Dict, List
+from typing import Dict
 
 from ..errors import DynoCompileError
 
@@ -115,6 +115,3 @@ class CpuKernels:
 
     def __getitem__(self, name: str):
         return self.functions[name]
-
-    def names(self) -> List[str]:
-        return list(self.functions)

@@ -38,6 +38,18 @@ def _i64_array(attribute) -> List[int]:
     return list(ir.DenseI64ArrayAttr(attribute))
 
 
+def ir_int(attribute) -> int:
+    from .. import ir
+
+    return ir.IntegerAttr(attribute).value
+
+
+def _is_view_placeholder(use) -> bool:
+    owner = use.owner
+    name = owner.operation.name if hasattr(owner, "operation") else owner.name
+    return name == "linalg.transpose" and use.operand_number == 1
+
+
 def _kernel_name(callee) -> str:
     return re.findall(r"@([\w$.]+)", str(callee))[-1]
 
@@ -123,7 +135,8 @@ class WrapperBuilder:
             name = self.define(op.results[0])
             self.lines.append(f"{name} = {self.name(op.operands[0])}.permute({permutation})")
         elif kind == "tensor.empty":
-            # Only a placeholder (the `outs` of a view); nothing reads its contents.
+            if all(_is_view_placeholder(use) for use in op.results[0].uses):
+                return  # only the `outs` of a transpose view: nothing to allocate
             name = self.define(op.results[0], contiguous=True)
             tensor_type = ir.RankedTensorType(op.results[0].type)
             self.lines.append(
@@ -191,12 +204,6 @@ class WrapperBuilder:
                 results.append(
                     f"_as_eager({next(values)}, {tuple(expected.stride())}, {expected.dtype})")
         self.lines.append(f"return [{', '.join(results)}]")
-
-
-def ir_int(attribute) -> int:
-    from .. import ir
-
-    return ir.IntegerAttr(attribute).value
 
 
 def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
