@@ -91,8 +91,7 @@ def test_kernels_use_torch_thread_count(threads):
     torch.set_num_threads(threads)
     try:
         assert_compiled_matches(lambda x: (x * x).sum(-1), torch.randn(512, 256))
-        omp = ctypes.CDLL(cpu.openmp_library())
-        assert omp.omp_get_max_threads() == threads
+        assert cpu.openmp_runtime().control.omp_get_max_threads() == threads
     finally:
         torch.set_num_threads(previous)
 
@@ -110,7 +109,8 @@ def test_generated_code_calls_the_openmp_runtime(tmp_path, monkeypatch):
         kernels = next(op for op in module.body.operations
                        if op.operation.name == "builtin.module")
         engine = ExecutionEngine(ir.Module.parse(str(kernels)), opt_level=2,
-                                 shared_libs=[cpu.openmp_library()], enable_object_dump=True)
+                                 shared_libs=[cpu.openmp_runtime().library],
+                                 enable_object_dump=True)
         engine.raw_lookup("kernel_0")
         object_file = tmp_path / "kernels.o"
         engine.dump_to_object_file(str(object_file))
@@ -149,3 +149,40 @@ def test_parameters_are_inputs_not_baked_constants(tmp_path, monkeypatch):
     assert "tensor<32x64xf32>" in signature and "tensor<32xf32>" in signature, signature
     assert "dense<" not in imported, "a parameter was baked into the IR as a constant"
     assert dyno.stats()["fallback_graphs"] == 0
+
+
+def test_kernels_share_pytorch_thread_pool():
+    # PyTorch's CPU wheels run on libgomp; Dyno's kernels must use that same pool.
+    runtime = cpu.openmp_runtime()
+    assert runtime.shares_torch_pool
+    assert runtime.library.endswith("libDynoKmpcOnGomp.so")
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(7, 4096), (130, 513), (1, 70000)])
+def test_static_schedule_covers_every_row(threads, shape):
+    # The row blocks are split over the pool's threads; odd counts leave some threads
+    # with one block more, or none. Every element must be written exactly once.
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        assert_compiled_matches(lambda x: torch.softmax(x * 3, dim=-1) + 1, torch.randn(*shape))
+    finally:
+        torch.set_num_threads(previous)
+
+
+def test_llvm_openmp_runtime_is_the_fallback():
+    script = (
+        "import torch, dyno\n"
+        "from dyno.targets import cpu\n"
+        "f = torch.compile(lambda x: torch.softmax(x, -1) * 2, backend='mlir')\n"
+        "x = torch.randn(512, 300)\n"
+        "torch.testing.assert_close(f(x), torch.softmax(x, -1) * 2)\n"
+        "assert dyno.stats()['fallback_graphs'] == 0\n"
+        "assert not cpu.openmp_runtime().shares_torch_pool\n"
+        "assert 'iomp5' in cpu.openmp_runtime().library or 'libomp' in cpu.openmp_runtime().library\n"
+        "print('ok')\n")
+    env = dict(os.environ, DYNO_OPENMP="llvm")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]

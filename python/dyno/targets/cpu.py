@@ -1,4 +1,4 @@
-"""CPU kernels: JIT-compiled by MLIR's ExecutionEngine, run on an LLVM-ABI OpenMP runtime.
+"""CPU kernels: JIT-compiled by MLIR's ExecutionEngine, run on PyTorch's OpenMP thread pool.
 
 Kernels use the bare-pointer calling convention (one pointer per argument and result,
 all statically shaped and contiguous), so a launch is one ctypes call with the tensors'
@@ -15,24 +15,22 @@ from typing import Dict
 
 from ..errors import DynoCompileError
 
-_omp_lock = threading.Lock()
-_omp = None
-_omp_threads = None
+_lock = threading.Lock()
+_runtime = None
+_threads = None
 
 
-def _configure_openmp_runtime() -> None:
-    """Dyno's kernels share the cores with PyTorch's own OpenMP pool (libgomp), which
-    runs the library calls between them. Intel's runtime keeps its threads spinning for
-    200 ms after each parallel region by default, starving PyTorch's threads on a small
-    machine; with 0 every launch pays a wake-up. Measured on 2 cores (Dyno only, medians;
-    transformer block / layernorm+GELU+softmax): 200 ms: 9.3 ms / 284 us; 0: 8.3 ms /
-    454 us; 1 ms: 8.7 ms / 202 us. The runtime reads KMP_BLOCKTIME (milliseconds) when it
-    initializes; a user's own setting wins."""
+def _configure_llvm_openmp_runtime() -> None:
+    """Intel's runtime keeps its threads spinning for 200 ms after each parallel region by
+    default, starving PyTorch's own pool on a small machine; with 0 every launch pays a
+    wake-up. Measured on 2 cores (Dyno only, medians; transformer block /
+    layernorm+GELU+softmax): 200 ms: 9.3 ms / 284 us; 0: 8.3 ms / 454 us; 1 ms: 8.7 ms /
+    202 us. Read when the runtime initializes; a user's own KMP_BLOCKTIME wins."""
     os.environ.setdefault("KMP_BLOCKTIME", "1")
 
 
 def openmp_library() -> str:
-    """Path of an OpenMP runtime with the __kmpc_* ABI (libomp or Intel's libiomp5)."""
+    """Path of an LLVM-ABI OpenMP runtime (libomp or Intel's libiomp5), the fallback."""
     explicit = os.environ.get("DYNO_OPENMP_LIBRARY")
     if explicit:
         return explicit
@@ -53,6 +51,59 @@ def openmp_library() -> str:
         "or apt-get install libomp5, or set DYNO_OPENMP_LIBRARY)")
 
 
+def _process_libgomp():
+    """The GNU OpenMP runtime already loaded in this process (PyTorch's), if any."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "libgomp" in line}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        if os.path.isfile(path):
+            library = ctypes.CDLL(path)  # already loaded: the same copy PyTorch uses
+            if hasattr(library, "GOMP_parallel"):
+                return library
+    return None
+
+
+class OpenMPRuntime:
+    """The OpenMP runtime Dyno's kernels run on.
+
+    By default the LLVM entry points the kernels call (`__kmpc_*`) are provided by
+    libDynoKmpcOnGomp on top of PyTorch's libgomp, so kernels and PyTorch's own parallel
+    regions (matmul, conv) share one thread pool. DYNO_OPENMP=llvm, or a PyTorch built
+    without libgomp, selects an LLVM-ABI runtime (Intel's libiomp5) instead.
+    """
+
+    def __init__(self):
+        self.library = ""      # what ExecutionEngine resolves __kmpc_* from
+        self.control = None    # the runtime whose omp_set_num_threads governs kernels
+        self.shares_torch_pool = False
+        gomp = None if os.environ.get("DYNO_OPENMP") == "llvm" else _process_libgomp()
+        if gomp is not None:
+            shim_path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "_mlir_libs",
+                                     "libDynoKmpcOnGomp.so")
+            shim = ctypes.CDLL(shim_path, mode=ctypes.RTLD_GLOBAL)
+            address = lambda name: ctypes.c_void_p(
+                ctypes.cast(getattr(gomp, name), ctypes.c_void_p).value)
+            if shim.dyno_openmp_bind(address("GOMP_parallel"), address("GOMP_barrier"),
+                                     address("omp_get_thread_num"),
+                                     address("omp_get_num_threads")) == 0:
+                self.library, self.control, self.shares_torch_pool = shim_path, gomp, True
+        if not self.shares_torch_pool:
+            _configure_llvm_openmp_runtime()
+            self.library = openmp_library()
+            self.control = ctypes.CDLL(self.library, mode=ctypes.RTLD_GLOBAL)
+
+
+def openmp_runtime() -> OpenMPRuntime:
+    global _runtime
+    with _lock:
+        if _runtime is None:
+            _runtime = OpenMPRuntime()
+        return _runtime
+
+
 def runner_utils_library() -> str:
     """MLIR's C runner utilities (memrefCopy for strided copies)."""
     for prefix in site.getsitepackages() + [sys.prefix]:
@@ -64,15 +115,11 @@ def runner_utils_library() -> str:
 
 def sync_threads(torch_threads: int) -> None:
     """Makes OpenMP kernels use as many threads as torch.get_num_threads()."""
-    global _omp, _omp_threads
-    if torch_threads == _omp_threads:
+    global _threads
+    if torch_threads == _threads:
         return
-    with _omp_lock:
-        if _omp is None:
-            _configure_openmp_runtime()
-            _omp = ctypes.CDLL(openmp_library(), mode=ctypes.RTLD_GLOBAL)
-        _omp.omp_set_num_threads(ctypes.c_int(torch_threads))
-        _omp_threads = torch_threads
+    openmp_runtime().control.omp_set_num_threads(ctypes.c_int(torch_threads))
+    _threads = torch_threads
 
 
 class CpuKernels:
@@ -82,14 +129,14 @@ class CpuKernels:
         from .. import ir
         from ..execution_engine import ExecutionEngine
 
-        _configure_openmp_runtime()
+        runtime = openmp_runtime()
         self._context = ir.Context()
         with self._context:
             module = ir.Module.parse(llvm_dialect_text)
         try:
             self._engine = ExecutionEngine(
                 module, opt_level=3,
-                shared_libs=[openmp_library(), runner_utils_library()])
+                shared_libs=[runtime.library, runner_utils_library()])
         except Exception as error:
             raise DynoCompileError("jit", str(error)) from None
         self.functions = {name: self._launcher(name, n) for name, n in signatures.items()}
