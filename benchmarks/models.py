@@ -76,6 +76,8 @@ def suite():
     return [
         ("mlp", MLP(), (torch.randn(64, 512),)),
         ("layernorm_gelu_softmax", NormActBlock(), (torch.randn(256, 1024),)),
+        # The same block on 2048 tokens: 8 MiB activations no longer fit in cache.
+        ("layernorm_gelu_softmax_2048", NormActBlock(), (torch.randn(2048, 1024),)),
         ("small_cnn", SmallCNN(), (torch.randn(8, 3, 32, 32),)),
         ("transformer_block", TransformerBlock(), (torch.randn(4, 128, 256),)),
     ]
