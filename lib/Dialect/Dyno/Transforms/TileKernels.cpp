@@ -113,15 +113,20 @@ struct TileKernelsPass : mlir::dyno::impl::DynoTileKernelsBase<TileKernelsPass> 
       if (!loop || ShapedType::isDynamic(ranges[*loop]) || isa<linalg::FillOp>(root))
         continue;
       int64_t extent = ranges[*loop];
-      // Work is the iteration count (a reduction reads more than it writes).
+      // Work is the iteration count (a reduction reads more than it writes). A block
+      // gets about `block-iterations` of it, so that its slices of every tensor stay in
+      // L1 whatever the size; kernels too small for two blocks stay sequential.
       int64_t iterations = 1;
       for (int64_t range : ranges)
         iterations *= ShapedType::isDynamic(range) ? 1 : range;
-      int64_t blocks = std::min<int64_t>(
-          {numBlocks, extent, std::max<int64_t>(1, iterations / minBlockElements)});
-      if (blocks <= 1)
+      if (iterations < 2 * blockIterations || extent < 2)
         continue;
-      int64_t blockSize = llvm::divideCeil(extent, blocks);
+      int64_t iterationsPerRow = std::max<int64_t>(1, iterations / extent);
+      int64_t blockSize = std::max<int64_t>(1, blockIterations / iterationsPerRow);
+      // Keep at least `min-blocks` blocks so that every thread has work.
+      blockSize = std::min<int64_t>(blockSize, llvm::divideCeil(extent, minBlocks));
+      if (blockSize >= extent)
+        continue;
 
       DenseMap<Operation *, unsigned> cluster = findRowFusibleCluster(root, *loop);
       SmallVector<int64_t> tileSizes(root.getNumLoops(), 0);

@@ -87,18 +87,20 @@ def DynoTileKernels : Pass<"dyno-tile-kernels", "ModuleOp"> {
   let summary = "Tile each kernel into parallel row blocks and fuse producers into them";
   let description = [{
     For every `func.func` kernel, tiles the last linalg op (the root) along its first
-    parallel loop into an `scf.forall` of about `num-blocks` blocks, and fuses into the
+    parallel loop into an `scf.forall` of blocks of about `block-iterations` loop
+    iterations each (so a block's slices stay in L1 at any size), and fuses into the
     block every producer whose slice follows the root's rows (so a softmax computes max,
     sum and division of a block of rows while the rows are in cache). Producers that
     would need their whole tensor in each block (a reduction over the tiled dimension)
-    become roots of their own. Ops with no parallel loop are left alone.
+    become roots of their own. Ops with no parallel loop, or too little work for two
+    blocks, are left alone.
 
     ```mlir
     // Before: two full-tensor ops
     %s = linalg.generic {parallel, reduction} ins(%x : tensor<256x1024xf32>)
     %d = linalg.generic {parallel, parallel} ins(%x, %s)
-    // After: one parallel loop over row blocks, both ops inside on 4x1024 slices
-    %d = scf.forall (%i) in (64) shared_outs(%o = %init) -> tensor<256x1024xf32> {
+    // After: one parallel loop over 4-row blocks, both ops inside on 4x1024 slices
+    %d = scf.forall (%i) = (0) to (256) step (4) shared_outs(%o = %init) {
       %xs = tensor.extract_slice %x[%i * 4, 0] [4, 1024] [1, 1]
       %ss = linalg.generic {parallel, reduction} ins(%xs)
       %ds = linalg.generic {parallel, parallel} ins(%xs, %ss)
@@ -110,10 +112,10 @@ def DynoTileKernels : Pass<"dyno-tile-kernels", "ModuleOp"> {
     `scf.forall` loops that the CPU lowering turns into OpenMP worksharing loops.
   }];
   let options = [
-    Option<"numBlocks", "num-blocks", "int64_t", "64",
-           "How many row blocks a kernel's parallel loop is split into at most">,
-    Option<"minBlockElements", "min-block-elements", "int64_t", "4096",
-           "Smallest block (in loop iterations of the root) worth a parallel iteration">
+    Option<"blockIterations", "block-iterations", "int64_t", "4096",
+           "Loop iterations of the root per block: a block's slices stay in L1">,
+    Option<"minBlocks", "min-blocks", "int64_t", "8",
+           "Fewest blocks a tiled kernel is split into, so that every thread has work">
   ];
   let dependentDialects = ["scf::SCFDialect", "tensor::TensorDialect",
                            "affine::AffineDialect", "arith::ArithDialect"];
