@@ -40,12 +40,12 @@ def _boxed(fn: Callable) -> Callable:
     return fn
 
 
-def _warn_once(graph_id: int, error: DynoCompileError) -> None:
+def _warn_once(graph_id: int, error: DynoCompileError, what: str = "runs eagerly") -> None:
     key = (error.stage, error.reason.splitlines()[0] if error.reason else "")
     if key in _warned:
         return
     _warned.add(key)
-    message = f"dyno: graph {graph_id} runs eagerly: {error.stage}: {error.reason}"
+    message = f"dyno: graph {graph_id} {what}: {error.stage}: {error.reason}"
     if error.reproducer:
         message += f"\n  reproduce with: {error.reproducer}"
     warnings.warn(message, RuntimeWarning, stacklevel=3)
@@ -95,29 +95,66 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump):
     return namespace["call"], len(builder.kernel_signatures), builder.extern_calls
 
 
+def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump,
+                            error: DynoCompileError):
+    """Per-op fallback: compiles the supported subgraphs, leaves the other ops eager.
+    Returns a callable, or None when no part of the graph compiles."""
+    from . import partition
+
+    def compile_subgraph(submodule):
+        sub_dump = GraphDump()
+        sub_dump.write("00-aten-fx.py", submodule.code)
+        call, num_kernels, num_externs = _compile_cpu(submodule, sub_dump)
+        counters.bump("kernels", num_kernels)
+        counters.bump("extern_calls", num_externs)
+        return call
+
+    try:
+        fused, compiled, _ = partition.compile_partitions(gm, compile_subgraph)
+    except Exception:  # partitioning is best effort; the caller falls back to eager
+        return None
+    if compiled == 0:
+        return None
+    eager_ops = partition.eager_op_names(fused)
+    counters.bump("partially_compiled_graphs")
+    for name in eager_ops:
+        counters.record_eager_op(name)
+    _warn_once(dump.graph_id, DynoCompileError(
+        "per-op fallback", f"{len(eager_ops)} op(s) run eagerly ({', '.join(eager_ops)}), "
+        f"the rest is compiled; whole-graph compile failed: {error.stage}: {error.reason}",
+        error.reproducer), what="is partly compiled")
+    return lambda args: fused(*args)
+
+
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: CompileOptions,
                   kind: str) -> Callable:
     """AOTAutograd's compiler hook: returns a boxed callable running the graph."""
     dump = GraphDump()
     dump.write("00-aten-fx.py", gm.code)
     eager = _boxed(lambda args: gm(*args))
-    try:
-        device = _target_device(example_inputs, options)
-        frontend.check_graph_inputs(example_inputs, device)
-        call, num_kernels, num_externs = _compile_cpu(gm, dump)
-    except DynoCompileError as error:
+
+    def fall_back(error: DynoCompileError) -> Callable:
         counters.record_fallback(f"{kind} graph {dump.graph_id}: {error.stage}: {error.reason}")
         _warn_once(dump.graph_id, error)
         return eager
+
+    try:
+        device = _target_device(example_inputs, options)
+        frontend.check_graph_inputs(example_inputs, device)
+    except DynoCompileError as error:
+        return fall_back(error)
+    try:
+        call, num_kernels, num_externs = _compile_cpu(gm, dump)
+        counters.bump("compiled_graphs")
+        counters.bump(f"compiled_{kind}_graphs")
+        counters.bump("kernels", num_kernels)
+        counters.bump("extern_calls", num_externs)
+    except DynoCompileError as error:
+        call = _compile_with_eager_ops(gm, kind, dump, error)
+        if call is None:
+            return fall_back(error)
     except Exception as error:  # never break the user's program
-        wrapped = DynoCompileError("internal error", f"{type(error).__name__}: {error}")
-        counters.record_fallback(f"{kind} graph {dump.graph_id}: {wrapped}")
-        _warn_once(dump.graph_id, wrapped)
-        return eager
-    counters.bump("compiled_graphs")
-    counters.bump(f"compiled_{kind}_graphs")
-    counters.bump("kernels", num_kernels)
-    counters.bump("extern_calls", num_externs)
+        return fall_back(DynoCompileError("internal error", f"{type(error).__name__}: {error}"))
 
     state = {"eager": False}
 

@@ -5,6 +5,7 @@ import threading
 _lock = threading.Lock()
 _counters = collections.Counter()
 _fallback_reasons = []
+_eager_ops = collections.Counter()
 
 
 def bump(name: str, amount: int = 1) -> None:
@@ -18,6 +19,11 @@ def record_fallback(reason: str) -> None:
         _fallback_reasons.append(reason)
 
 
+def record_eager_op(name: str) -> None:
+    with _lock:
+        _eager_ops[name] += 1
+
+
 def stats() -> dict:
     """Returns a snapshot of Dyno's counters.
 
@@ -25,7 +31,9 @@ def stats() -> dict:
     eagerly after a compile failure), ``kernels`` (kernels generated), ``extern_calls``
     (library calls such as matmul/conv placed in compiled graphs), ``runtime_fallbacks``
     (compiled graphs that failed when run and switched to eager),
-    ``compiled_forward_graphs`` / ``compiled_backward_graphs`` (once any was compiled), and
+    ``compiled_forward_graphs`` / ``compiled_backward_graphs`` (once any was compiled),
+    ``partially_compiled_graphs`` (graphs compiled except for some ops run eagerly),
+    ``fallback_ops`` (ATen op name -> how many partly compiled graphs run it eagerly), and
     ``fallback_reasons`` (one string per fallback, in order).
     """
     with _lock:
@@ -35,9 +43,11 @@ def stats() -> dict:
             "kernels": 0,
             "extern_calls": 0,
             "runtime_fallbacks": 0,
+            "partially_compiled_graphs": 0,
         }
         result.update(_counters)
         result["fallback_reasons"] = list(_fallback_reasons)
+        result["fallback_ops"] = dict(_eager_ops)
         return result
 
 
@@ -46,3 +56,4 @@ def reset_stats() -> None:
     with _lock:
         _counters.clear()
         _fallback_reasons.clear()
+        _eager_ops.clear()

@@ -1,0 +1,49 @@
+"""Per-op fallback: an op Dyno cannot compile runs eagerly, the rest of the graph compiles."""
+import warnings
+
+import torch
+
+import dyno
+
+
+def _run(fn, *inputs):
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = torch.compile(fn, backend="mlir")(*inputs)
+    expected = fn(*inputs)
+    return got, expected, [str(w.message) for w in caught if "dyno" in str(w.message)]
+
+
+def test_unsupported_op_runs_eagerly_rest_compiles():
+    # torch-mlir lowers cumsum to its tm_tensor dialect, which Dyno's MLIR does not have.
+    def fn(x, w):
+        y = torch.softmax(x @ w, -1)
+        return torch.tanh(y.cumsum(-1)) * 2 + y.sum(-1, keepdim=True)
+    got, expected, messages = _run(fn, torch.randn(16, 32), torch.randn(32, 24))
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+    stats = dyno.stats()
+    assert stats["partially_compiled_graphs"] == 1 and stats["fallback_graphs"] == 0, stats
+    assert stats["fallback_ops"] == {"aten.cumsum.default": 1}, stats
+    assert stats["kernels"] >= 2 and stats["extern_calls"] == 1, stats
+    assert len(messages) == 1 and "partly compiled" in messages[0]
+    assert "aten.cumsum.default" in messages[0]
+
+
+def test_unsupported_op_with_several_outputs():
+    def fn(x):
+        values, indices = (x * 2).topk(3, dim=-1)
+        return values.exp(), indices + 1
+    got, expected, _ = _run(fn, torch.randn(8, 10))
+    torch.testing.assert_close(got[0], expected[0])
+    assert torch.equal(got[1], expected[1])
+    stats = dyno.stats()
+    assert stats["partially_compiled_graphs"] == 1, stats
+    assert list(stats["fallback_ops"]) == ["aten.topk.default"], stats
+
+
+def test_graph_of_only_unsupported_ops_falls_back_whole():
+    got, expected, messages = _run(lambda x: x.cumsum(0), torch.randn(5, 3))
+    torch.testing.assert_close(got, expected)
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 1 and stats["partially_compiled_graphs"] == 0, stats
+    assert len(messages) == 1 and "runs eagerly" in messages[0]

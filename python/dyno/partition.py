@@ -1,0 +1,132 @@
+"""Per-op fallback: compile the parts of a graph Dyno supports, run the other ops eagerly.
+
+When a whole graph does not compile, each ATen op is checked on its own (imported by
+torch-mlir and parsed by Dyno's MLIR, once per op, dtypes and ranks), PyTorch's FX
+partitioner groups the supported ops into maximal subgraphs, and each subgraph is compiled
+as a graph of its own. Unsupported ops stay in the outer graph and run eagerly.
+"""
+import operator
+from typing import Callable, Dict, List, Tuple
+
+import torch
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+from . import frontend
+from .errors import DynoCompileError
+
+_support_cache: Dict[Tuple, bool] = {}
+
+
+def _signature(node: torch.fx.Node) -> Tuple:
+    def describe(value):
+        if isinstance(value, torch.fx.Node):
+            meta = value.meta.get("val")
+            if isinstance(meta, torch.Tensor):
+                return ("tensor", meta.dtype, meta.dim())
+            return ("value", type(meta).__name__)
+        if isinstance(value, (list, tuple)):
+            return tuple(describe(v) for v in value)
+        return repr(value)
+
+    return (node.target, describe(node.args), describe(tuple(sorted(node.kwargs.items()))))
+
+
+def _single_op_graph(node: torch.fx.Node) -> torch.fx.GraphModule:
+    graph = torch.fx.Graph()
+    placeholders: Dict[torch.fx.Node, torch.fx.Node] = {}
+
+    def placeholder_for(value: torch.fx.Node) -> torch.fx.Node:
+        if value not in placeholders:
+            new = graph.placeholder(f"in{len(placeholders)}")
+            new.meta = dict(value.meta)
+            placeholders[value] = new
+        return placeholders[value]
+
+    copy = graph.node_copy(node, placeholder_for)
+    copy.meta = dict(node.meta)
+    value = node.meta.get("val")
+    if isinstance(value, (tuple, list)):
+        outputs = []
+        for index, item in enumerate(value):
+            if isinstance(item, torch.Tensor):
+                get = graph.call_function(operator.getitem, (copy, index))
+                get.meta = {"val": item}
+                outputs.append(get)
+        graph.output(tuple(outputs))
+    else:
+        graph.output((copy,))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def op_is_supported(node: torch.fx.Node) -> bool:
+    """Whether torch-mlir imports this op to linalg and Dyno's MLIR reads the result."""
+    if node.op != "call_function" or node.target is operator.getitem:
+        return node.op == "call_function"
+    if not isinstance(node.meta.get("val"), (torch.Tensor, tuple, list)):
+        return False
+    key = _signature(node)
+    if key not in _support_cache:
+        from . import ir
+
+        try:
+            text = frontend.import_to_linalg(_single_op_graph(node))
+            with ir.Context():
+                ir.Module.parse(text)
+            _support_cache[key] = True
+        except Exception:  # unsupported by torch-mlir, or a dialect Dyno does not have
+            _support_cache[key] = False
+    return _support_cache[key]
+
+
+class _DynoSupport(OperatorSupportBase):
+    def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
+        return op_is_supported(node)
+
+
+class _CompiledPartition(torch.nn.Module):
+    """Stands in for a fused submodule: runs the compiled call, returns the same shape."""
+
+    def __init__(self, call: Callable, returns_tuple: bool):
+        super().__init__()
+        self.call = call
+        self.returns_tuple = returns_tuple
+
+    def forward(self, *args):
+        results = self.call(list(args))
+        return tuple(results) if self.returns_tuple else results[0]
+
+
+def eager_op_names(gm: torch.fx.GraphModule) -> List[str]:
+    """The ATen ops a partitioned graph still runs eagerly."""
+    return sorted({str(node.target) for node in gm.graph.nodes
+                   if node.op == "call_function" and node.target is not operator.getitem})
+
+
+def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable):
+    """Returns (graph module, compiled partitions, partitions left eager).
+
+    `compile_subgraph(submodule)` returns a boxed callable or raises DynoCompileError.
+    """
+    partitioner = CapabilityBasedPartitioner(gm, _DynoSupport(),
+                                             allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    if not partitions:
+        raise DynoCompileError("partition", "no op of the graph is supported")
+    fused = partitioner.fuse_partitions(partitions)
+    compiled, failed = 0, 0
+    for node in fused.graph.nodes:
+        if node.op != "call_module":
+            continue
+        submodule = getattr(fused, node.target)
+        output = next(n for n in submodule.graph.nodes if n.op == "output")
+        returns_tuple = isinstance(output.args[0], (tuple, list))
+        try:
+            call = compile_subgraph(submodule)
+        except DynoCompileError:
+            failed += 1  # this partition stays an eager submodule
+            continue
+        setattr(fused, node.target, _CompiledPartition(call, returns_tuple))
+        compiled += 1
+    fused.recompile()
+    return fused, compiled, failed
