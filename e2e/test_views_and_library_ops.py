@@ -2,7 +2,7 @@
 import torch
 import torch.nn.functional as F
 
-from conftest import assert_compiled_matches
+from conftest import assert_compiled_matches, assert_compiled_matches_values
 
 
 def test_reshape_and_flatten():
@@ -33,6 +33,14 @@ def test_returned_view_keeps_eager_strides():
     def fn(x):
         return (x + 1).t()
     assert_compiled_matches(fn, torch.randn(6, 4))
+
+
+def test_returned_expand_of_computed_value():
+    # Regression (fuzzer seed 1045): eager returns an expanded view (zero strides); its
+    # strides cannot be reproduced by a copy, and that used to fail at run time.
+    def fn(x):
+        return (x * 2 + 1).expand(3, 13, 4)
+    assert_compiled_matches_values(fn, torch.randn(1, 13, 4))
 
 
 def test_linear():

@@ -164,9 +164,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
                 return call(args)
             except Exception as error:  # a runtime failure switches this graph to eager
                 state["eager"] = True
-                counters.bump("runtime_fallbacks")
-                _warn_once(dump.graph_id, DynoCompileError(
-                    "runtime", f"{type(error).__name__}: {error}"))
+                failure = DynoCompileError("runtime", f"{type(error).__name__}: {error}")
+                counters.record_runtime_fallback(f"{kind} graph {dump.graph_id}: {failure}")
+                _warn_once(dump.graph_id, failure)
         return gm(*args)
 
     return _boxed(run)

@@ -19,6 +19,12 @@ def record_fallback(reason: str) -> None:
         _fallback_reasons.append(reason)
 
 
+def record_runtime_fallback(reason: str) -> None:
+    with _lock:
+        _counters["runtime_fallbacks"] += 1
+        _fallback_reasons.append(reason)
+
+
 def record_eager_op(name: str) -> None:
     with _lock:
         _eager_ops[name] += 1

@@ -206,12 +206,26 @@ class WrapperBuilder:
         self.lines.append(f"return [{', '.join(results)}]")
 
 
+def _dense_layout(shape, stride) -> bool:
+    """Whether `stride` lays out `shape` without overlap or gaps (some permutation of a
+    contiguous layout). Eager may return overlapping views (an expand's zero strides);
+    those are not reproduced by copying, the values are returned densely."""
+    expected = 1
+    for size, step in sorted(((sz, st) for sz, st in zip(shape, stride) if sz != 1),
+                             key=lambda pair: pair[1]):
+        if step != expected:
+            return False
+        expected *= size
+    return True
+
+
 def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
     """Gives `tensor` the dtype and strides eager PyTorch produces for this output."""
     if tensor.dtype != dtype:
         tensor = tensor.view(dtype) if tensor.element_size() == torch.empty(
             (), dtype=dtype).element_size() else tensor.to(dtype)
-    if tensor.dim() and tensor.stride() != stride and tensor.numel() > 1:
+    if (tensor.dim() and tensor.stride() != stride and tensor.numel() > 1
+            and _dense_layout(tensor.shape, stride)):
         out = torch.empty_strided(tensor.shape, stride, dtype=tensor.dtype)
         out.copy_(tensor)
         return out

@@ -1,0 +1,183 @@
+"""A generator of small random PyTorch programs, compiled by Dyno and compared with eager.
+
+    python e2e/fuzz.py --cases 2000 --seed 7      # a long run; prints each failure's seed
+
+Each case is a straight-line program of 3 to 8 steps over 1 to 3 random inputs: pointwise
+unary and binary ops (with broadcasting), reductions along a random dim, softmax, views
+(reshape, permute, transpose, slice, expand), matmul and comparisons with where. Sizes are
+1, small primes and a few others. A case passes when Dyno compiled its graph (no fallback)
+and the result matches eager within float32 tolerance. The program for a seed is printed
+so that a failure becomes a regression test.
+"""
+import argparse
+import random
+import sys
+import warnings
+
+import torch
+
+SIZES = [1, 2, 3, 5, 7, 8, 13, 16, 31, 64]
+
+UNARY = {
+    "neg": "-{x}", "abs": "{x}.abs()", "exp": "torch.exp({x}.clamp(max=20))",
+    "tanh": "torch.tanh({x})", "sigmoid": "torch.sigmoid({x})", "relu": "torch.relu({x})",
+    "gelu": "torch.nn.functional.gelu({x})", "sqrt_abs": "torch.sqrt({x}.abs() + 1)",
+    "log1p_abs": "torch.log1p({x}.abs())", "square": "{x} * {x}", "sin": "torch.sin({x})",
+    "rsqrt": "torch.rsqrt({x}.abs() + 0.5)", "erf": "torch.erf({x})",
+}
+BINARY = {"add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}",
+          "div": "{a} / ({b}.abs() + 1)", "max": "torch.maximum({a}, {b})",
+          "min": "torch.minimum({a}, {b})", "where": "torch.where({a} > {b}, {a}, {b} * 0.5)"}
+REDUCE = {"sum": "{x}.sum(dim={d}, keepdim={k})", "mean": "{x}.mean(dim={d}, keepdim={k})",
+          "amax": "{x}.amax(dim={d}, keepdim={k})", "amin": "{x}.amin(dim={d}, keepdim={k})",
+          "softmax": "torch.softmax({x}, dim={d})", "logsoftmax": "torch.log_softmax({x}, dim={d})"}
+
+
+class Program:
+    """A random program: source text plus the shapes of its inputs."""
+
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+        self.seed = seed
+        rank = self.rng.choice([1, 2, 2, 3, 3, 4])
+        self.base_shape = [self.rng.choice(SIZES) for _ in range(rank)]
+        self.inputs = [list(self.base_shape)]
+        self.lines = []
+        self.values = [("x0", list(self.base_shape))]
+        for extra in range(self.rng.randint(0, 2)):
+            shape = [s if self.rng.random() < 0.7 else 1 for s in self.base_shape]
+            self.inputs.append(shape)
+            self.values.append((f"x{extra + 1}", shape))
+        for step in range(self.rng.randint(3, 8)):
+            self._step(step)
+        self.result = self.values[-1][0]
+
+    def _emit(self, expression: str, shape):
+        name = f"t{len(self.lines)}"
+        self.lines.append(f"{name} = {expression}")
+        self.values.append((name, list(shape)))
+
+    def _step(self, step: int):
+        rng = self.rng
+        name, shape = rng.choice(self.values[-3:])
+        kind = rng.choices(["unary", "binary", "reduce", "view", "matmul"],
+                           weights=[4, 4, 2, 2, 1])[0]
+        if kind == "unary":
+            self._emit(UNARY[rng.choice(list(UNARY))].format(x=name), shape)
+        elif kind == "binary":
+            partners = [v for v in self.values if _broadcastable(v[1], shape)]
+            other, other_shape = rng.choice(partners)
+            result_shape = list(torch.broadcast_shapes(tuple(shape), tuple(other_shape)))
+            a, b = (name, other) if rng.random() < 0.5 else (other, name)
+            self._emit(BINARY[rng.choice(list(BINARY))].format(a=a, b=b), result_shape)
+        elif kind == "reduce" and shape:
+            dim = rng.randrange(len(shape))
+            op = rng.choice(list(REDUCE))
+            keep = rng.random() < 0.5
+            if op in ("softmax", "logsoftmax"):
+                result = list(shape)
+            else:
+                result = list(shape)
+                if keep:
+                    result[dim] = 1
+                else:
+                    del result[dim]
+            self._emit(REDUCE[op].format(x=name, d=dim, k=keep), result)
+        elif kind == "view" and shape:
+            self._view(name, shape)
+        elif kind == "matmul" and len(shape) >= 2:
+            inner = shape[-1]
+            columns = rng.choice(SIZES)
+            weight = f"torch.linspace(-1, 1, {inner * columns}).reshape({inner}, {columns})"
+            self._emit(f"{name} @ {weight}", shape[:-1] + [columns])
+        else:
+            self._emit(UNARY["tanh"].format(x=name), shape)
+
+    def _view(self, name, shape):
+        rng = self.rng
+        choice = rng.choice(["reshape", "permute", "transpose", "slice", "expand"])
+        if choice == "reshape":
+            total = 1
+            for s in shape:
+                total *= s
+            self._emit(f"{name}.reshape(-1)", [total])
+        elif choice == "permute" and len(shape) >= 2:
+            order = list(range(len(shape)))
+            rng.shuffle(order)
+            self._emit(f"{name}.permute({order})", [shape[i] for i in order])
+        elif choice == "transpose" and len(shape) >= 2:
+            self._emit(f"{name}.transpose(0, -1)", [shape[-1]] + shape[1:-1] + [shape[0]])
+        elif choice == "slice" and shape[0] > 1:
+            stop = rng.randint(1, shape[0])
+            self._emit(f"{name}[:{stop}]", [stop] + shape[1:])
+        elif choice == "expand" and 1 in shape:
+            target = [rng.choice(SIZES[1:5]) if s == 1 else s for s in shape]
+            self._emit(f"{name}.expand({target})", target)
+        else:
+            self._emit(f"{name} * 1.5", shape)
+
+    def source(self) -> str:
+        arguments = ", ".join(f"x{i}" for i in range(len(self.inputs)))
+        body = "".join(f"    {line}\n" for line in self.lines)
+        return f"def program({arguments}):\n{body}    return {self.result}\n"
+
+    def make_inputs(self):
+        generator = torch.Generator().manual_seed(self.seed)
+        return [torch.randn(shape, generator=generator) for shape in self.inputs]
+
+
+def _broadcastable(a, b) -> bool:
+    try:
+        torch.broadcast_shapes(tuple(a), tuple(b))
+        return True
+    except RuntimeError:
+        return False
+
+
+def run_case(seed: int):
+    """Returns None when the case passes, else a description of the failure."""
+    import dyno
+
+    program = Program(seed)
+    namespace = {"torch": torch}
+    exec(program.source(), namespace)
+    fn = namespace["program"]
+    inputs = program.make_inputs()
+    torch._dynamo.reset()
+    dyno.reset_stats()
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = fn(*inputs)
+        try:
+            actual = torch.compile(fn, backend="mlir")(*inputs)
+        except Exception as error:  # Dyno must never break the program
+            return f"raised {type(error).__name__}: {error}"
+    stats = dyno.stats()
+    if stats["fallback_graphs"] or stats["runtime_fallbacks"] or not stats["compiled_graphs"]:
+        return f"not compiled: {stats['fallback_reasons'][:1]}"
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return f"shape/dtype {tuple(actual.shape)} {actual.dtype} vs {tuple(expected.shape)} {expected.dtype}"
+    try:
+        torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-4, equal_nan=True)
+    except AssertionError as error:
+        return "mismatch: " + str(error).splitlines()[1]
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    failures = 0
+    for seed in range(args.seed, args.seed + args.cases):
+        failure = run_case(seed)
+        if failure:
+            failures += 1
+            print(f"seed {seed}: {failure}\n{Program(seed).source()}", flush=True)
+    print(f"{args.cases - failures} passed, {failures} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
