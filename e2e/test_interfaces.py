@@ -186,3 +186,18 @@ def test_llvm_openmp_runtime_is_the_fallback():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_compiled_graph_runs_from_another_python_thread():
+    import threading
+    compiled = torch.compile(lambda x: torch.softmax(x, -1) * 3, backend="mlir")
+    x = torch.randn(256, 300)
+    with torch.no_grad():
+        expected = torch.softmax(x, -1) * 3
+        torch.testing.assert_close(compiled(x), expected)
+        results = []
+        worker = threading.Thread(target=lambda: results.append(compiled(x)))
+        worker.start()
+        worker.join()
+    torch.testing.assert_close(results[0], expected)
+    assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["runtime_fallbacks"] == 0

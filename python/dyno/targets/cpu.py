@@ -17,7 +17,7 @@ from ..errors import DynoCompileError
 
 _lock = threading.Lock()
 _runtime = None
-_threads = None
+_thread_state = threading.local()  # OpenMP's thread count is a per-thread setting
 
 
 def _configure_llvm_openmp_runtime() -> None:
@@ -114,12 +114,11 @@ def runner_utils_library() -> str:
 
 
 def sync_threads(torch_threads: int) -> None:
-    """Makes OpenMP kernels use as many threads as torch.get_num_threads()."""
-    global _threads
-    if torch_threads == _threads:
+    """Makes OpenMP kernels launched from this thread use torch.get_num_threads()."""
+    if getattr(_thread_state, "threads", None) == torch_threads:
         return
     openmp_runtime().control.omp_set_num_threads(ctypes.c_int(torch_threads))
-    _threads = torch_threads
+    _thread_state.threads = torch_threads
 
 
 class CpuKernels:
