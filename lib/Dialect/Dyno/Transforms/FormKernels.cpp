@@ -79,7 +79,7 @@ static Value matchChannelBiasBroadcast(Value init) {
 }
 
 /// Rewrites matmul-like and convolution ops into dyno.extern where a library computes
-/// exactly the same thing. Returns failure only on malformed input.
+/// exactly the same thing; other contractions stay in kernels.
 static void formLibraryCalls(func::FuncOp func) {
   SmallVector<Operation *> candidates;
   func.walk([&](Operation *op) {
@@ -146,8 +146,6 @@ static void formLibraryCalls(func::FuncOp func) {
 // Grouping
 //===----------------------------------------------------------------------===//
 
-static bool isPureOp(Operation *op) { return isMemoryEffectFree(op); }
-
 /// Ops cloned into every kernel that uses them rather than computed once.
 static bool isRematerializable(Operation *op) {
   if (isa<tensor::EmptyOp, arith::ConstantOp>(op))
@@ -155,7 +153,7 @@ static bool isRematerializable(Operation *op) {
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return matchPattern(fill.getInputs()[0], m_Constant());
   // Scalar computations (e.g. an index or a tensor.extract) are cheap to repeat.
-  return isPureOp(op) && op->getNumRegions() == 0 && op->getNumResults() > 0 &&
+  return isMemoryEffectFree(op) && op->getNumRegions() == 0 && op->getNumResults() > 0 &&
          llvm::none_of(op->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
 }
 
@@ -198,7 +196,7 @@ private:
   void eraseDeadPureOps() {
     Block &body = func.getBody().front();
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-      if (op.use_empty() && isPureOp(&op) && !op.hasTrait<OpTrait::IsTerminator>())
+      if (op.use_empty() && isMemoryEffectFree(&op) && !op.hasTrait<OpTrait::IsTerminator>())
         op.erase();
   }
 
