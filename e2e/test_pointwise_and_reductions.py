@@ -62,6 +62,18 @@ def test_gelu_matches_eager_closely():
     assert_compiled_matches(F.gelu, torch.randn(4096) * 4, rtol=1e-6, atol=2e-6)
 
 
+def test_gelu_tanh_form_is_exact():
+    # Regression (OpInfo sweep): torch-mlir's tanh GELU used sqrt(2/pi) ~ 0.797724.
+    x = torch.linspace(-6, 6, 4001)
+    assert_compiled_matches(lambda t: F.gelu(t, approximate="tanh"), x, rtol=1e-6, atol=1e-6)
+
+
+def test_erf_is_accurate_near_zero():
+    x = torch.cat([torch.logspace(-8, 0, 200), -torch.logspace(-8, 0, 200), torch.zeros(1)])
+    actual = assert_compiled_matches(torch.erf, x, rtol=2e-6, atol=0)
+    assert actual[-1].item() == 0.0
+
+
 def test_nan_and_inf_propagate():
     def fn(x):
         return torch.softmax(x, -1), x.amax(-1), torch.exp(x) + 1

@@ -22,7 +22,8 @@ using namespace mlir;
 namespace {
 /// f32 erf as PyTorch's vectorized CPU kernels compute it (Abramowitz & Stegun 7.1.26,
 /// absolute error below 1.5e-7): one division and one exp instead of upstream's three
-/// rational polynomials, and results that match eager's GELU closely.
+/// rational polynomials, and results that match eager's GELU closely. Below |x| = 0.5,
+/// where that absolute error would be a large relative one, a Taylor series.
 ///   t = 1 / (1 + p|x|),  erf(x) = sign(x) * (1 - t * poly(t) * exp(-x*x))
 struct ErfAbramowitzStegun : OpRewritePattern<math::ErfOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -52,7 +53,18 @@ struct ErfAbramowitzStegun : OpRewritePattern<math::ErfOp> {
     Value tail = arith::MulFOp::create(
         rewriter, loc, arith::MulFOp::create(rewriter, loc, poly, t), expNegSquare);
     Value magnitude = arith::SubFOp::create(rewriter, loc, one, tail);
-    rewriter.replaceOpWithNewOp<math::CopySignOp>(op, magnitude, x);
+    Value formula = math::CopySignOp::create(rewriter, loc, magnitude, x);
+    // Near 0 the formula's absolute error (1.5e-7) is a large relative error: use the
+    // Taylor series there (6 terms; relative error below 1e-7 for |x| < 0.5).
+    Value series = constant(-1.0f / 1320.0f);
+    for (float coefficient : {1.0f / 216.0f, -1.0f / 42.0f, 1.0f / 10.0f, -1.0f / 3.0f, 1.0f})
+      series = math::FmaOp::create(rewriter, loc, series, square, constant(coefficient));
+    Value taylor = arith::MulFOp::create(
+        rewriter, loc, arith::MulFOp::create(rewriter, loc, x, constant(1.1283791670955126f)),
+        series);
+    Value small = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT, absX,
+                                        constant(0.5f));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, taylor, formula);
     return success();
   }
 };

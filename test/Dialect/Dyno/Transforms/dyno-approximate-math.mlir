@@ -7,7 +7,12 @@
 // CHECK:         %[[DEN:.*]] = math.fma %{{.*}}, %[[ABS]], %{{.*}}
 // CHECK:         arith.divf %{{.*}}, %[[DEN]]
 // CHECK-NOT:     math.exp
-// CHECK:         math.copysign %{{.*}}, %arg0
+// CHECK:         %[[FORMULA:.*]] = math.copysign %{{.*}}, %arg0
+// Near zero, a Taylor series keeps the relative error small.
+// CHECK:         %[[X:.*]] = arith.mulf %arg0, %{{.*}}
+// CHECK:         %[[TAYLOR:.*]] = arith.mulf %[[X]], %{{.*}}
+// CHECK:         %[[SMALL:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}}
+// CHECK:         arith.select %[[SMALL]], %[[TAYLOR]], %[[FORMULA]]
 func.func @math.erf$f32(%x: f32) -> f32 {
   %0 = math.erf %x : f32
   return %0 : f32

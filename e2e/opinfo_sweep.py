@@ -1,0 +1,150 @@
+"""Runs PyTorch's OpInfo database through torch.compile(backend="mlir") and tabulates it.
+
+    python e2e/opinfo_sweep.py                      # every op, float32, CPU target
+    python e2e/opinfo_sweep.py --ops add,softmax    # a few ops
+    python e2e/opinfo_sweep.py --out e2e/coverage.md
+
+For each op (and variant) the first `--samples` float32 sample inputs are compiled and
+compared with eager (rtol 1e-4, atol 1e-5; NaN equal to NaN; integers and bools exact).
+An op's status is the worst over its samples, in this order:
+  error        the compiled call raised where eager did not
+  mismatch     compiled results differ from eager (a miscompile)
+  fell back    the whole graph ran eagerly (the reason is recorded)
+  partly       some ops ran eagerly, the rest compiled
+  compiled     every graph compiled, no fallback
+  no graph     Dynamo produced no graph for Dyno (nothing to compile)
+"""
+import argparse
+import collections
+import sys
+import warnings
+
+import torch
+
+ORDER = ["error", "mismatch", "fell back", "partly", "compiled", "no graph"]
+
+
+def _compare(actual, expected) -> bool:
+    flat_actual, _ = torch.utils._pytree.tree_flatten(actual)
+    flat_expected, _ = torch.utils._pytree.tree_flatten(expected)
+    if len(flat_actual) != len(flat_expected):
+        return False
+    for got, want in zip(flat_actual, flat_expected):
+        if isinstance(want, torch.Tensor):
+            if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+                return False
+            if want.dtype.is_floating_point or want.dtype.is_complex:
+                try:
+                    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5,
+                                               equal_nan=True, check_dtype=True)
+                except AssertionError:
+                    return False
+            elif got.dtype != want.dtype or not torch.equal(got, want):
+                return False
+        elif got != want and not (got != got and want != want):  # NaN scalars
+            return False
+    return True
+
+
+def run_sample(op, sample):
+    """Returns (status, reason) for one sample input."""
+    import dyno
+
+    def fn(x, *args):
+        return op(x, *args, **sample.kwargs)
+
+    arguments = (sample.input, *sample.args)
+    try:
+        expected = fn(*arguments)
+    except Exception:
+        return None  # eager rejects the sample: nothing to compare
+    torch._dynamo.reset()
+    dyno.reset_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            actual = torch.compile(fn, backend="mlir")(*arguments)
+        except Exception as error:
+            return "error", f"{type(error).__name__}: {str(error).splitlines()[0][:150]}"
+    stats = dyno.stats()
+    if not _compare(actual, expected):
+        return "mismatch", ""
+    if stats["runtime_fallbacks"]:
+        return "fell back", "runtime: " + stats["fallback_reasons"][-1][:150]
+    if stats["fallback_graphs"]:
+        reason = stats["fallback_reasons"][0].split(": ", 1)[-1]
+        return "fell back", reason.splitlines()[0][:150]
+    if stats["partially_compiled_graphs"]:
+        return "partly", "eager: " + ", ".join(stats["fallback_ops"])
+    if stats["compiled_graphs"]:
+        return "compiled", ""
+    return "no graph", ""
+
+
+def sweep(names, samples_per_op):
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    rows = []
+    for info in op_db:
+        full_name = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+        if names and info.name not in names and full_name not in names:
+            continue
+        if torch.float32 not in info.supported_dtypes("cpu"):
+            continue
+        results = []
+        try:
+            samples = info.sample_inputs("cpu", torch.float32, requires_grad=False)
+            for index, sample in enumerate(samples):
+                if index == samples_per_op:
+                    break
+                result = run_sample(info.op, sample)
+                if result is not None:
+                    results.append(result)
+        except Exception as error:  # a sample generator that fails here
+            results.append(("error", f"samples: {type(error).__name__}: {error}"[:150]))
+        if not results:
+            continue
+        status, reason = min(results, key=lambda r: ORDER.index(r[0]))
+        rows.append((full_name, status, reason))
+        print(f"{full_name:40s} {status:10s} {reason}", flush=True)
+    return rows
+
+
+def report(rows) -> str:
+    counts = collections.Counter(status for _, status, _ in rows)
+    total = len(rows)
+    lines = [
+        "# OpInfo coverage of the CPU target (float32)",
+        "",
+        "Command: `python e2e/opinfo_sweep.py --out e2e/coverage.md` (first 2 samples per op;",
+        "rtol 1e-4, atol 1e-5). Statuses are defined in e2e/opinfo_sweep.py.",
+        "",
+        "| status | ops | share |",
+        "|---|---|---|",
+    ]
+    for status in ORDER:
+        lines.append(f"| {status} | {counts[status]} | {100 * counts[status] / max(total, 1):.1f}% |")
+    lines += [f"| total | {total} | |", "", "| op | status | reason |", "|---|---|---|"]
+    for name, status, reason in sorted(rows):
+        lines.append(f"| {name} | {status} | {reason.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ops", default="")
+    parser.add_argument("--samples", type=int, default=2)
+    parser.add_argument("--out", default="")
+    args = parser.parse_args()
+    rows = sweep(set(filter(None, args.ops.split(","))), args.samples)
+    text = report(rows)
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write(text)
+    counts = collections.Counter(status for _, status, _ in rows)
+    print(", ".join(f"{counts[s]} {s}" for s in ORDER), f"of {len(rows)} ops")
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
