@@ -2,10 +2,11 @@
 
 Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/ when set:
   00-aten-fx.py          the graph as AOTAutograd handed it over
-  01-linalg.mlir         torch-mlir's linalg-on-tensors import
-  02-kernels.mlir        after dyno-kernel-formation-pipeline (host schedule + kernels)
-  03-llvm.mlir           after dyno-cpu-lowering-pipeline (kernels in the LLVM dialect)
-  04-wrapper.py          the generated host wrapper
+  01-torch.mlir          torch-mlir's FX import (torch dialect)
+  02-linalg.mlir         after torch-mlir's lowering (linalg-on-tensors)
+  03-kernels.mlir        after dyno-kernel-formation-pipeline (host schedule + kernels)
+  04-llvm.mlir           after dyno-cpu-lowering-pipeline (kernels in the LLVM dialect)
+  05-wrapper.py          the generated host wrapper
 """
 import warnings
 from dataclasses import dataclass
@@ -66,12 +67,13 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump):
     from .targets import cpu, wrapper
 
     outputs = frontend.graph_outputs(gm)
-    linalg = frontend.import_to_linalg(frontend.without_none_outputs(gm))
-    # dyno-opt reads and writes files; they are the debug dumps when DYNO_DEBUG_DIR is set.
-    linalg_path = dump.write_for_reproducer("01-linalg.mlir", linalg)
-    kernels_path = linalg_path.with_name("02-kernels.mlir")
+    # The tools read and write files; they are the debug dumps when DYNO_DEBUG_DIR is set.
+    directory = dump.directory()
+    frontend.import_to_linalg(frontend.without_none_outputs(gm), directory)
+    linalg_path = directory / "02-linalg.mlir"
+    kernels_path = directory / "03-kernels.mlir"
     pipeline.run_pipeline(pipeline.KERNEL_FORMATION, linalg_path, kernels_path)
-    llvm_path = linalg_path.with_name("03-llvm.mlir")
+    llvm_path = directory / "04-llvm.mlir"
     lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path)
 
     with ir.Context():
@@ -87,7 +89,7 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump):
         builder = wrapper.WrapperBuilder(host, ir.AsmState(host))
         source = builder.emit(outputs)
         kernels_text = str(kernels_module)
-    dump.write("04-wrapper.py", source)
+    dump.write("05-wrapper.py", source)
 
     kernels = cpu.CpuKernels(kernels_text, builder.kernel_signatures)
     namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)

@@ -27,10 +27,11 @@ class GraphDump:
         if self.dir is not None:
             (self.dir / name).write_text(text)
 
-    def write_for_reproducer(self, name: str, text: str) -> pathlib.Path:
-        directory = self.dir
-        if directory is None:
-            directory = pathlib.Path(tempfile.mkdtemp(prefix=f"dyno-graph{self.graph_id}-"))
-        path = directory / name
-        path.write_text(text)
-        return path
+    def directory(self) -> pathlib.Path:
+        """Where the tools' input and output files go: the debug directory, or a
+        temporary one (kept, so that a printed reproducer can name its files)."""
+        if self.dir is None:
+            self.dir_for_tools = getattr(self, "dir_for_tools", None) or pathlib.Path(
+                tempfile.mkdtemp(prefix=f"dyno-graph{self.graph_id}-"))
+            return self.dir_for_tools
+        return self.dir

@@ -1,9 +1,13 @@
 """ATen FX graphs (from AOTAutograd) -> linalg-on-tensors MLIR text, through torch-mlir.
 
 torch-mlir's context and Dyno's meet only through this text (printed in generic form, so
-that our MLIR parses what theirs prints).
+that our MLIR parses what theirs prints): its FX importer runs in process, its lowering
+to linalg in a torch-mlir-opt subprocess.
 """
 import copy
+import os
+import pathlib
+import shlex
 
 import torch
 
@@ -26,16 +30,49 @@ def check_graph_inputs(example_inputs, device_type: str) -> None:
             )
 
 
-def import_to_linalg(gm: torch.fx.GraphModule) -> str:
+# torch-mlir's own lowering (what torch_mlir.fx.stateless_fx_import runs in-process for
+# output_type="linalg-on-tensors"), spelled as one pipeline for torch-mlir-opt.
+TORCH_TO_LINALG = ("builtin.module(func.func(torch-match-quantized-custom-ops), "
+                   "torchdynamo-export-to-torch-backend-pipeline{ extra-library=}, "
+                   "torch-backend-to-linalg-on-tensors-backend-pipeline{allow-non-finites=true})")
+
+
+def import_to_torch(gm: torch.fx.GraphModule) -> str:
+    """FX -> torch dialect, in process (the importer only builds IR)."""
     from torch_mlir.fx import stateless_fx_import
 
     try:
-        module = stateless_fx_import(gm, output_type="linalg-on-tensors", model_name="main")
-    except Exception as error:  # torch-mlir reports unsupported ops this way
+        module = stateless_fx_import(gm, output_type="raw", model_name="main")
+    except Exception as error:
         lines = [line for line in str(error).splitlines() if line.strip()]
-        reason = " ".join(lines[:6])
-        raise DynoCompileError("torch-mlir import", reason) from None
+        raise DynoCompileError("torch-mlir import", " ".join(lines[:6])) from None
     return module.operation.get_asm(print_generic_op_form=True)
+
+
+def torch_mlir_opt_path() -> str:
+    import torch_mlir
+
+    return os.path.join(list(torch_mlir.__path__)[0], "_mlir_libs", "torch-mlir-opt")
+
+
+def lower_to_linalg(torch_path: pathlib.Path, linalg_path: pathlib.Path) -> str:
+    """torch dialect -> linalg-on-tensors with torch-mlir's pipeline, in a torch-mlir-opt
+    subprocess: a crash in one of its lowerings must not take the program down (seen:
+    a division by zero lowering nn.functional.unfold). Printed in generic form, so that
+    Dyno's MLIR parses what torch-mlir's prints."""
+    from .pipeline import run_tool
+
+    command = [torch_mlir_opt_path(), f"--pass-pipeline={TORCH_TO_LINALG}", str(torch_path),
+               "-o", str(linalg_path), "--mlir-print-op-generic"]
+    reproducer = " ".join(shlex.quote(part) for part in command[:3])
+    return run_tool("torch-mlir lowering", command, linalg_path, reproducer)
+
+
+def import_to_linalg(gm: torch.fx.GraphModule, directory: pathlib.Path) -> str:
+    """FX graph -> linalg-on-tensors text; writes 01-torch.mlir and 02-linalg.mlir."""
+    torch_path = directory / "01-torch.mlir"
+    torch_path.write_text(import_to_torch(gm))
+    return lower_to_linalg(torch_path, directory / "02-linalg.mlir")
 
 
 def graph_outputs(gm: torch.fx.GraphModule):

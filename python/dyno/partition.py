@@ -6,6 +6,8 @@ partitioner groups the supported ops into maximal subgraphs, and each subgraph i
 as a graph of its own. Unsupported ops stay in the outer graph and run eagerly.
 """
 import operator
+import pathlib
+import tempfile
 from typing import Callable, Dict, List, Tuple
 
 import torch
@@ -70,7 +72,9 @@ def op_is_supported(node: torch.fx.Node) -> bool:
         from . import ir
 
         try:
-            text = frontend.import_to_linalg(_single_op_graph(node))
+            with tempfile.TemporaryDirectory(prefix="dyno-op-") as directory:
+                text = frontend.import_to_linalg(_single_op_graph(node),
+                                                 pathlib.Path(directory))
             with ir.Context():
                 ir.Module.parse(text)
             _support_cache[key] = True

@@ -1,6 +1,7 @@
-"""Runs Dyno's named pipelines with dyno-opt and hands back the resulting IR.
+"""Runs MLIR pass pipelines (Dyno's with dyno-opt, torch-mlir's with torch-mlir-opt) in
+subprocesses and hands back the resulting IR.
 
-Running the passes in a dyno-opt subprocess means a crash in a pass can never take the
+A crash in a pass (an assertion, a division by zero in a lowering) can never take the
 user's program down, and the command we ran is the reproducer we print.
 """
 import os
@@ -27,19 +28,27 @@ def dyno_opt_path() -> str:
     raise DynoCompileError("setup", "dyno-opt not found (set DYNO_OPT or rebuild Dyno)")
 
 
+def run_tool(stage: str, command: list, output_path: pathlib.Path, reproducer: str) -> str:
+    """Runs an MLIR tool in a subprocess and returns the IR it wrote to `output_path`.
+    A failure or a crash of the tool becomes a DynoCompileError carrying `reproducer`."""
+    try:
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        raise DynoCompileError(stage, f"{os.path.basename(command[0])} timed out",
+                               reproducer) from None
+    if completed.returncode != 0:
+        diagnostics = [line for line in completed.stderr.splitlines() if line.strip()]
+        errors = [line for line in diagnostics if "error" in line] or diagnostics
+        tool = os.path.basename(command[0])
+        reason = " | ".join(errors[:3]) or f"{tool} exited with {completed.returncode}"
+        if completed.returncode < 0:
+            reason = f"{tool} crashed (signal {-completed.returncode}): {reason}"
+        raise DynoCompileError(stage, reason[:2000], reproducer)
+    return output_path.read_text()
+
+
 def run_pipeline(pipeline: str, input_path: pathlib.Path, output_path: pathlib.Path) -> str:
     """Runs `dyno-opt --<pipeline>` on input_path, writes output_path, returns its text."""
     command = [dyno_opt_path(), f"--{pipeline}", str(input_path), "-o", str(output_path)]
     reproducer = " ".join(shlex.quote(part) for part in command[:3])
-    try:
-        completed = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        raise DynoCompileError(pipeline, "dyno-opt timed out", reproducer) from None
-    if completed.returncode != 0:
-        diagnostics = [line for line in completed.stderr.splitlines() if line.strip()]
-        errors = [line for line in diagnostics if "error" in line] or diagnostics
-        reason = " | ".join(errors[:3]) or f"dyno-opt exited with {completed.returncode}"
-        if completed.returncode < 0:
-            reason = f"dyno-opt crashed (signal {-completed.returncode}): {reason}"
-        raise DynoCompileError(pipeline, reason[:2000], reproducer)
-    return output_path.read_text()
+    return run_tool(pipeline, command, output_path, reproducer)
