@@ -47,3 +47,18 @@ def test_graph_of_only_unsupported_ops_falls_back_whole():
     stats = dyno.stats()
     assert stats["fallback_graphs"] == 1 and stats["partially_compiled_graphs"] == 0, stats
     assert len(messages) == 1 and "runs eagerly" in messages[0]
+
+
+def test_embedding_bag_with_weights_is_routed_to_eager():
+    # Regression (OpInfo sweep): torch-mlir's lowering ignored per_sample_weights.
+    weight = torch.randn(10, 5)
+    def fn(indices, offsets, per_sample):
+        bags = torch.nn.functional.embedding_bag(indices, weight, offsets, mode="sum",
+                                                 per_sample_weights=per_sample)
+        return torch.tanh(bags) * 2
+    got, expected, _ = _run(fn, torch.tensor([1, 2, 4, 5, 9]), torch.tensor([0, 3]),
+                            torch.randn(5))
+    torch.testing.assert_close(got, expected)
+    stats = dyno.stats()
+    assert "aten._embedding_bag_forward_only.default" in stats["fallback_ops"], stats
+    assert stats["partially_compiled_graphs"] == 1, stats

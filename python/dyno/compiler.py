@@ -66,6 +66,7 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump):
     from . import ir
     from .targets import cpu, wrapper
 
+    frontend.check_graph_ops(gm)
     outputs = frontend.graph_outputs(gm)
     # The tools read and write files; they are the debug dumps when DYNO_DEBUG_DIR is set.
     directory = dump.directory()

@@ -65,6 +65,8 @@ def op_is_supported(node: torch.fx.Node) -> bool:
     """Whether torch-mlir imports this op to linalg and Dyno's MLIR reads the result."""
     if node.op != "call_function" or node.target is operator.getitem:
         return node.op == "call_function"
+    if node.target in frontend.ROUTED_TO_EAGER:
+        return False
     if not isinstance(node.meta.get("val"), (torch.Tensor, tuple, list)):
         return False
     key = _signature(node)
