@@ -1,5 +1,4 @@
 """What users rely on: the entry point, options, stats, debug dumps, fallbacks, threads."""
-import ctypes
 import os
 import subprocess
 import sys

@@ -95,6 +95,7 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump):
     kernels = cpu.CpuKernels(kernels_text, builder.kernel_signatures)
     namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
     exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
+    dump.discard_temporary()
     return namespace["call"], len(builder.kernel_signatures), builder.extern_calls
 
 

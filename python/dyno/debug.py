@@ -2,6 +2,7 @@
 import itertools
 import os
 import pathlib
+import shutil
 import tempfile
 from typing import Optional
 
@@ -11,14 +12,15 @@ _graph_ids = itertools.count()
 class GraphDump:
     """Where one graph's artifacts go: DYNO_DEBUG_DIR/graph_<n>/, or nowhere.
 
-    Failing IR is always written (to a temporary directory when no debug directory is
-    set) so that a reproducer command can name it.
+    The tools' files always go to a directory (a temporary one when no debug directory
+    is set); a failed compile keeps it so that the reproducer command can name them.
     """
 
     def __init__(self):
         self.graph_id = next(_graph_ids)
         root = os.environ.get("DYNO_DEBUG_DIR")
         self.dir: Optional[pathlib.Path] = None
+        self._temporary: Optional[pathlib.Path] = None
         if root:
             self.dir = pathlib.Path(root) / f"graph_{self.graph_id}"
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -29,9 +31,16 @@ class GraphDump:
 
     def directory(self) -> pathlib.Path:
         """Where the tools' input and output files go: the debug directory, or a
-        temporary one (kept, so that a printed reproducer can name its files)."""
-        if self.dir is None:
-            self.dir_for_tools = getattr(self, "dir_for_tools", None) or pathlib.Path(
+        temporary one that a failure keeps (a printed reproducer names its files)."""
+        if self.dir is not None:
+            return self.dir
+        if self._temporary is None:
+            self._temporary = pathlib.Path(
                 tempfile.mkdtemp(prefix=f"dyno-graph{self.graph_id}-"))
-            return self.dir_for_tools
-        return self.dir
+        return self._temporary
+
+    def discard_temporary(self) -> None:
+        """After a successful compile nothing refers to the temporary files."""
+        if self._temporary is not None:
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = None

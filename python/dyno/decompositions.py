@@ -7,7 +7,7 @@ full width, as Inductor's layernorm does. PyTorch's own decompositions would emi
 that torch-mlir does not import.
 """
 import math
-from typing import List, Optional
+from typing import List
 
 import torch
 
