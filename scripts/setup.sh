@@ -18,7 +18,7 @@ fi
 export PATH="$PWD/.venv/bin:$PATH"
 cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
   $(.venv/bin/python externals/llvm-kit/find_kit.py)
-cmake --build "$BUILD_DIR" --target dyno-opt DynoPythonModules
+cmake --build "$BUILD_DIR" --target dyno-opt dyno-translate DynoPythonModules
 
 DYNO_BUILD_DIR="$BUILD_DIR" .venv/bin/python -m pip install -q --no-build-isolation --no-deps -e .
 .venv/bin/python -c "import dyno, torch; print('dyno', dyno.__version__, 'with torch', torch.__version__, 'is ready')"

@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${DYNO_BUILD_DIR:-build}
 export PATH="$PWD/.venv/bin:$PATH"
 
-cmake --build "$BUILD_DIR" --target dyno-opt DynoPythonModules
+cmake --build "$BUILD_DIR" --target dyno-opt dyno-translate DynoPythonModules
 lit -sv "$BUILD_DIR/test"
 python -m pytest -q e2e "$@"

@@ -23,4 +23,6 @@ if not config.enable_bindings_python:
     config.excludes.append("python")
 
 tool_dirs = [config.dyno_tools_dir] + config.kit_bin_dirs.split(";")
-llvm_config.add_tool_substitutions([ToolSubst("dyno-opt", unresolved="fatal")], tool_dirs)
+llvm_config.add_tool_substitutions(
+    [ToolSubst("dyno-opt", unresolved="fatal"), ToolSubst("dyno-translate", unresolved="fatal")],
+    tool_dirs)

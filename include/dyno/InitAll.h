@@ -7,7 +7,9 @@
 #ifndef DYNO_INITALL_H
 #define DYNO_INITALL_H
 
+#include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/Dyno/IR/DynoDialect.h"
+#include "dyno/Dialect/TritonLevel/IR/TritonLevelDialect.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 #include "dyno/Pipelines/Pipelines.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -19,7 +21,7 @@
 namespace mlir::dyno {
 
 inline void registerAllDialects(DialectRegistry &registry) {
-  registry.insert<DynoDialect>();
+  registry.insert<DynoDialect, tl::TLDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
@@ -28,6 +30,7 @@ inline void registerAllDialects(DialectRegistry &registry) {
 inline void registerAllPasses() {
   mlir::registerAllPasses();
   registerDynoPasses();
+  registerDynoConversionPasses();
   registerDynoPipelines();
 }
 

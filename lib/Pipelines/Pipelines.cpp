@@ -1,7 +1,9 @@
 //===- Pipelines.cpp - Dyno's named pass pipelines --------------*- C++ -*-===//
 #include "dyno/Pipelines/Pipelines.h"
 
+#include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -83,6 +85,27 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   kernels.addPass(createCanonicalizerPass());
 }
 
+void dyno::buildTritonLoweringPipeline(OpPassManager &pm) {
+  // Everything below runs on the nested `module @kernels`; the host function stays.
+  OpPassManager &kernels = pm.nest<ModuleOp>();
+  // Fills, reductions and other named ops become linalg.generic, the one form lowered.
+  kernels.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
+  kernels.addPass(createCanonicalizerPass());
+  // Math Triton lacks: closed forms over exp/log (tanh, sinh, pow, ...) ...
+  math::MathExpandOpsPassOptions expand;
+  expand.opMnemonics = {"tan",   "tanh",  "sinh", "cosh",      "asinh",  "acosh",
+                        "atanh", "powf",  "fpowi", "round", "roundeven", "ctlz", "clampf"};
+  kernels.addNestedPass<func::FuncOp>(math::createMathExpandOpsPass(expand));
+  // ... and polynomials for the rest (exp, log, erf, sqrt, sin, cos stay native).
+  DynoApproximateMathOptions approximate;
+  approximate.opNames = {"atan", "atan2", "asin", "acos", "log1p", "expm1", "cbrt", "erfc"};
+  kernels.addNestedPass<func::FuncOp>(createDynoApproximateMath(approximate));
+  // One block program per kernel.
+  kernels.addPass(createDynoConvertKernelsToTritonLevel());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+}
+
 void dyno::registerDynoPipelines() {
   PassPipelineRegistration<>(
       "dyno-kernel-formation-pipeline",
@@ -97,5 +120,17 @@ void dyno::registerDynoPipelines() {
       [](OpPassManager &pm) {
         buildKernelFormationPipeline(pm);
         buildCpuLoweringPipeline(pm);
+      });
+  PassPipelineRegistration<>(
+      "dyno-triton-lowering-pipeline",
+      "Lower module @kernels to Triton-level block programs (then dyno-translate "
+      "--mlir-to-triton prints them)",
+      buildTritonLoweringPipeline);
+  PassPipelineRegistration<>(
+      "dyno-triton-pipeline",
+      "The whole GPU path up to printing: kernel formation, then Triton lowering",
+      [](OpPassManager &pm) {
+        buildKernelFormationPipeline(pm);
+        buildTritonLoweringPipeline(pm);
       });
 }

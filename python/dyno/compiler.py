@@ -5,8 +5,11 @@ Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/ when set:
   01-torch.mlir          torch-mlir's FX import (torch dialect)
   02-linalg.mlir         after torch-mlir's lowering (linalg-on-tensors)
   03-kernels.mlir        after dyno-kernel-formation-pipeline (host schedule + kernels)
-  04-llvm.mlir           after dyno-cpu-lowering-pipeline (kernels in the LLVM dialect)
-  05-wrapper.py          the generated host wrapper
+  04-llvm.mlir           CPU: after dyno-cpu-lowering-pipeline (kernels in the LLVM dialect)
+  05-wrapper.py          CPU: the generated host wrapper
+  04-triton.mlir         Triton: after dyno-triton-lowering-pipeline (tl block programs)
+  05-kernels.py          Triton: the @triton.jit kernels (dyno-translate --mlir-to-triton)
+  06-wrapper.py          Triton: the generated host wrapper
 """
 import warnings
 from dataclasses import dataclass
@@ -21,19 +24,27 @@ from .errors import DynoCompileError
 _warned = set()
 
 
+TARGETS = ("auto", "cpu", "triton")
+
+
 @dataclass(frozen=True)
 class CompileOptions:
-    target: str = "auto"  # "auto" (from the inputs' device) or "cpu"
+    target: str = "auto"  # "auto" (from the inputs' device), "cpu" or "triton"
+    autotune: bool = False  # Triton: time each kernel's block-size configurations once
 
     @staticmethod
     def from_user(options) -> "CompileOptions":
         options = dict(options or {})
         target = options.pop("target", "auto")
+        autotune = options.pop("autotune", False)
         if options:
-            raise ValueError(f"dyno: unknown options {sorted(options)}; known: ['target']")
-        if target not in ("auto", "cpu"):
-            raise ValueError(f"dyno: target must be 'auto' or 'cpu', got {target!r}")
-        return CompileOptions(target=target)
+            raise ValueError(f"dyno: unknown options {sorted(options)}; "
+                             "known: ['autotune', 'target']")
+        if target not in TARGETS:
+            raise ValueError(f"dyno: target must be one of {list(TARGETS)}, got {target!r}")
+        if not isinstance(autotune, bool):
+            raise ValueError(f"dyno: autotune must be True or False, got {autotune!r}")
+        return CompileOptions(target=target, autotune=autotune)
 
 
 def _boxed(fn: Callable) -> Callable:
@@ -52,41 +63,60 @@ def _warn_once(graph_id: int, error: DynoCompileError, what: str = "runs eagerly
     warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def _target_device(example_inputs, options: CompileOptions) -> str:
-    if options.target == "cpu":
-        return "cpu"
-    devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
-    if devices - {"cpu"}:
-        raise DynoCompileError(
-            "frontend", f"inputs on {sorted(devices)}: only the CPU target exists so far")
-    return "cpu"
+def _target(example_inputs, options: CompileOptions):
+    """(target, device): the explicit target, or Triton for CUDA inputs and CPU code for
+    CPU inputs. Triton kernels on CPU tensors run under Triton's interpreter."""
+    devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor)}
+    if len(devices) > 1:
+        raise DynoCompileError("frontend", f"inputs on several devices: {sorted(map(str, devices))}")
+    device = next(iter(devices)) if devices else torch.device("cpu")
+    target = options.target
+    if target == "auto":
+        target = "triton" if device.type == "cuda" else "cpu"
+    if target == "cpu" and device.type != "cpu":
+        raise DynoCompileError("frontend", f"the CPU target got inputs on {device}")
+    if target == "triton" and device.type not in ("cpu", "cuda"):
+        raise DynoCompileError("frontend", f"the Triton target cannot run on {device}")
+    return target, device
 
 
-def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump):
+def _host_function(lowered: str):
+    """Parses a lowered graph module: its host function (for the wrapper) and kernels."""
+    from . import ir
+
+    module = ir.Module.parse(lowered)
+    host = kernels_module = None
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            host = op
+        elif op.operation.name == "builtin.module":
+            kernels_module = op
+    if host is None or kernels_module is None:
+        raise DynoCompileError("wrapper", "lowered module lacks the host function or kernels")
+    return module, host, kernels_module
+
+
+def _lower_to_kernels(gm: torch.fx.GraphModule, dump: GraphDump):
+    """ATen graph -> 03-kernels.mlir (host schedule + kernels); returns its path."""
+    frontend.check_graph_ops(gm)
+    directory = dump.directory()
+    frontend.import_to_linalg(frontend.without_none_outputs(gm), directory)
+    kernels_path = directory / "03-kernels.mlir"
+    pipeline.run_pipeline(pipeline.KERNEL_FORMATION, directory / "02-linalg.mlir", kernels_path)
+    return kernels_path
+
+
+def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
     from . import ir
     from .targets import cpu, wrapper
 
-    frontend.check_graph_ops(gm)
     outputs = frontend.graph_outputs(gm)
-    # The tools read and write files; they are the debug dumps when DYNO_DEBUG_DIR is set.
-    directory = dump.directory()
-    frontend.import_to_linalg(frontend.without_none_outputs(gm), directory)
-    linalg_path = directory / "02-linalg.mlir"
-    kernels_path = directory / "03-kernels.mlir"
-    pipeline.run_pipeline(pipeline.KERNEL_FORMATION, linalg_path, kernels_path)
-    llvm_path = directory / "04-llvm.mlir"
+    kernels_path = _lower_to_kernels(gm, dump)
+    llvm_path = dump.directory() / "04-llvm.mlir"
     lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path)
 
     with ir.Context():
-        module = ir.Module.parse(lowered)
-        host = kernels_module = None
-        for op in module.body.operations:
-            if op.operation.name == "func.func":
-                host = op
-            elif op.operation.name == "builtin.module":
-                kernels_module = op
-        if host is None or kernels_module is None:
-            raise DynoCompileError("wrapper", "lowered module lacks the host function or kernels")
+        module, host, kernels_module = _host_function(lowered)  # module keeps host alive
         builder = wrapper.WrapperBuilder(host, ir.AsmState(host))
         source = builder.emit(outputs)
         kernels_text = str(kernels_module)
@@ -99,8 +129,43 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump):
     return namespace["call"], len(builder.kernel_signatures), builder.extern_calls
 
 
+def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump):
+    """ATen graph -> (Triton kernels source, wrapper source, number of kernels, number of
+    library calls): everything the Triton target runs, without running it."""
+    from . import ir
+    from .targets import wrapper
+
+    outputs = frontend.graph_outputs(gm)
+    kernels_path = _lower_to_kernels(gm, dump)
+    triton_path = dump.directory() / "04-triton.mlir"
+    lowered = pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels_path, triton_path)
+    kernels_source = pipeline.translate_to_triton(triton_path, dump.directory() / "05-kernels.py")
+    with ir.Context():
+        module, host, _ = _host_function(lowered)  # module keeps host alive
+        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True)
+        source = builder.emit(outputs)
+    dump.write("06-wrapper.py", source)
+    return kernels_source, source, len(builder.kernel_signatures), builder.extern_calls
+
+
+def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
+    from .targets import host_runtime, triton_runtime
+
+    kernels_source, source, num_kernels, num_externs = lower_to_triton(gm, dump)
+    kernels = triton_runtime.TritonKernels(
+        triton_runtime.write_kernels(kernels_source), device,
+        autotune=triton_runtime.autotune_requested(options.autotune))
+    namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
+    exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
+    dump.discard_temporary()
+    return namespace["call"], num_kernels, num_externs
+
+
+_COMPILERS = {"cpu": _compile_cpu, "triton": _compile_triton}
+
+
 def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump,
-                            error: DynoCompileError):
+                            error: DynoCompileError, compile_part):
     """Per-op fallback: compiles the supported subgraphs, leaves the other ops eager.
     Returns a callable, or None when no part of the graph compiles."""
     from . import partition
@@ -108,7 +173,7 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
     def compile_subgraph(submodule):
         sub_dump = GraphDump()
         sub_dump.write("00-aten-fx.py", submodule.code)
-        call, num_kernels, num_externs = _compile_cpu(submodule, sub_dump)
+        call, num_kernels, num_externs = compile_part(submodule, sub_dump)
         counters.bump("kernels", num_kernels)
         counters.bump("extern_calls", num_externs)
         return call
@@ -143,18 +208,23 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         return eager
 
     try:
-        device = _target_device(example_inputs, options)
-        frontend.check_graph_inputs(example_inputs, device)
+        target, device = _target(example_inputs, options)
+        frontend.check_graph_inputs(example_inputs, device.type)
     except DynoCompileError as error:
         return fall_back(error)
+
+    def compile_part(graph, part_dump):
+        return _COMPILERS[target](graph, part_dump, device, options)
+
     try:
-        call, num_kernels, num_externs = _compile_cpu(gm, dump)
+        call, num_kernels, num_externs = compile_part(gm, dump)
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
+        counters.bump(f"{target}_graphs")
         counters.bump("kernels", num_kernels)
         counters.bump("extern_calls", num_externs)
     except DynoCompileError as error:
-        call = _compile_with_eager_ops(gm, kind, dump, error)
+        call = _compile_with_eager_ops(gm, kind, dump, error, compile_part)
         if call is None:
             return fall_back(error)
     except Exception as error:  # never break the user's program

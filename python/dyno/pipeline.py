@@ -14,18 +14,27 @@ from .errors import DynoCompileError
 
 KERNEL_FORMATION = "dyno-kernel-formation-pipeline"
 CPU_LOWERING = "dyno-cpu-lowering-pipeline"
+TRITON_LOWERING = "dyno-triton-lowering-pipeline"
 
 
-def dyno_opt_path() -> str:
+def _tool_path(tool: str, variable: str) -> str:
     candidates = [
-        os.environ.get("DYNO_OPT"),
-        str(pathlib.Path(__file__).parent / "_bin" / "dyno-opt"),
-        shutil.which("dyno-opt"),
+        os.environ.get(variable),
+        str(pathlib.Path(__file__).parent / "_bin" / tool),
+        shutil.which(tool),
     ]
     for candidate in candidates:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    raise DynoCompileError("setup", "dyno-opt not found (set DYNO_OPT or rebuild Dyno)")
+    raise DynoCompileError("setup", f"{tool} not found (set {variable} or rebuild Dyno)")
+
+
+def dyno_opt_path() -> str:
+    return _tool_path("dyno-opt", "DYNO_OPT")
+
+
+def dyno_translate_path() -> str:
+    return _tool_path("dyno-translate", "DYNO_TRANSLATE")
 
 
 def run_tool(stage: str, command: list, output_path: pathlib.Path, reproducer: str) -> str:
@@ -52,3 +61,11 @@ def run_pipeline(pipeline: str, input_path: pathlib.Path, output_path: pathlib.P
     command = [dyno_opt_path(), f"--{pipeline}", str(input_path), "-o", str(output_path)]
     reproducer = " ".join(shlex.quote(part) for part in command[:3])
     return run_tool(pipeline, command, output_path, reproducer)
+
+
+def translate_to_triton(input_path: pathlib.Path, output_path: pathlib.Path) -> str:
+    """Runs `dyno-translate --mlir-to-triton` and returns the Triton source it printed."""
+    command = [dyno_translate_path(), "--mlir-to-triton", str(input_path), "-o",
+               str(output_path)]
+    reproducer = " ".join(shlex.quote(part) for part in command[:3])
+    return run_tool("mlir-to-triton", command, output_path, reproducer)

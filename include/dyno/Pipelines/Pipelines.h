@@ -13,8 +13,13 @@ void buildKernelFormationPipeline(OpPassManager &pm);
 /// kernels take one bare pointer per argument and result.
 void buildCpuLoweringPipeline(OpPassManager &pm);
 
-/// Registers dyno-kernel-formation-pipeline, dyno-cpu-lowering-pipeline and
-/// dyno-cpu-pipeline (the two in a row).
+/// Lowers the nested `module @kernels` to Triton-level block programs (`tl` dialect),
+/// ready for `dyno-translate --mlir-to-triton`.
+void buildTritonLoweringPipeline(OpPassManager &pm);
+
+/// Registers dyno-kernel-formation-pipeline, dyno-cpu-lowering-pipeline,
+/// dyno-cpu-pipeline (the two in a row), dyno-triton-lowering-pipeline and
+/// dyno-triton-pipeline.
 void registerDynoPipelines();
 
 } // namespace mlir::dyno

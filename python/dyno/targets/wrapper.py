@@ -11,6 +11,7 @@ from typing import Dict, List, Sequence, Tuple
 import torch
 
 from ..errors import DynoCompileError
+from .host_runtime import as_eager, wrapper_globals  # noqa: F401 (re-exported)
 
 _DTYPES = {
     "f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
@@ -57,8 +58,11 @@ def _kernel_name(callee) -> str:
 class WrapperBuilder:
     """Walks the host function (func.func @main) and emits the body of `call(args)`."""
 
-    def __init__(self, host_func, asm_state):
+    def __init__(self, host_func, asm_state, pass_tensors: bool = False):
+        """`pass_tensors`: launch kernels with the tensors themselves (Triton) rather than
+        their data pointers (the CPU kernels' bare-pointer ABI)."""
         self.func = host_func
+        self.pass_tensors = pass_tensors
         self.state = asm_state
         self.names: Dict[str, str] = {}
         self.contiguous = set()  # variables known to be dense row-major tensors
@@ -119,7 +123,8 @@ class WrapperBuilder:
                 self.lines.append(
                     f"{name} = _empty({tuple(tensor_type.shape)}, dtype={torch_dtype(tensor_type.element_type)})")
                 results.append(name)
-            pointers = ", ".join(f"{n}.data_ptr()" for n in inputs + results)
+            suffix = "" if self.pass_tensors else ".data_ptr()"
+            pointers = ", ".join(f"{n}{suffix}" for n in inputs + results)
             self.lines.append(f"_kernels[{kernel!r}]({pointers})")
             self.kernel_signatures[kernel] = len(inputs) + len(results)
         elif kind == "dyno.extern":
@@ -204,43 +209,3 @@ class WrapperBuilder:
                 results.append(
                     f"_as_eager({next(values)}, {tuple(expected.stride())}, {expected.dtype})")
         self.lines.append(f"return [{', '.join(results)}]")
-
-
-def _dense_layout(shape, stride) -> bool:
-    """Whether `stride` lays out `shape` without overlap or gaps (some permutation of a
-    contiguous layout). Eager may return overlapping views (an expand's zero strides);
-    those are not reproduced by copying, the values are returned densely."""
-    expected = 1
-    for size, step in sorted(((sz, st) for sz, st in zip(shape, stride) if sz != 1),
-                             key=lambda pair: pair[1]):
-        if step != expected:
-            return False
-        expected *= size
-    return True
-
-
-def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
-    """Gives `tensor` the dtype and strides eager PyTorch produces for this output."""
-    if tensor.dtype != dtype:
-        tensor = tensor.view(dtype) if tensor.element_size() == torch.empty(
-            (), dtype=dtype).element_size() else tensor.to(dtype)
-    if (tensor.dim() and tensor.stride() != stride and tensor.numel() > 1
-            and _dense_layout(tensor.shape, stride)):
-        out = torch.empty_strided(tensor.shape, stride, dtype=tensor.dtype)
-        out.copy_(tensor)
-        return out
-    return tensor
-
-
-def wrapper_globals(kernels, sync_threads):
-    return {
-        "torch": torch,
-        "_kernels": kernels,
-        "_empty": torch.empty,
-        "_mm": torch.mm, "_addmm": torch.addmm,
-        "_bmm": torch.bmm, "_baddbmm": torch.baddbmm,
-        "_conv2d": torch.conv2d,
-        "_as_eager": as_eager,
-        "_sync_threads": sync_threads,
-        "_get_num_threads": torch.get_num_threads,
-    }

@@ -71,10 +71,23 @@ struct ErfAbramowitzStegun : OpRewritePattern<math::ErfOp> {
 
 struct ApproximateMathPass
     : mlir::dyno::impl::DynoApproximateMathBase<ApproximateMathPass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ErfAbramowitzStegun>(&getContext(), /*benefit=*/2);
-    populateMathPolynomialApproximationPatterns(patterns, MathPolynomialApproximationOptions{});
+    // Upstream's predicates receive operation names ("math.atan").
+    auto selected = [&](StringRef name) {
+      name.consume_front("math.");
+      return opNames.empty() || llvm::is_contained(opNames, name.str());
+    };
+    if (selected("erf"))
+      patterns.add<ErfAbramowitzStegun>(&getContext(), /*benefit=*/2);
+    if (opNames.empty()) {
+      populateMathPolynomialApproximationPatterns(patterns,
+                                                  MathPolynomialApproximationOptions{});
+    } else {
+      populateMathF32ExpansionPatterns(patterns, selected);
+      populateMathPolynomialApproximationPatterns(patterns, selected);
+    }
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -138,8 +138,15 @@ def DynoApproximateMath : Pass<"dyno-approximate-math", "func::FuncOp"> {
     // After: arith.mulf / arith.addf / math.fma / bit casts, no call
     ```
 
+    `ops=atan,log1p` approximates only the named ops (the Triton target keeps the
+    ops Triton has natively, such as exp and erf, and approximates the others).
+
     Input and output: any IR with math ops on f32 scalars or vectors.
   }];
+  let options = [
+    ListOption<"opNames", "ops", "std::string",
+               "Mnemonics of the math ops to approximate (all when empty)">
+  ];
   let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
                            "vector::VectorDialect"];
 }

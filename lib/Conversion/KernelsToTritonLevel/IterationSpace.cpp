@@ -1,0 +1,327 @@
+//===- IterationSpace.cpp - A kernel's Triton iteration space ---*- C++ -*-===//
+#include "IterationSpace.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::dyno;
+
+static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// Whether `memory` lays out `shape` densely in row-major order (a reshape of it is
+/// then a row-major view too).
+static bool isContiguous(const MemoryOperand &memory, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> dense = rowMajorStrides(shape);
+  for (auto [size, stride, expected] : llvm::zip(shape, memory.strides, dense))
+    if (size != 1 && stride != expected)
+      return false;
+  return true;
+}
+
+Value mlir::dyno::scalarFillValue(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops())
+    return {};
+  Block *body = op.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  Value value = yield.getOperand(0);
+  // A generalized linalg.fill: the scalar is the op's one (non-tensor) input.
+  if (op.getNumDpsInputs() == 1 && !isa<ShapedType>(op.getDpsInputs()[0].getType()) &&
+      value == body->getArgument(0) && body->getOperations().size() == 1)
+    return op.getDpsInputs()[0];
+  if (op.getNumDpsInputs() != 0)
+    return {};
+  if (isa<BlockArgument>(value) && cast<BlockArgument>(value).getOwner() == body)
+    return {};
+  if (Operation *def = value.getDefiningOp(); def && def->getBlock() == body) {
+    if (!isa<arith::ConstantOp>(def) || body->getOperations().size() != 2)
+      return {};
+    return value;
+  }
+  return body->getOperations().size() == 1 ? value : Value();
+}
+
+FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
+  auto shapeOf = [](Value value) { return cast<RankedTensorType>(value.getType()).getShape(); };
+  if (auto argument = dyn_cast<BlockArgument>(tensor)) {
+    if (!isa<func::FuncOp>(argument.getOwner()->getParentOp()))
+      return failure();
+    TensorSource source{TensorSource::Memory};
+    source.memory.argument = argument.getArgNumber();
+    source.memory.strides = rowMajorStrides(shapeOf(tensor));
+    return source;
+  }
+  Operation *def = tensor.getDefiningOp();
+  auto reshape = [&](Value input) -> FailureOr<TensorSource> {
+    FailureOr<TensorSource> source = traceTensor(input);
+    if (failed(source))
+      return failure();
+    if (source->kind != TensorSource::Memory || !isContiguous(source->memory, shapeOf(input)))
+      return def->emitOpError("reshapes a tensor the Triton target does not hold in "
+                              "memory densely"), failure();
+    source->memory.strides = rowMajorStrides(shapeOf(tensor));
+    return source;
+  };
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+    return reshape(expand.getSrc());
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+    return reshape(collapse.getSrc());
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    FailureOr<TensorSource> source = traceTensor(slice.getSource());
+    if (failed(source))
+      return failure();
+    if (source->kind != TensorSource::Memory || !slice.hasUnitStride() ||
+        ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(slice.getStaticSizes()))
+      return slice.emitOpError("is not a static slice of a kernel argument, which the "
+                               "Triton target needs"), failure();
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    MemoryOperand memory = source->memory;
+    SmallVector<int64_t> strides;
+    for (auto [i, offset] : llvm::enumerate(slice.getStaticOffsets())) {
+      memory.offset += offset * source->memory.strides[i];
+      if (!dropped.test(i))
+        strides.push_back(source->memory.strides[i]);
+    }
+    memory.strides = strides;
+    source->memory = memory;
+    return source;
+  }
+  if (auto generic = dyn_cast<linalg::GenericOp>(def)) {
+    if (Value scalar = scalarFillValue(generic)) {
+      TensorSource source{TensorSource::ScalarFill};
+      source.scalar = scalar;
+      return source;
+    }
+    TensorSource source{TensorSource::Computed};
+    source.producer = generic;
+    source.resultNumber = cast<OpResult>(tensor).getResultNumber();
+    return source;
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(def)) {
+    TensorSource source{TensorSource::ScalarFill};
+    source.scalar = fill.getInputs()[0];
+    return source;
+  }
+  return def->emitOpError("makes a tensor that the Triton target cannot read in a kernel"),
+         failure();
+}
+
+namespace {
+/// Union-find over loops (and slot placeholders), each class with one extent.
+class LoopClasses {
+public:
+  unsigned add(int64_t extent) {
+    parent.push_back(parent.size());
+    extents.push_back(extent);
+    return parent.size() - 1;
+  }
+  unsigned find(unsigned node) {
+    while (parent[node] != node)
+      node = parent[node] = parent[parent[node]];
+    return node;
+  }
+  bool unite(unsigned a, unsigned b) {
+    a = find(a);
+    b = find(b);
+    if (a == b)
+      return true;
+    if (extents[a] != extents[b])
+      return false;
+    parent[b] = a;
+    return true;
+  }
+  int64_t extent(unsigned node) { return extents[find(node)]; }
+
+private:
+  SmallVector<unsigned> parent;
+  SmallVector<int64_t> extents;
+};
+} // namespace
+
+int64_t IterationSpace::xNumel() const {
+  int64_t numel = 1;
+  for (int64_t extent : xExtents)
+    numel *= extent;
+  return numel;
+}
+
+int64_t IterationSpace::rNumel() const {
+  int64_t numel = 1;
+  for (int64_t extent : rExtents)
+    numel *= extent;
+  return numel;
+}
+
+unsigned IterationSpace::slot(linalg::GenericOp op, unsigned loop) const {
+  return slots.lookup({op.getOperation(), loop});
+}
+
+bool IterationSpace::usesRSlots(linalg::GenericOp op) const {
+  for (unsigned loop = 0, e = op.getNumLoops(); loop < e; ++loop)
+    if (isRSlot(slot(op, loop)))
+      return true;
+  return false;
+}
+
+FailureOr<IterationSpace> IterationSpace::build(func::FuncOp kernel) {
+  IterationSpace space;
+  Block &body = kernel.getBody().front();
+  auto returned = cast<func::ReturnOp>(body.getTerminator());
+  for (Operation &op : body) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (!generic)
+      continue;
+    bool isReturned = llvm::any_of(generic->getResults(), [&](Value result) {
+      return llvm::is_contained(returned.getOperands(), result);
+    });
+    if (!scalarFillValue(generic) || isReturned)
+      space.computeOps.push_back(generic);
+  }
+  if (space.computeOps.empty())
+    return kernel.emitOpError("computes nothing the Triton target can store"), failure();
+
+  LoopClasses classes;
+  DenseMap<std::pair<Operation *, unsigned>, unsigned> nodes;
+  for (linalg::GenericOp op : space.computeOps) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    for (auto [loop, extent] : llvm::enumerate(ranges)) {
+      if (ShapedType::isDynamic(extent))
+        return op.emitOpError("has a dynamic loop extent; the Triton target needs static "
+                              "shapes"), failure();
+      nodes[{op.getOperation(), loop}] = classes.add(extent);
+    }
+  }
+  auto node = [&](linalg::GenericOp op, unsigned loop) { return nodes[{op.getOperation(), loop}]; };
+
+  // Link loops through intermediate tensors.
+  for (linalg::GenericOp op : space.computeOps) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!op.payloadUsesValueFromOperand(&operand) ||
+          !isa<RankedTensorType>(operand.get().getType()))
+        continue;
+      FailureOr<TensorSource> source = traceTensor(operand.get());
+      if (failed(source))
+        return failure();
+      if (source->kind != TensorSource::Computed)
+        continue;
+      linalg::GenericOp producer = source->producer;
+      if (!llvm::is_contained(space.computeOps, producer))
+        return op.emitOpError("reads a tensor the Triton target does not compute"), failure();
+      AffineMap consumerMap = op.getMatchingIndexingMap(&operand);
+      AffineMap producerMap =
+          producer.getIndexingMapMatchingResult(cast<OpResult>(operand.get()));
+      ArrayRef<int64_t> shape = cast<RankedTensorType>(operand.get().getType()).getShape();
+      for (unsigned dim = 0; dim < shape.size(); ++dim) {
+        auto producerDim = dyn_cast<AffineDimExpr>(producerMap.getResult(dim));
+        if (!producerDim)
+          return producer.emitOpError("writes its result through a non-permutation map, "
+                                      "which the Triton target does not support"), failure();
+        auto consumerDim = dyn_cast<AffineDimExpr>(consumerMap.getResult(dim));
+        if (!consumerDim) {
+          if (shape[dim] == 1)
+            continue;
+          return op.emitOpError("reads an intermediate tensor through an index expression, "
+                                "which the Triton target does not support"), failure();
+        }
+        if (!classes.unite(node(op, consumerDim.getPosition()),
+                           node(producer, producerDim.getPosition())))
+          return op.emitOpError("links loops of different extents"), failure();
+      }
+    }
+  }
+
+  // The anchor's loops define the slots: the first reduction's parallel loops (X) and
+  // reduced loops (R), or, in a kernel without reductions, the largest op's loops (X).
+  linalg::GenericOp anchor;
+  for (linalg::GenericOp op : space.computeOps)
+    if (op.getNumReductionLoops()) {
+      anchor = op;
+      break;
+    }
+  if (!anchor) {
+    int64_t largest = -1;
+    for (linalg::GenericOp op : space.computeOps) {
+      int64_t iterations = 1;
+      for (int64_t extent : op.getStaticLoopRanges())
+        iterations *= extent;
+      if (iterations >= largest) {
+        largest = iterations;
+        anchor = op;
+      }
+    }
+  }
+  SmallVector<unsigned> xSlotNodes, rSlotNodes;
+  SmallVector<int64_t> anchorRanges = anchor.getStaticLoopRanges();
+  for (auto [loop, iterator] : llvm::enumerate(anchor.getIteratorTypesArray())) {
+    unsigned slotNode = classes.add(anchorRanges[loop]);
+    classes.unite(slotNode, node(anchor, loop));
+    if ((iterator == utils::IteratorType::reduction)) {
+      rSlotNodes.push_back(slotNode);
+      space.rExtents.push_back(anchorRanges[loop]);
+    } else {
+      xSlotNodes.push_back(slotNode);
+      space.xExtents.push_back(anchorRanges[loop]);
+    }
+  }
+  SmallVector<unsigned> allSlotNodes(xSlotNodes);
+  allSlotNodes.append(rSlotNodes);
+  auto slotOfClass = [&](unsigned loopNode) -> std::optional<unsigned> {
+    std::optional<unsigned> found;
+    for (auto [index, slotNode] : llvm::enumerate(allSlotNodes))
+      if (classes.find(slotNode) == classes.find(loopNode)) {
+        if (found)
+          return std::nullopt;
+        found = index;
+      }
+    return found;
+  };
+  for (unsigned a = 0; a < allSlotNodes.size(); ++a)
+    for (unsigned b = a + 1; b < allSlotNodes.size(); ++b)
+      if (classes.find(allSlotNodes[a]) == classes.find(allSlotNodes[b]))
+        return anchor.emitOpError("is read transposed by a kernel op; the Triton target "
+                                  "cannot order its index space"), failure();
+
+  // Loops not linked to the anchor take the slot at their position, when the op's loops
+  // line up with the slots (X then R) and the extents agree.
+  for (linalg::GenericOp op : space.computeOps) {
+    unsigned numLoops = op.getNumLoops();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    for (unsigned loop = 0; loop < numLoops; ++loop) {
+      if (slotOfClass(node(op, loop)))
+        continue;
+      bool lined = numLoops == allSlotNodes.size() || numLoops == xSlotNodes.size();
+      if (!lined || classes.extent(allSlotNodes[loop]) != ranges[loop] ||
+          !classes.unite(allSlotNodes[loop], node(op, loop)))
+        return op.emitOpError("has loop ") << loop << " that the Triton target cannot place "
+               << "in the kernel's index space", failure();
+    }
+  }
+  for (linalg::GenericOp op : space.computeOps) {
+    SmallVector<bool> used(allSlotNodes.size(), false);
+    for (auto [loop, iterator] : llvm::enumerate(op.getIteratorTypesArray())) {
+      std::optional<unsigned> slot = slotOfClass(node(op, loop));
+      if (!slot || used[*slot])
+        return op.emitOpError("has loop ") << loop << " that the Triton target cannot place "
+               << "in the kernel's index space", failure();
+      used[*slot] = true;
+      bool reduced = (iterator == utils::IteratorType::reduction);
+      if (op.getNumReductionLoops() && reduced != space.isRSlot(*slot))
+        return op.emitOpError("reduces over other dimensions than the kernel's first "
+                              "reduction; the Triton target needs one reduced extent per "
+                              "kernel"), failure();
+      space.slots[{op.getOperation(), static_cast<unsigned>(loop)}] = *slot;
+    }
+    if (op.getNumReductionLoops() &&
+        llvm::count(used, true) != static_cast<long>(allSlotNodes.size()))
+      return op.emitOpError("reduces a different index space than the kernel's first "
+                            "reduction"), failure();
+  }
+  return space;
+}

@@ -1,0 +1,78 @@
+//===- IterationSpace.h - A kernel's Triton iteration space -----*- C++ -*-===//
+//
+// Places every loop of every linalg.generic of a kernel on one of the kernel's index
+// *slots*: the X slots (parallel rows, split across program instances) and the R slots
+// (the reduced extent, walked by each program). Loops linked through an intermediate
+// tensor (producer's result dimension i read by a consumer's dimension i) share a slot,
+// so a producer's block can be used by its consumer as is.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNO_LIB_CONVERSION_KERNELSTOTRITONLEVEL_ITERATIONSPACE_H
+#define DYNO_LIB_CONVERSION_KERNELSTOTRITONLEVEL_ITERATIONSPACE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::dyno {
+
+/// Where a kernel reads a tensor operand from: a kernel argument, possibly through
+/// static views (reshape of a contiguous tensor, slice), as an element offset and a
+/// stride per dimension.
+struct MemoryOperand {
+  unsigned argument = 0;
+  int64_t offset = 0;
+  llvm::SmallVector<int64_t> strides;
+};
+
+/// What a tensor value of a kernel is, for the Triton lowering.
+struct TensorSource {
+  enum Kind { Memory, ScalarFill, Computed } kind;
+  MemoryOperand memory;         // Memory
+  Value scalar;                 // ScalarFill: the fill value (defined outside the op)
+  linalg::GenericOp producer;   // Computed
+  unsigned resultNumber = 0;    // Computed
+};
+
+/// The scalar a generic fills its result with, when it is a fill (no inputs, all
+/// parallel, yields a value defined outside its body); null otherwise.
+Value scalarFillValue(linalg::GenericOp op);
+
+/// Classifies a tensor value of `kernel`; emits an error and fails on anything the
+/// Triton lowering cannot read (tensors built by other ops, dynamic views).
+FailureOr<TensorSource> traceTensor(Value tensor);
+
+class IterationSpace {
+public:
+  /// Builds the space of `kernel`, or emits an error saying which loop or operand the
+  /// Triton lowering cannot place.
+  static FailureOr<IterationSpace> build(func::FuncOp kernel);
+
+  /// The generics that compute something (scalar fills only used as operands are not
+  /// among them), in program order.
+  ArrayRef<linalg::GenericOp> generics() const { return computeOps; }
+
+  bool hasReduction() const { return !rExtents.empty(); }
+  unsigned numXSlots() const { return xExtents.size(); }
+  unsigned numRSlots() const { return rExtents.size(); }
+  ArrayRef<int64_t> xSlotExtents() const { return xExtents; }
+  ArrayRef<int64_t> rSlotExtents() const { return rExtents; }
+  int64_t xNumel() const;
+  int64_t rNumel() const;
+
+  /// Slot of loop `loop` of `op`: [0, numXSlots) are X slots, then the R slots.
+  unsigned slot(linalg::GenericOp op, unsigned loop) const;
+  bool isRSlot(unsigned slot) const { return slot >= xExtents.size(); }
+  /// Whether `op` has a loop on an R slot (its blocks depend on the reduced index).
+  bool usesRSlots(linalg::GenericOp op) const;
+
+private:
+  llvm::SmallVector<linalg::GenericOp> computeOps;
+  llvm::SmallVector<int64_t> xExtents, rExtents;
+  llvm::DenseMap<std::pair<Operation *, unsigned>, unsigned> slots;
+};
+
+} // namespace mlir::dyno
+
+#endif // DYNO_LIB_CONVERSION_KERNELSTOTRITONLEVEL_ITERATIONSPACE_H

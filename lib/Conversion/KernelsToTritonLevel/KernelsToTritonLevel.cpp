@@ -1,0 +1,702 @@
+//===- KernelsToTritonLevel.cpp - Kernels to Triton block programs -*- C++ -*-===//
+//
+// Lowers each linalg kernel to a `tl` block program (see Passes.td). The iteration space
+// analysis (IterationSpace.h) places every loop on an X or R slot; this file emits the
+// program: index blocks per slot, masked loads at offsets computed from indexing maps,
+// each generic's body on blocks, reductions (whole-row or looped) and masked stores.
+//
+//===----------------------------------------------------------------------===//
+#include "IterationSpace.h"
+
+#include "dyno/Conversion/Passes.h"
+#include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "dyno-convert-kernels-to-triton-level"
+
+namespace mlir::dyno {
+#define GEN_PASS_DEF_DYNOCONVERTKERNELSTOTRITONLEVEL
+#include "dyno/Conversion/Passes.h.inc"
+} // namespace mlir::dyno
+
+using namespace mlir;
+using namespace mlir::dyno;
+
+namespace {
+
+/// The kinds of reduction Triton computes, by the arith op that combines two partial
+/// results; with the identity each masked lane contributes.
+struct ReductionKind {
+  StringRef name;
+  TypedAttr identity;
+};
+
+static std::optional<ReductionKind> reductionKindOf(Operation *combiner, Type element) {
+  Builder b(combiner->getContext());
+  auto floatConstant = [&](double value) -> TypedAttr { return b.getFloatAttr(element, value); };
+  auto intConstant = [&](APInt value) -> TypedAttr { return b.getIntegerAttr(element, value); };
+  unsigned width = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
+  double inf = std::numeric_limits<double>::infinity();
+  return llvm::TypeSwitch<Operation *, std::optional<ReductionKind>>(combiner)
+      .Case<arith::AddFOp>([&](auto) { return ReductionKind{"sum", floatConstant(0.0)}; })
+      .Case<arith::MulFOp>([&](auto) { return ReductionKind{"prod", floatConstant(1.0)}; })
+      .Case<arith::MaximumFOp>([&](auto) { return ReductionKind{"max", floatConstant(-inf)}; })
+      .Case<arith::MinimumFOp>([&](auto) { return ReductionKind{"min", floatConstant(inf)}; })
+      .Case<arith::MaxNumFOp>([&](auto) { return ReductionKind{"maxnum", floatConstant(-inf)}; })
+      .Case<arith::MinNumFOp>([&](auto) { return ReductionKind{"minnum", floatConstant(inf)}; })
+      .Case<arith::AddIOp>([&](auto) { return ReductionKind{"sum", intConstant(APInt(width, 0))}; })
+      .Case<arith::MulIOp>([&](auto) { return ReductionKind{"prod", intConstant(APInt(width, 1))}; })
+      .Case<arith::MaxSIOp>([&](auto) {
+        return ReductionKind{"maxsi", intConstant(APInt::getSignedMinValue(width))};
+      })
+      .Case<arith::MinSIOp>([&](auto) {
+        return ReductionKind{"minsi", intConstant(APInt::getSignedMaxValue(width))};
+      })
+      .Case<arith::MaxUIOp>([&](auto) { return ReductionKind{"maxui", intConstant(APInt(width, 0))}; })
+      .Case<arith::MinUIOp>([&](auto) {
+        return ReductionKind{"minui", intConstant(APInt::getAllOnes(width))};
+      })
+      .Case<arith::AndIOp>([&](auto) { return ReductionKind{"and", intConstant(APInt::getAllOnes(width))}; })
+      .Case<arith::OrIOp>([&](auto) { return ReductionKind{"or", intConstant(APInt(width, 0))}; })
+      .Case<arith::XOrIOp>([&](auto) { return ReductionKind{"xor", intConstant(APInt(width, 0))}; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// One straight-line region of the program: the kernel's entry block, or the body of a
+/// loop over the reduced extent. Blocks computed here are valid only here.
+struct Region {
+  OpBuilder builder;
+  SmallVector<Value> slotIndex; // per slot; R entries only in row regions
+  Value xmask, rmask;
+  bool row = false;
+  DenseMap<Value, Value> blocks; // tensor value -> its block (or scalar)
+  explicit Region(OpBuilder builder) : builder(builder) {}
+};
+
+class KernelEmitter {
+public:
+  KernelEmitter(func::FuncOp kernel, const IterationSpace &space, int64_t persistentRNumel)
+      : oldKernel(kernel), space(space), loc(kernel.getLoc()),
+        rank(space.hasReduction() ? 2 : 1),
+        persistent(!space.hasReduction() || space.rNumel() <= persistentRNumel) {}
+
+  LogicalResult emit();
+
+private:
+  RankedTensorType blockType(Type element) const {
+    return RankedTensorType::get(SmallVector<int64_t>(rank, ShapedType::kDynamic), element);
+  }
+  Value toBlock(OpBuilder &b, Value value) {
+    if (isa<RankedTensorType>(value.getType()))
+      return value;
+    return tl::SplatOp::create(b, loc, blockType(value.getType()), value);
+  }
+  Value index(OpBuilder &b, int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  template <typename OpTy>
+  Value indexOp(OpBuilder &b, Value lhs, Value rhs) {
+    if (isa<RankedTensorType>(lhs.getType()) || isa<RankedTensorType>(rhs.getType())) {
+      lhs = toBlock(b, lhs);
+      rhs = toBlock(b, rhs);
+    }
+    return OpTy::create(b, loc, lhs, rhs);
+  }
+  Value lessThan(OpBuilder &b, Value lhs, int64_t bound) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lhs,
+                                 toBlock(b, index(b, bound)));
+  }
+  /// Row-major decomposition of a linear index over `extents`.
+  SmallVector<Value> decompose(OpBuilder &b, Value linear, ArrayRef<int64_t> extents);
+
+  /// Which block dimensions (bit 0: X, bit 1: R) a value varies along.
+  unsigned support(Value value);
+  Value maskFor(Region &region, unsigned bits);
+
+  FailureOr<Value> hoist(Value scalar);
+  FailureOr<Value> evalIndex(AffineExpr expr, linalg::GenericOp op, Region &region);
+  FailureOr<Value> offsetsOf(const MemoryOperand &memory, AffineMap map,
+                             linalg::GenericOp op, Region &region);
+  FailureOr<Value> load(Value pointer, Value offsets, Region &region);
+  bool isRowOp(linalg::GenericOp op) const {
+    return !op.getNumReductionLoops() && space.usesRSlots(op);
+  }
+  FailureOr<Value> valueOf(Value tensor, Region &region);
+  FailureOr<Value> operandValue(linalg::GenericOp op, OpOperand &operand, Region &region);
+  LogicalResult emitBody(linalg::GenericOp op, Region &region, Operation *skip,
+                         IRMapping &mapping);
+  LogicalResult emitGeneric(linalg::GenericOp op, Region &region);
+  LogicalResult emitReduction(linalg::GenericOp op);
+  Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs);
+  std::unique_ptr<Region> makeRowRegion(OpBuilder builder, Value rowOffset);
+  LogicalResult store(unsigned resultNumber, Region &region);
+
+  func::FuncOp oldKernel, newKernel;
+  const IterationSpace &space;
+  Location loc;
+  unsigned rank;
+  bool persistent;
+  SmallVector<Value> pointers; // per old argument, then per old result
+  std::optional<OpBuilder> hoistBuilder;
+  IRMapping hoisted;
+  std::unique_ptr<Region> outer, persistentRow;
+  DenseMap<Value, unsigned> supportCache;
+};
+
+SmallVector<Value> KernelEmitter::decompose(OpBuilder &b, Value linear,
+                                            ArrayRef<int64_t> extents) {
+  SmallVector<Value> indices;
+  int64_t stride = 1;
+  SmallVector<int64_t> strides(extents.size());
+  for (int64_t i = static_cast<int64_t>(extents.size()) - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= extents[i];
+  }
+  for (auto [i, extent] : llvm::enumerate(extents)) {
+    if (extent == 1) {
+      indices.push_back(index(b, 0));
+      continue;
+    }
+    Value value = linear;
+    if (strides[i] != 1)
+      value = indexOp<arith::DivSIOp>(b, value, index(b, strides[i]));
+    if (i != 0)
+      value = indexOp<arith::RemSIOp>(b, value, index(b, extent));
+    indices.push_back(value);
+  }
+  return indices;
+}
+
+unsigned KernelEmitter::support(Value value) {
+  if (!isa<RankedTensorType>(value.getType()))
+    return 0;
+  auto it = supportCache.find(value);
+  if (it != supportCache.end())
+    return it->second;
+  unsigned all = rank == 2 ? 3u : 1u;
+  unsigned bits = 0;
+  Operation *def = value.getDefiningOp();
+  if (!def || isa<scf::ForOp>(def)) {
+    bits = all; // loop accumulators are full blocks
+  } else if (auto range = dyn_cast<tl::RangeOp>(def)) {
+    bits = 1u << range.getDim();
+  } else if (auto full = dyn_cast<tl::FullOp>(def)) {
+    for (auto [i, size] : llvm::enumerate(full.getShape()))
+      if (cast<StringAttr>(size).getValue() != "1")
+        bits |= 1u << i;
+  } else if (auto loaded = dyn_cast<tl::LoadOp>(def)) {
+    bits = support(loaded.getOffsets());
+  } else if (auto reduce = dyn_cast<tl::ReduceOp>(def)) {
+    bits = support(reduce.getInput()) & ~(1u << reduce.getAxis());
+  } else if (!isa<tl::SplatOp>(def)) {
+    for (Value operand : def->getOperands())
+      bits |= support(operand);
+  }
+  supportCache[value] = bits;
+  return bits;
+}
+
+Value KernelEmitter::maskFor(Region &region, unsigned bits) {
+  Value mask;
+  if (bits & 1u)
+    mask = region.xmask;
+  if ((bits & 2u) && region.rmask)
+    mask = mask ? arith::AndIOp::create(region.builder, loc, mask, region.rmask).getResult()
+                : region.rmask;
+  return mask;
+}
+
+FailureOr<Value> KernelEmitter::hoist(Value scalar) {
+  if (Value known = hoisted.lookupOrNull(scalar))
+    return known;
+  Operation *def = scalar.getDefiningOp();
+  if (!def || def->getNumRegions() || def->getNumResults() != 1 ||
+      isa<RankedTensorType>(scalar.getType()) ||
+      !isa<arith::ArithDialect, math::MathDialect>(def->getDialect()))
+    return (def ? def->emitOpError() : oldKernel.emitOpError())
+               << "computes a scalar the Triton target cannot compute at kernel entry",
+           failure();
+  for (Value operand : def->getOperands())
+    if (failed(hoist(operand)))
+      return failure();
+  Operation *clone = hoistBuilder->clone(*def, hoisted);
+  hoistBuilder->setInsertionPointAfter(clone);
+  return clone->getResult(0);
+}
+
+FailureOr<Value> KernelEmitter::evalIndex(AffineExpr expr, linalg::GenericOp op,
+                                          Region &region) {
+  OpBuilder &b = region.builder;
+  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+    Value slotIndex = region.slotIndex[space.slot(op, dim.getPosition())];
+    if (!slotIndex)
+      return op.emitOpError("reads along the reduced extent outside a row region"), failure();
+    return slotIndex;
+  }
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return index(b, constant.getValue());
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return op.emitOpError("has an indexing map with symbols"), failure();
+  FailureOr<Value> lhs = evalIndex(binary.getLHS(), op, region);
+  FailureOr<Value> rhs = evalIndex(binary.getRHS(), op, region);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return indexOp<arith::AddIOp>(b, *lhs, *rhs);
+  case AffineExprKind::Mul:
+    return indexOp<arith::MulIOp>(b, *lhs, *rhs);
+  case AffineExprKind::FloorDiv:
+    return indexOp<arith::DivSIOp>(b, *lhs, *rhs);
+  case AffineExprKind::Mod:
+    return indexOp<arith::RemSIOp>(b, *lhs, *rhs);
+  default:
+    return op.emitOpError("has an indexing map with a ceildiv"), failure();
+  }
+}
+
+FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap map,
+                                          linalg::GenericOp op, Region &region) {
+  OpBuilder &b = region.builder;
+  Value offsets = memory.offset ? index(b, memory.offset) : Value();
+  for (auto [expr, stride] : llvm::zip(map.getResults(), memory.strides)) {
+    FailureOr<Value> position = evalIndex(expr, op, region);
+    if (failed(position))
+      return failure();
+    Value term = stride == 1 ? *position : indexOp<arith::MulIOp>(b, *position, index(b, stride));
+    offsets = offsets ? indexOp<arith::AddIOp>(b, offsets, term) : term;
+  }
+  return offsets ? offsets : index(b, 0);
+}
+
+FailureOr<Value> KernelEmitter::load(Value pointer, Value offsets, Region &region) {
+  Type element = cast<tl::PtrType>(pointer.getType()).getElementType();
+  bool isBlock = isa<RankedTensorType>(offsets.getType());
+  Value mask = isBlock ? maskFor(region, support(offsets)) : Value();
+  return tl::LoadOp::create(region.builder, loc, isBlock ? Type(blockType(element)) : element,
+                            pointer, offsets, mask)
+      .getResult();
+}
+
+FailureOr<Value> KernelEmitter::operandValue(linalg::GenericOp op, OpOperand &operand,
+                                             Region &region) {
+  if (!isa<RankedTensorType>(operand.get().getType()))
+    return hoist(operand.get()); // a scalar operand
+  FailureOr<TensorSource> source = traceTensor(operand.get());
+  if (failed(source))
+    return failure();
+  if (source->kind != TensorSource::Memory)
+    return valueOf(operand.get(), region);
+  FailureOr<Value> offsets =
+      offsetsOf(source->memory, op.getMatchingIndexingMap(&operand), op, region);
+  if (failed(offsets))
+    return failure();
+  return load(pointers[source->memory.argument], *offsets, region);
+}
+
+FailureOr<Value> KernelEmitter::valueOf(Value tensor, Region &region) {
+  FailureOr<TensorSource> source = traceTensor(tensor);
+  if (failed(source))
+    return failure();
+  if (source->kind == TensorSource::ScalarFill)
+    return hoist(source->scalar);
+  if (source->kind == TensorSource::Memory)
+    return oldKernel.emitOpError("reads a kernel argument without an indexing map"), failure();
+  linalg::GenericOp producer = source->producer;
+  if (producer.getNumReductionLoops()) {
+    if (!outer->blocks.count(tensor) && failed(emitReduction(producer)))
+      return failure();
+    return outer->blocks.lookup(tensor);
+  }
+  bool row = isRowOp(producer);
+  if (row && !region.row)
+    return producer.emitOpError("is a row-wise op used outside a row region"), failure();
+  Region &home = row ? region : *outer;
+  if (!home.blocks.count(tensor) && failed(emitGeneric(producer, home)))
+    return failure();
+  return home.blocks.lookup(tensor);
+}
+
+LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Operation *skip,
+                                      IRMapping &mapping) {
+  OpBuilder &b = region.builder;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!op.payloadUsesValueFromOperand(&operand))
+      continue;
+    if (op.isDpsInit(&operand) && op.getNumReductionLoops())
+      continue; // the accumulator: handled by emitReduction
+    FailureOr<Value> value = operandValue(op, operand, region);
+    if (failed(value))
+      return failure();
+    mapping.map(op.getMatchingBlockArgument(&operand), *value);
+  }
+  auto lookup = [&](Value value) -> FailureOr<Value> {
+    if (Value mapped = mapping.lookupOrNull(value))
+      return mapped;
+    if (!op->isAncestor(value.getParentRegion()->getParentOp()))
+      return hoist(value); // a scalar of the kernel body, e.g. a constant
+    return op.emitOpError("uses a value the Triton lowering did not compute"), failure();
+  };
+  for (Operation &inner : op.getBody()->without_terminator()) {
+    if (&inner == skip || isa<cf::AssertOp>(inner))
+      continue; // ATen's index bounds checks have no Triton equivalent here
+    if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(indexOp.getResult(), region.slotIndex[space.slot(op, indexOp.getDim())]);
+      continue;
+    }
+    if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
+      FailureOr<TensorSource> source = traceTensor(extract.getTensor());
+      if (failed(source))
+        return failure();
+      if (source->kind != TensorSource::Memory)
+        return extract.emitOpError("gathers from a tensor that is not a kernel argument"),
+               failure();
+      Value offsets = index(b, source->memory.offset);
+      for (auto [position, stride] : llvm::zip(extract.getIndices(), source->memory.strides)) {
+        FailureOr<Value> at = lookup(position);
+        if (failed(at))
+          return failure();
+        offsets = indexOp<arith::AddIOp>(b, offsets,
+                                         indexOp<arith::MulIOp>(b, *at, index(b, stride)));
+      }
+      FailureOr<Value> loaded = load(pointers[source->memory.argument], offsets, region);
+      if (failed(loaded))
+        return failure();
+      mapping.map(extract.getResult(), *loaded);
+      continue;
+    }
+    if (inner.getNumRegions() ||
+        !isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
+      return inner.emitOpError("is not supported by the Triton target"), failure();
+    SmallVector<Value> operands;
+    bool anyBlock = false;
+    for (Value operand : inner.getOperands()) {
+      FailureOr<Value> value = lookup(operand);
+      if (failed(value))
+        return failure();
+      operands.push_back(*value);
+      anyBlock |= isa<RankedTensorType>(value->getType());
+    }
+    OperationState state(inner.getLoc(), inner.getName());
+    state.addAttributes(inner.getAttrs());
+    for (Value operand : operands)
+      state.addOperands(anyBlock ? toBlock(b, operand) : operand);
+    for (Type type : inner.getResultTypes())
+      state.addTypes(anyBlock ? Type(blockType(type)) : type);
+    Operation *clone = b.create(state);
+    mapping.map(inner.getResults(), clone->getResults());
+  }
+  return success();
+}
+
+LogicalResult KernelEmitter::emitGeneric(linalg::GenericOp op, Region &region) {
+  IRMapping mapping;
+  if (failed(emitBody(op, region, nullptr, mapping)))
+    return failure();
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  for (auto [result, yielded] : llvm::zip(op->getResults(), yield.getOperands())) {
+    Value value = mapping.lookupOrNull(yielded);
+    if (!value) {
+      FailureOr<Value> scalar = hoist(yielded);
+      if (failed(scalar))
+        return failure();
+      value = *scalar;
+    }
+    region.blocks[result] = value;
+  }
+  return success();
+}
+
+Value KernelEmitter::combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs) {
+  OperationState state(combiner->getLoc(), combiner->getName());
+  state.addAttributes(combiner->getAttrs());
+  state.addOperands({toBlock(b, lhs), toBlock(b, rhs)});
+  state.addTypes(blockType(combiner->getResult(0).getType()));
+  return b.create(state)->getResult(0);
+}
+
+std::unique_ptr<Region> KernelEmitter::makeRowRegion(OpBuilder builder, Value rowOffset) {
+  auto region = std::make_unique<Region>(builder);
+  OpBuilder &b = region->builder;
+  region->row = true;
+  region->xmask = outer->xmask;
+  region->slotIndex = outer->slotIndex;
+  Value rindex = tl::RangeOp::create(b, loc, blockType(b.getIndexType()), "RBLOCK", 1);
+  if (rowOffset)
+    rindex = indexOp<arith::AddIOp>(b, rindex, rowOffset);
+  region->rmask = lessThan(b, rindex, space.rNumel());
+  SmallVector<Value> rIndices = decompose(b, rindex, space.rSlotExtents());
+  for (auto [i, value] : llvm::enumerate(rIndices))
+    region->slotIndex[space.numXSlots() + i] = value;
+  return region;
+}
+
+LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1)
+    return op.emitOpError("reduces into several results (e.g. an argmax), which the Triton "
+                          "target does not support"), failure();
+  OpOperand *init = op.getDpsInitOperand(0);
+  BlockArgument accumulator = op.getMatchingBlockArgument(init);
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  Operation *combiner = yield.getOperand(0).getDefiningOp();
+  Type element = accumulator.getType();
+  std::optional<ReductionKind> kind =
+      combiner && combiner->getNumOperands() == 2 && accumulator.hasOneUse() &&
+              llvm::is_contained(combiner->getOperands(), accumulator)
+          ? reductionKindOf(combiner, element)
+          : std::nullopt;
+  if (!kind)
+    return op.emitOpError("is not a reduction the Triton target recognizes (one "
+                          "accumulator combined by add, mul, max, min, and, or or xor)"),
+           failure();
+  Value expression = combiner->getOperand(0) == accumulator ? combiner->getOperand(1)
+                                                            : combiner->getOperand(0);
+  OpBuilder &ob = outer->builder;
+  Value identity = arith::ConstantOp::create(ob, loc, kind->identity);
+
+  // Lanes of the row block, masked to the identity past the row's end.
+  auto maskedRow = [&](Region &row) -> FailureOr<Value> {
+    IRMapping mapping;
+    if (failed(emitBody(op, row, combiner, mapping)))
+      return failure();
+    Value value = mapping.lookupOrNull(expression);
+    if (!value) {
+      FailureOr<Value> scalar = hoist(expression);
+      if (failed(scalar))
+        return failure();
+      value = *scalar;
+    }
+    OpBuilder &b = row.builder;
+    return arith::SelectOp::create(b, loc, maskFor(row, 3u), toBlock(b, value),
+                                   toBlock(b, identity))
+        .getResult();
+  };
+
+  Value reduced;
+  if (persistent) {
+    FailureOr<Value> lanes = maskedRow(*persistentRow);
+    if (failed(lanes))
+      return failure();
+    reduced = tl::ReduceOp::create(ob, loc, *lanes, kind->name, 1);
+  } else {
+    Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
+    Value start = tl::FullOp::create(ob, loc, blockType(element), identity,
+                                     ob.getStrArrayAttr({"XBLOCK", "RBLOCK"}));
+    auto loop = scf::ForOp::create(ob, loc, index(ob, 0), index(ob, space.rNumel()), step,
+                                   ValueRange{start});
+    ob.setInsertionPoint(loop);
+    OpBuilder body = OpBuilder::atBlockEnd(loop.getBody());
+    std::unique_ptr<Region> row = makeRowRegion(body, loop.getInductionVar());
+    FailureOr<Value> lanes = maskedRow(*row);
+    if (failed(lanes))
+      return failure();
+    Value next = combine(row->builder, combiner, loop.getRegionIterArg(0), *lanes);
+    scf::YieldOp::create(row->builder, loc, next);
+    ob.setInsertionPointAfter(loop);
+    reduced = tl::ReduceOp::create(ob, loc, loop.getResult(0), kind->name, 1);
+  }
+  FailureOr<TensorSource> initSource = traceTensor(init->get());
+  if (failed(initSource))
+    return failure();
+  FailureOr<Value> initial = initSource->kind == TensorSource::Memory
+                                 ? operandValue(op, *init, *outer)
+                                 : valueOf(init->get(), *outer);
+  if (failed(initial))
+    return failure();
+  // A fill with the identity (a sum's 0, a max's -inf) adds nothing.
+  Attribute initConstant;
+  bool isIdentity = initSource->kind == TensorSource::ScalarFill &&
+                    matchPattern(*initial, m_Constant(&initConstant)) &&
+                    initConstant == kind->identity;
+  outer->blocks[op->getResult(0)] =
+      isIdentity ? reduced : combine(ob, combiner, reduced, *initial);
+  return success();
+}
+
+LogicalResult KernelEmitter::store(unsigned resultNumber, Region &region) {
+  Value tensor = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator())
+                     .getOperand(resultNumber);
+  auto op = tensor.getDefiningOp<linalg::GenericOp>();
+  if (!op || !llvm::is_contained(space.generics(), op))
+    return oldKernel.emitOpError("returns result ")
+               << resultNumber << ", which no op of the kernel computes (the Triton target "
+               << "does not copy arguments)", failure();
+  FailureOr<Value> value;
+  if (scalarFillValue(op))
+    value = emitGeneric(op, region).succeeded() ? region.blocks.lookup(tensor) : Value();
+  else
+    value = valueOf(tensor, region);
+  if (failed(value) || !*value)
+    return failure();
+  SmallVector<int64_t> shape(cast<RankedTensorType>(tensor.getType()).getShape());
+  MemoryOperand output;
+  output.strides.assign(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    output.strides[i] = output.strides[i + 1] * shape[i + 1];
+  FailureOr<Value> offsets = offsetsOf(
+      output, op.getIndexingMapMatchingResult(cast<OpResult>(tensor)), op, region);
+  if (failed(offsets))
+    return failure();
+  Value pointer = pointers[oldKernel.getNumArguments() + resultNumber];
+  Value mask = isa<RankedTensorType>(offsets->getType())
+                   ? maskFor(region, support(*offsets))
+                   : Value();
+  tl::StoreOp::create(region.builder, loc, pointer, *offsets, *value, mask);
+  return success();
+}
+
+static ArrayAttr blockConfigs(Builder &b, bool reduction, bool persistent, int64_t xnumel,
+                              int64_t rnumel) {
+  auto pow2 = [](int64_t n) { return static_cast<int64_t>(llvm::PowerOf2Ceil(std::max<int64_t>(n, 1))); };
+  auto warpsFor = [](int64_t elements) {
+    return std::clamp<int64_t>(elements / 256, 1, 8);
+  };
+  SmallVector<Attribute> configs;
+  auto add = [&](int64_t x, int64_t r) {
+    SmallVector<NamedAttribute> entries{b.getNamedAttr("XBLOCK", b.getI64IntegerAttr(x))};
+    if (reduction)
+      entries.push_back(b.getNamedAttr("RBLOCK", b.getI64IntegerAttr(r)));
+    entries.push_back(b.getNamedAttr("num_warps", b.getI64IntegerAttr(warpsFor(x * r))));
+    Attribute config = b.getDictionaryAttr(entries);
+    if (!llvm::is_contained(configs, config))
+      configs.push_back(config);
+  };
+  int64_t xLimit = pow2(xnumel);
+  if (!reduction) {
+    int64_t x = std::min<int64_t>(1024, xLimit);
+    for (int64_t candidate : {x, x / 2, x * 2})
+      if (candidate >= 1 && candidate <= std::min<int64_t>(xLimit, 4096))
+        add(candidate, 1);
+  } else if (persistent) {
+    int64_t r = pow2(rnumel);
+    int64_t xMax = std::min<int64_t>(xLimit, 64);
+    int64_t x = std::clamp<int64_t>(2048 / r, 1, xMax);
+    for (int64_t candidate : {x, x * 2, x / 2})
+      if (candidate >= 1 && candidate <= xMax)
+        add(candidate, r);
+  } else {
+    int64_t r = std::min<int64_t>(1024, pow2(rnumel));
+    for (int64_t candidate : {r, r * 2, r / 2})
+      add(1, candidate);
+  }
+  return b.getArrayAttr(configs);
+}
+
+LogicalResult KernelEmitter::emit() {
+  MLIRContext *context = oldKernel.getContext();
+  OpBuilder moduleBuilder(oldKernel);
+  SmallVector<Type> argumentTypes;
+  int64_t largest = 0;
+  auto addPointer = [&](Type tensorType) -> LogicalResult {
+    auto ranked = dyn_cast<RankedTensorType>(tensorType);
+    if (!ranked || !ranked.hasStaticShape())
+      return oldKernel.emitOpError("has a non-static tensor type ") << tensorType, failure();
+    largest = std::max(largest, ranked.getNumElements());
+    argumentTypes.push_back(tl::PtrType::get(context, ranked.getElementType()));
+    return success();
+  };
+  for (Type type : oldKernel.getArgumentTypes())
+    if (failed(addPointer(type)))
+      return failure();
+  for (Type type : oldKernel.getResultTypes())
+    if (failed(addPointer(type)))
+      return failure();
+
+  newKernel = func::FuncOp::create(moduleBuilder, loc, oldKernel.getName(),
+                                   FunctionType::get(context, argumentTypes, {}));
+  Block *entry = newKernel.addEntryBlock();
+  pointers.assign(entry->getArguments().begin(), entry->getArguments().end());
+  Builder attrs(context);
+  newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(space.xNumel()));
+  newKernel->setAttr(tl::kRNumelAttr, attrs.getI64IntegerAttr(space.rNumel()));
+  newKernel->setAttr(tl::kIndexBitsAttr,
+                     attrs.getI64IntegerAttr(largest >= (int64_t(1) << 31) ? 64 : 32));
+  newKernel->setAttr(tl::kConfigsAttr,
+                     blockConfigs(attrs, space.hasReduction(), persistent, space.xNumel(),
+                                  space.rNumel()));
+
+  OpBuilder entryBuilder = OpBuilder::atBlockBegin(entry);
+  hoistBuilder.emplace(entryBuilder);
+  // Index computations go after the hoisted scalars: a marker op keeps the boundary.
+  auto returnOp = func::ReturnOp::create(entryBuilder, loc);
+  hoistBuilder->setInsertionPoint(returnOp);
+  outer = std::make_unique<Region>(OpBuilder(returnOp));
+  OpBuilder &b = outer->builder;
+
+  Value pid = tl::ProgramIdOp::create(b, loc, 0);
+  Value xblock = tl::BlockSizeOp::create(b, loc, "XBLOCK");
+  Value xindex = tl::RangeOp::create(b, loc, blockType(b.getIndexType()), "XBLOCK", 0);
+  xindex = indexOp<arith::AddIOp>(b, indexOp<arith::MulIOp>(b, pid, xblock), xindex);
+  outer->xmask = lessThan(b, xindex, space.xNumel());
+  outer->slotIndex = decompose(b, xindex, space.xSlotExtents());
+  outer->slotIndex.resize(space.numXSlots() + space.numRSlots());
+  // Scalars go before the program's index arithmetic.
+  hoistBuilder->setInsertionPoint(pid.getDefiningOp());
+  if (space.hasReduction() && persistent)
+    persistentRow = makeRowRegion(outer->builder, Value());
+
+  for (linalg::GenericOp op : space.generics())
+    if (op.getNumReductionLoops() && !outer->blocks.count(op->getResult(0)) &&
+        failed(emitReduction(op)))
+      return failure();
+
+  SmallVector<unsigned> rowResults;
+  for (unsigned i = 0, e = oldKernel.getNumResults(); i < e; ++i) {
+    auto op = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator())
+                  .getOperand(i)
+                  .getDefiningOp<linalg::GenericOp>();
+    if (op && isRowOp(op)) {
+      rowResults.push_back(i);
+      continue;
+    }
+    if (failed(store(i, *outer)))
+      return failure();
+  }
+  if (!rowResults.empty()) {
+    if (persistent) {
+      for (unsigned i : rowResults)
+        if (failed(store(i, *persistentRow)))
+          return failure();
+    } else {
+      OpBuilder &ob = outer->builder;
+      Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
+      auto loop = scf::ForOp::create(ob, loc, index(ob, 0), index(ob, space.rNumel()), step);
+      ob.setInsertionPoint(loop);
+      std::unique_ptr<Region> row =
+          makeRowRegion(OpBuilder(loop.getBody()->getTerminator()), loop.getInductionVar());
+      for (unsigned i : rowResults)
+        if (failed(store(i, *row)))
+          return failure();
+      ob.setInsertionPointAfter(loop);
+    }
+  }
+  return success();
+}
+
+struct ConvertKernelsToTritonLevelPass
+    : mlir::dyno::impl::DynoConvertKernelsToTritonLevelBase<ConvertKernelsToTritonLevelPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> kernels(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp kernel : kernels) {
+      if (kernel.isExternal() || kernel->hasAttr(tl::kConfigsAttr))
+        continue;
+      FailureOr<IterationSpace> space = IterationSpace::build(kernel);
+      if (failed(space))
+        return signalPassFailure();
+      KernelEmitter emitter(kernel, *space, persistentRNumel);
+      if (failed(emitter.emit()))
+        return signalPassFailure();
+      kernel.erase();
+    }
+  }
+};
+
+} // namespace

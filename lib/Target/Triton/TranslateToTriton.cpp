@@ -1,0 +1,520 @@
+//===- TranslateToTriton.cpp - Triton-level kernels as Python ---*- C++ -*-===//
+//
+// Prints every `tl` kernel (see the TritonLevel dialect) as a `@triton.jit` function, one
+// Python statement per op, and a `KERNELS` table with each kernel's index-space sizes
+// and block-size configurations. The output needs only torch and triton to run.
+//
+//===----------------------------------------------------------------------===//
+#include "dyno/Target/Triton/TranslateToTriton.h"
+
+#include "dyno/Dialect/Dyno/IR/DynoDialect.h"
+#include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::dyno;
+
+namespace {
+
+/// Combine functions for reductions Triton has no builtin with ATen's semantics for
+/// (NaN-propagating max/min, NaN-ignoring maxnum/minnum, product, logical and).
+constexpr llvm::StringLiteral kPrelude = R"PY(import triton
+import triton.language as tl
+
+
+@triton.jit
+def _dyno_max(a, b):
+    return tl.where((a != a) | (a > b), a, b)
+
+
+@triton.jit
+def _dyno_min(a, b):
+    return tl.where((a != a) | (a < b), a, b)
+
+
+@triton.jit
+def _dyno_maxnum(a, b):
+    return tl.where((b != b) | (a > b), a, b)
+
+
+@triton.jit
+def _dyno_minnum(a, b):
+    return tl.where((b != b) | (a < b), a, b)
+
+
+@triton.jit
+def _dyno_prod(a, b):
+    return a * b
+
+
+@triton.jit
+def _dyno_and(a, b):
+    return a & b
+
+
+@triton.jit
+def _dyno_or(a, b):
+    return a | b
+
+
+@triton.jit
+def _dyno_sum(a, b):
+    return a + b
+
+
+@triton.jit
+def _dyno_xor(a, b):
+    return a ^ b
+
+
+# Reductions go through tl.reduce with these combine functions, not tl.sum and friends:
+# those are @triton.jit functions of triton.language itself, which cannot run when only
+# these kernels are interpreted (TRITON_INTERPRET=1 is read when triton is imported).
+# Triton's own combine functions, where it has them, have fast interpreter paths.
+_dyno_sum = getattr(tl.standard, "_sum_combine", _dyno_sum)
+_dyno_prod = getattr(tl.standard, "_prod_combine", _dyno_prod)
+_dyno_int_max = getattr(tl.standard, "_elementwise_max", _dyno_maxnum)
+_dyno_int_min = getattr(tl.standard, "_elementwise_min", _dyno_minnum)
+
+)PY";
+
+class KernelPrinter {
+public:
+  KernelPrinter(func::FuncOp kernel, raw_ostream &os) : kernel(kernel), os(os) {
+    indexBits = kernel->getAttrOfType<IntegerAttr>(tl::kIndexBitsAttr)
+                    ? kernel->getAttrOfType<IntegerAttr>(tl::kIndexBitsAttr).getInt()
+                    : 32;
+  }
+  LogicalResult print();
+
+private:
+  FailureOr<std::string> dtype(Type type);
+  FailureOr<std::string> literal(arith::ConstantOp constant);
+  std::string name(Value value);
+  std::string fresh() { return "v" + std::to_string(counter++); }
+  LogicalResult printBlock(Block &block, unsigned indent);
+  LogicalResult printOp(Operation *op, unsigned indent);
+  FailureOr<std::string> expression(Operation *op);
+  InFlightDiagnostic unsupported(Operation *op) {
+    return op->emitOpError("cannot be printed as Triton");
+  }
+
+  func::FuncOp kernel;
+  raw_ostream &os;
+  int64_t indexBits;
+  unsigned counter = 0;
+  DenseMap<Value, std::string> names;
+};
+
+FailureOr<std::string> KernelPrinter::dtype(Type type) {
+  type = getElementTypeOrSelf(type);
+  if (type.isIndex())
+    return std::string(indexBits == 64 ? "tl.int64" : "tl.int32");
+  if (type.isF32())
+    return std::string("tl.float32");
+  if (type.isF16())
+    return std::string("tl.float16");
+  if (type.isBF16())
+    return std::string("tl.bfloat16");
+  if (type.isF64())
+    return std::string("tl.float64");
+  if (type.isInteger(1))
+    return std::string("tl.int1");
+  if (auto integer = dyn_cast<IntegerType>(type))
+    if (llvm::is_contained({8u, 16u, 32u, 64u}, integer.getWidth()))
+      return "tl.int" + std::to_string(integer.getWidth());
+  return failure();
+}
+
+FailureOr<std::string> KernelPrinter::literal(arith::ConstantOp constant) {
+  Attribute value = constant.getValue();
+  Type type = constant.getType();
+  std::string text;
+  if (auto floatAttr = dyn_cast<FloatAttr>(value)) {
+    double number = floatAttr.getValueAsDouble();
+    if (std::isnan(number))
+      text = "float(\"nan\")";
+    else if (std::isinf(number))
+      text = number > 0 ? "float(\"inf\")" : "float(\"-inf\")";
+    else {
+      char buffer[32];
+      snprintf(buffer, sizeof(buffer), "%.17g", number);
+      text = buffer;
+      if (text.find_first_of(".en") == std::string::npos)
+        text += ".0";
+    }
+    if (type.isF32())
+      return text;
+  } else if (auto intAttr = dyn_cast<IntegerAttr>(value)) {
+    if (type.isInteger(1))
+      return std::string(intAttr.getValue().isZero() ? "False" : "True");
+    text = std::to_string(type.isIndex() ? intAttr.getInt() : intAttr.getValue().getSExtValue());
+    if (type.isIndex() || type.isInteger(32))
+      return text;
+  } else {
+    return failure();
+  }
+  FailureOr<std::string> typeName = dtype(type);
+  if (failed(typeName))
+    return failure();
+  return "tl.full([], " + text + ", " + *typeName + ")";
+}
+
+std::string KernelPrinter::name(Value value) {
+  auto it = names.find(value);
+  if (it != names.end())
+    return it->second;
+  return "<unnamed>";
+}
+
+FailureOr<std::string> KernelPrinter::expression(Operation *op) {
+  auto operand = [&](unsigned i) { return name(op->getOperand(i)); };
+  auto binary = [&](StringRef symbol) {
+    return "(" + operand(0) + " " + symbol.str() + " " + operand(1) + ")";
+  };
+  auto call = [&](StringRef function) {
+    std::string text = function.str() + "(";
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      text += (i ? ", " : "") + operand(i);
+    return text + ")";
+  };
+  auto castTo = [&](Type type, bool bitcast = false) -> FailureOr<std::string> {
+    FailureOr<std::string> target = dtype(type);
+    if (failed(target))
+      return failure();
+    return "tl.cast(" + operand(0) + ", " + *target + (bitcast ? ", bitcast=True)" : ")");
+  };
+  auto unsignedView = [&](Value value) -> std::string {
+    unsigned width = getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth();
+    if (width == 1)
+      return name(value);
+    return "tl.cast(" + name(value) + ", tl.uint" + std::to_string(width) + ", bitcast=True)";
+  };
+  Type resultType = op->getNumResults() ? op->getResult(0).getType() : Type();
+  bool isIndex = resultType && getElementTypeOrSelf(resultType).isIndex();
+  using R = FailureOr<std::string>;
+  return llvm::TypeSwitch<Operation *, R>(op)
+      .Case<arith::AddFOp, arith::AddIOp>([&](auto) { return R(binary("+")); })
+      .Case<arith::SubFOp, arith::SubIOp>([&](auto) { return R(binary("-")); })
+      .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return R(binary("*")); })
+      .Case<arith::DivFOp>([&](auto) { return R(binary("/")); })
+      .Case<arith::DivSIOp>([&](auto) { return R(binary("//")); }) // C semantics in Triton
+      .Case<arith::RemSIOp, arith::RemFOp>([&](auto) { return R(binary("%")); })
+      .Case<arith::FloorDivSIOp>([&](auto) {
+        // Triton's // truncates; step down where the signs differ and it was inexact.
+        std::string a = operand(0), b = operand(1);
+        return R("tl.where(((" + a + " % " + b + ") != 0) & ((" + a + " < 0) != (" + b +
+                 " < 0)), " + a + " // " + b + " - 1, " + a + " // " + b + ")");
+      })
+      .Case<arith::CeilDivSIOp>([&](auto) {
+        std::string a = operand(0), b = operand(1);
+        return R("tl.where(((" + a + " % " + b + ") != 0) & ((" + a + " < 0) == (" + b +
+                 " < 0)), " + a + " // " + b + " + 1, " + a + " // " + b + ")");
+      })
+      .Case<arith::DivUIOp>([&](auto) { return isIndex ? R(binary("//")) : R(failure()); })
+      .Case<arith::RemUIOp>([&](auto) { return isIndex ? R(binary("%")) : R(failure()); })
+      .Case<arith::NegFOp>([&](auto) { return R("(-" + operand(0) + ")"); })
+      .Case<arith::AndIOp>([&](auto) { return R(binary("&")); })
+      .Case<arith::OrIOp>([&](auto) { return R(binary("|")); })
+      .Case<arith::XOrIOp>([&](auto) { return R(binary("^")); })
+      .Case<arith::ShLIOp>([&](auto) { return R(binary("<<")); })
+      .Case<arith::ShRSIOp>([&](auto) { return R(binary(">>")); })
+      .Case<arith::MaximumFOp>([&](auto) { return R(call("_dyno_max")); })
+      .Case<arith::MinimumFOp>([&](auto) { return R(call("_dyno_min")); })
+      .Case<arith::MaxNumFOp>([&](auto) { return R(call("_dyno_maxnum")); })
+      .Case<arith::MinNumFOp>([&](auto) { return R(call("_dyno_minnum")); })
+      .Case<arith::MaxSIOp>([&](auto) { return R(call("tl.maximum")); })
+      .Case<arith::MinSIOp>([&](auto) { return R(call("tl.minimum")); })
+      .Case<arith::SelectOp>([&](auto) { return R(call("tl.where")); })
+      .Case<arith::CmpIOp>([&](arith::CmpIOp cmp) -> R {
+        bool indexOperands = getElementTypeOrSelf(cmp.getLhs().getType()).isIndex();
+        switch (cmp.getPredicate()) {
+        case arith::CmpIPredicate::eq: return binary("==");
+        case arith::CmpIPredicate::ne: return binary("!=");
+        case arith::CmpIPredicate::slt: return binary("<");
+        case arith::CmpIPredicate::sle: return binary("<=");
+        case arith::CmpIPredicate::sgt: return binary(">");
+        case arith::CmpIPredicate::sge: return binary(">=");
+        default: break;
+        }
+        std::string lhs = indexOperands ? operand(0) : unsignedView(cmp.getLhs());
+        std::string rhs = indexOperands ? operand(1) : unsignedView(cmp.getRhs());
+        switch (cmp.getPredicate()) {
+        case arith::CmpIPredicate::ult: return "(" + lhs + " < " + rhs + ")";
+        case arith::CmpIPredicate::ule: return "(" + lhs + " <= " + rhs + ")";
+        case arith::CmpIPredicate::ugt: return "(" + lhs + " > " + rhs + ")";
+        case arith::CmpIPredicate::uge: return "(" + lhs + " >= " + rhs + ")";
+        default: return failure();
+        }
+      })
+      .Case<arith::CmpFOp>([&](arith::CmpFOp cmp) -> R {
+        std::string a = operand(0), b = operand(1);
+        std::string unordered = "(" + a + " != " + a + ") | (" + b + " != " + b + ")";
+        std::string ordered = "(" + a + " == " + a + ") & (" + b + " == " + b + ")";
+        auto cmpText = [&](StringRef symbol) { return "(" + a + " " + symbol.str() + " " + b + ")"; };
+        switch (cmp.getPredicate()) {
+        case arith::CmpFPredicate::OEQ: return cmpText("==");
+        case arith::CmpFPredicate::OGT: return cmpText(">");
+        case arith::CmpFPredicate::OGE: return cmpText(">=");
+        case arith::CmpFPredicate::OLT: return cmpText("<");
+        case arith::CmpFPredicate::OLE: return cmpText("<=");
+        case arith::CmpFPredicate::ONE: return "(" + cmpText("!=") + " & " + ordered + ")";
+        case arith::CmpFPredicate::ORD: return "(" + ordered + ")";
+        case arith::CmpFPredicate::UEQ: return "(" + cmpText("==") + " | " + unordered + ")";
+        case arith::CmpFPredicate::UGT: return "(" + cmpText(">") + " | " + unordered + ")";
+        case arith::CmpFPredicate::UGE: return "(" + cmpText(">=") + " | " + unordered + ")";
+        case arith::CmpFPredicate::ULT: return "(" + cmpText("<") + " | " + unordered + ")";
+        case arith::CmpFPredicate::ULE: return "(" + cmpText("<=") + " | " + unordered + ")";
+        case arith::CmpFPredicate::UNE: return cmpText("!=");
+        case arith::CmpFPredicate::UNO: return "(" + unordered + ")";
+        case arith::CmpFPredicate::AlwaysTrue: return "((" + a + " == " + a + ") | True)";
+        case arith::CmpFPredicate::AlwaysFalse: return "((" + a + " == " + a + ") & False)";
+        }
+        return failure();
+      })
+      .Case<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp, arith::ExtSIOp,
+            arith::TruncIOp, arith::IndexCastOp>([&](auto) { return castTo(resultType); })
+      .Case<arith::BitcastOp>([&](auto) { return castTo(resultType, /*bitcast=*/true); })
+      .Case<arith::ExtUIOp, arith::UIToFPOp, arith::IndexCastUIOp>([&](auto) -> R {
+        FailureOr<std::string> target = dtype(resultType);
+        if (failed(target))
+          return failure();
+        return "tl.cast(" + unsignedView(op->getOperand(0)) + ", " + *target + ")";
+      })
+      .Case<math::ExpOp>([&](auto) { return R(call("tl.exp")); })
+      .Case<math::Exp2Op>([&](auto) { return R(call("tl.exp2")); })
+      .Case<math::LogOp>([&](auto) { return R(call("tl.log")); })
+      .Case<math::Log2Op>([&](auto) { return R(call("tl.log2")); })
+      .Case<math::Log10Op>([&](auto) {
+        return R("(tl.log(" + operand(0) + ") * 0.43429448190325182)");
+      })
+      .Case<math::SqrtOp>([&](auto) { return R(call("tl.sqrt_rn")); })
+      .Case<math::RsqrtOp>([&](auto) { return R(call("tl.rsqrt")); })
+      .Case<math::ErfOp>([&](auto) { return R(call("tl.erf")); })
+      .Case<math::SinOp>([&](auto) { return R(call("tl.sin")); })
+      .Case<math::CosOp>([&](auto) { return R(call("tl.cos")); })
+      .Case<math::FloorOp>([&](auto) { return R(call("tl.floor")); })
+      .Case<math::CeilOp>([&](auto) { return R(call("tl.ceil")); })
+      .Case<math::AbsFOp, math::AbsIOp>([&](auto) { return R(call("tl.abs")); })
+      .Case<math::FmaOp>([&](auto) { return R(call("tl.fma")); })
+      .Case<math::IsNaNOp>([&](auto) { return R("(" + operand(0) + " != " + operand(0) + ")"); })
+      .Case<math::IsInfOp>([&](auto) {
+        return R("(tl.abs(" + operand(0) + ") == float(\"inf\"))");
+      })
+      .Case<math::IsFiniteOp>([&](auto) {
+        return R("(tl.abs(" + operand(0) + ") < float(\"inf\"))");
+      })
+      .Case<math::CopySignOp>([&](auto) {
+        return R("tl.where(" + operand(1) + " < 0, -tl.abs(" + operand(0) + "), tl.abs(" +
+                 operand(0) + "))");
+      })
+      .Case<tl::ProgramIdOp>([&](tl::ProgramIdOp pid) {
+        std::string text = "tl.program_id(" + std::to_string(pid.getAxis()) + ")";
+        return R(indexBits == 64 ? "tl.cast(" + text + ", tl.int64)" : text);
+      })
+      .Case<tl::BlockSizeOp>([&](tl::BlockSizeOp size) { return R(size.getName().str()); })
+      .Case<tl::RangeOp>([&](tl::RangeOp range) {
+        std::string text = "tl.arange(0, " + range.getBlock().str() + ")";
+        int64_t rank = range.getResult().getType().getRank();
+        if (rank == 2)
+          text += range.getDim() == 0 ? "[:, None]" : "[None, :]";
+        return R(text);
+      })
+      .Case<tl::FullOp>([&](tl::FullOp full) -> R {
+        FailureOr<std::string> type = dtype(full.getValue().getType());
+        if (failed(type))
+          return failure();
+        SmallVector<std::string> sizes;
+        for (Attribute size : full.getShape())
+          sizes.push_back(cast<StringAttr>(size).getValue().str());
+        return "tl.full([" + llvm::join(sizes, ", ") + "], " + operand(0) + ", " + *type + ")";
+      })
+      .Case<tl::LoadOp>([&](tl::LoadOp load) {
+        std::string text = "tl.load(" + operand(0) + " + " + operand(1);
+        if (load.getMask())
+          text += ", mask=" + operand(2) + ", other=0";
+        return R(text + ")");
+      })
+      .Case<tl::ReduceOp>([&](tl::ReduceOp reduce) -> R {
+        std::string axis = std::to_string(reduce.getAxis());
+        std::string input = operand(0);
+        StringRef kind = reduce.getKind();
+        std::string combiner = llvm::StringSwitch<std::string>(kind)
+                                   .Case("sum", "_dyno_sum")
+                                   .Case("maxsi", "_dyno_int_max")
+                                   .Case("minsi", "_dyno_int_min")
+                                   .Case("xor", "_dyno_xor")
+                                   .Case("max", "_dyno_max")
+                                   .Case("min", "_dyno_min")
+                                   .Case("maxnum", "_dyno_maxnum")
+                                   .Case("minnum", "_dyno_minnum")
+                                   .Case("prod", "_dyno_prod")
+                                   .Case("and", "_dyno_and")
+                                   .Case("or", "_dyno_or")
+                                   .Default("");
+        if (combiner.empty())
+          return failure();
+        return "tl.reduce(" + input + ", " + axis + ", " + combiner + ", keep_dims=True)";
+      })
+      .Default([](Operation *) { return R(failure()); });
+}
+
+LogicalResult KernelPrinter::printOp(Operation *op, unsigned indent) {
+  std::string pad(indent, ' ');
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    FailureOr<std::string> text = literal(constant);
+    if (failed(text))
+      return unsupported(op);
+    names[constant.getResult()] = *text;
+    return success();
+  }
+  if (auto splat = dyn_cast<tl::SplatOp>(op)) {
+    names[splat.getResult()] = name(splat.getValue()); // Triton broadcasts scalars
+    return success();
+  }
+  if (auto store = dyn_cast<tl::StoreOp>(op)) {
+    os << pad << "tl.store(" << name(store.getPtr()) << " + " << name(store.getOffsets())
+       << ", " << name(store.getValue());
+    if (store.getMask())
+      os << ", mask=" << name(store.getMask());
+    os << ")\n";
+    return success();
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    SmallVector<std::string> carried;
+    for (auto [init, arg, result] :
+         llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults())) {
+      std::string variable = fresh();
+      os << pad << variable << " = " << name(init) << "\n";
+      names[arg] = variable;
+      names[result] = variable;
+      carried.push_back(variable);
+    }
+    std::string induction = fresh();
+    names[loop.getInductionVar()] = induction;
+    os << pad << "for " << induction << " in range(" << name(loop.getLowerBound()) << ", "
+       << name(loop.getUpperBound()) << ", " << name(loop.getStep()) << "):\n";
+    if (failed(printBlock(*loop.getBody(), indent + 4)))
+      return failure();
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    if (!carried.empty()) {
+      SmallVector<std::string> values;
+      for (Value value : yield.getOperands())
+        values.push_back(name(value));
+      os << pad << "    " << llvm::join(carried, ", ") << " = " << llvm::join(values, ", ")
+         << "\n";
+    } else {
+      os << pad << "    pass\n";
+    }
+    return success();
+  }
+  if (isa<func::ReturnOp, scf::YieldOp>(op))
+    return success();
+  if (op->getNumResults() != 1)
+    return unsupported(op);
+  FailureOr<std::string> text = expression(op);
+  if (failed(text))
+    return unsupported(op);
+  std::string variable = fresh();
+  names[op->getResult(0)] = variable;
+  os << pad << variable << " = " << *text << "\n";
+  return success();
+}
+
+LogicalResult KernelPrinter::printBlock(Block &block, unsigned indent) {
+  for (Operation &op : block)
+    if (failed(printOp(&op, indent)))
+      return failure();
+  return success();
+}
+
+LogicalResult KernelPrinter::print() {
+  auto configs = kernel->getAttrOfType<ArrayAttr>(tl::kConfigsAttr);
+  if (!configs || configs.empty())
+    return kernel.emitOpError("lacks ") << tl::kConfigsAttr;
+  SmallVector<std::string> parameters;
+  for (BlockArgument argument : kernel.getArguments()) {
+    if (!isa<tl::PtrType>(argument.getType()))
+      return kernel.emitOpError("has a non-pointer argument");
+    std::string variable = "arg" + std::to_string(argument.getArgNumber());
+    names[argument] = variable;
+    parameters.push_back(variable);
+  }
+  SmallVector<std::string> blockNames;
+  for (NamedAttribute entry : cast<DictionaryAttr>(configs[0]))
+    if (entry.getName() != "num_warps")
+      blockNames.push_back(entry.getName().str());
+  // XBLOCK before RBLOCK, whatever the dictionary's (sorted) order.
+  llvm::sort(blockNames, [](const std::string &a, const std::string &b) {
+    return a == "XBLOCK" || (b != "XBLOCK" && a < b);
+  });
+  for (const std::string &block : blockNames)
+    parameters.push_back(block + ": tl.constexpr");
+  os << "\n\n@triton.jit\ndef " << kernel.getName() << "(" << llvm::join(parameters, ", ")
+     << "):\n";
+  return printBlock(kernel.getBody().front(), 4);
+}
+
+std::string pythonDict(DictionaryAttr dict) {
+  SmallVector<std::string> entries;
+  for (NamedAttribute entry : dict)
+    if (auto value = dyn_cast<IntegerAttr>(entry.getValue()))
+      entries.push_back("\"" + entry.getName().str() + "\": " + std::to_string(value.getInt()));
+  return "{" + llvm::join(entries, ", ") + "}";
+}
+
+} // namespace
+
+LogicalResult mlir::dyno::translateToTriton(Operation *op, raw_ostream &os) {
+  SmallVector<func::FuncOp> kernels;
+  op->walk([&](func::FuncOp kernel) {
+    if (kernel->hasAttr(tl::kConfigsAttr))
+      kernels.push_back(kernel);
+  });
+  // Print into a buffer first: a kernel that fails leaves no partial output.
+  std::string text;
+  llvm::raw_string_ostream buffer(text);
+  buffer << "# Triton kernels generated by Dyno (dyno-translate --mlir-to-triton).\n"
+         << "# Needs only torch and triton.\n"
+         << kPrelude;
+  for (func::FuncOp kernel : kernels)
+    if (failed(KernelPrinter(kernel, buffer).print()))
+      return failure();
+  buffer << "\n\n# Launch table: index-space sizes and block-size configurations, the\n"
+         << "# heuristic's choice first.\nKERNELS = {\n";
+  for (func::FuncOp kernel : kernels) {
+    SmallVector<std::string> configs;
+    for (Attribute config : kernel->getAttrOfType<ArrayAttr>(tl::kConfigsAttr))
+      configs.push_back(pythonDict(cast<DictionaryAttr>(config)));
+    buffer << "    \"" << kernel.getName() << "\": {\"num_args\": " << kernel.getNumArguments()
+           << ", \"xnumel\": " << kernel->getAttrOfType<IntegerAttr>(tl::kXNumelAttr).getInt()
+           << ", \"rnumel\": " << kernel->getAttrOfType<IntegerAttr>(tl::kRNumelAttr).getInt()
+           << ",\n        \"configs\": [" << llvm::join(configs, ", ") << "]},\n";
+  }
+  buffer << "}\n";
+  os << text;
+  return success();
+}
+
+void mlir::dyno::registerToTritonTranslation() {
+  TranslateFromMLIRRegistration registration(
+      "mlir-to-triton", "Print Dyno's Triton-level kernels as @triton.jit Python source",
+      [](Operation *op, raw_ostream &os) { return translateToTriton(op, os); },
+      [](DialectRegistry &registry) {
+        // The kernels' dialects, and those of the host schedule around them.
+        registry.insert<tl::TLDialect, DynoDialect, arith::ArithDialect,
+                        cf::ControlFlowDialect, func::FuncDialect, linalg::LinalgDialect,
+                        math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
+      });
+}

@@ -1,0 +1,48 @@
+"""What a generated host wrapper calls at run time. Needs only torch.
+
+Self-contained, like triton_runtime.py: `dyno.export_triton` ships it with the wrapper.
+"""
+import functools
+
+import torch
+
+
+def _dense_layout(shape, stride) -> bool:
+    """Whether `stride` lays out `shape` without overlap or gaps (some permutation of a
+    contiguous layout). Eager may return overlapping views (an expand's zero strides);
+    those are not reproduced by copying, the values are returned densely."""
+    expected = 1
+    for size, step in sorted(((sz, st) for sz, st in zip(shape, stride) if sz != 1),
+                             key=lambda pair: pair[1]):
+        if step != expected:
+            return False
+        expected *= size
+    return True
+
+
+def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
+    """Gives `tensor` the dtype and strides eager PyTorch produces for this output."""
+    if tensor.dtype != dtype:
+        tensor = tensor.view(dtype) if tensor.element_size() == torch.empty(
+            (), dtype=dtype).element_size() else tensor.to(dtype)
+    if (tensor.dim() and tensor.stride() != stride and tensor.numel() > 1
+            and _dense_layout(tensor.shape, stride)):
+        out = torch.empty_strided(tensor.shape, stride, dtype=tensor.dtype, device=tensor.device)
+        out.copy_(tensor)
+        return out
+    return tensor
+
+
+def wrapper_globals(kernels, sync_threads, device="cpu"):
+    """The names a wrapper's `call(args)` uses; tensors it allocates go on `device`."""
+    return {
+        "torch": torch,
+        "_kernels": kernels,
+        "_empty": functools.partial(torch.empty, device=device),
+        "_mm": torch.mm, "_addmm": torch.addmm,
+        "_bmm": torch.bmm, "_baddbmm": torch.baddbmm,
+        "_conv2d": torch.conv2d,
+        "_as_eager": as_eager,
+        "_sync_threads": sync_threads,
+        "_get_num_threads": torch.get_num_threads,
+    }

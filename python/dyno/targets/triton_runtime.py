@@ -1,0 +1,164 @@
+"""Runs Dyno's generated Triton kernels. Needs only torch and triton.
+
+This module is self-contained on purpose: `dyno.export_triton` copies it next to the
+exported kernels and wrapper, so that a model compiled on a CPU-only build machine runs
+on a GPU server where neither Dyno's compiler, MLIR nor torch-mlir is installed.
+
+A kernels file (printed by `dyno-translate --mlir-to-triton`) holds `@triton.jit`
+functions and a `KERNELS` table: per kernel its index-space sizes (`xnumel`, `rnumel`)
+and block-size configurations, the compiler's heuristic choice first. A launcher
+computes the grid from `xnumel` and the chosen `XBLOCK` and launches the kernel.
+
+Autotuning (`autotune=True`, or DYNO_AUTOTUNE=1) times every configuration on the first
+call and keeps the fastest; the winner is cached on disk (DYNO_CACHE_DIR, by default
+~/.cache/dyno) under a hash of the kernel source, configuration list and device, so a
+later process starts with it.
+"""
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import threading
+
+import torch
+import triton
+
+_lock = threading.Lock()
+
+
+def cache_dir() -> str:
+    root = os.environ.get("DYNO_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "dyno")
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
+@contextlib.contextmanager
+def _interpreter(enabled: bool):
+    """Makes `@triton.jit` build interpreted kernels (TRITON_INTERPRET=1) while a kernels
+    module is imported, without changing how any other Triton code in the process runs."""
+    if not enabled:
+        yield
+        return
+    knobs = getattr(triton, "knobs", None)
+    if knobs is not None and hasattr(knobs.runtime, "scope"):
+        with knobs.runtime.scope():
+            knobs.runtime.interpret = True
+            yield
+        return
+    previous = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["TRITON_INTERPRET"]
+        else:
+            os.environ["TRITON_INTERPRET"] = previous
+
+
+def import_kernels(path: str, interpret: bool):
+    """Imports a kernels file (Triton reads kernels' source through `inspect`, so they
+    must live in a real file)."""
+    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()[:16]
+    name = f"dyno_triton_kernels_{digest}_{'interpreted' if interpret else 'compiled'}"
+    with _lock:
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        with _interpreter(interpret):
+            spec.loader.exec_module(module)
+        sys.modules[name] = module
+        return module
+
+
+def write_kernels(source: str) -> str:
+    """Stores a kernels source in the cache directory (by content) and returns its path."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    directory = os.path.join(cache_dir(), "kernels")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"kernels_{digest}.py")
+    if not os.path.exists(path):
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w") as file:
+            file.write(source)
+        os.replace(temporary, path)
+    return path
+
+
+class Launcher:
+    """Launches one kernel: grid from the index-space size, blocks from a configuration."""
+
+    def __init__(self, function, entry: dict, interpret: bool, autotune: bool, key: str):
+        self.function = function
+        self.name = function.__name__ if hasattr(function, "__name__") else str(function)
+        self.xnumel = entry["xnumel"]
+        self.configs = entry["configs"]
+        self.interpret = interpret
+        self.autotune = autotune and not interpret and len(self.configs) > 1
+        self.key = key
+        if interpret:
+            # The interpreter runs programs one after another: the fewest programs win.
+            self.config = max(self.configs, key=lambda c: c["XBLOCK"] * c.get("RBLOCK", 1))
+        else:
+            self.config = self.configs[0]
+        self.tuned = not self.autotune
+
+    def _launch(self, config, tensors):
+        blocks = {k: v for k, v in config.items() if k != "num_warps"}
+        grid = (triton.cdiv(self.xnumel, config["XBLOCK"]),)
+        self.function[grid](*tensors, **blocks, num_warps=config["num_warps"])
+
+    def _tune(self, tensors):
+        path = os.path.join(cache_dir(), "autotune", f"{self.key}.json")
+        if os.path.exists(path):
+            with open(path) as file:
+                self.config = json.load(file)["config"]
+            self.tuned = True
+            return
+        from triton.testing import do_bench
+
+        timings = []
+        for config in self.configs:
+            try:
+                timings.append((do_bench(lambda: self._launch(config, tensors)), config))
+            except Exception:  # a configuration the device cannot run (e.g. registers)
+                continue
+        if timings:
+            best_time, self.config = min(timings, key=lambda pair: pair[0])
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as file:
+                json.dump({"kernel": self.name, "config": self.config, "ms": best_time,
+                           "timings": [[t, c] for t, c in timings]}, file)
+        self.tuned = True
+
+    def __call__(self, *tensors):
+        if not self.tuned:
+            self._tune(tensors)
+        self._launch(self.config, tensors)
+
+
+class TritonKernels:
+    """The kernels of one graph, by name, ready to launch on `device`."""
+
+    def __init__(self, kernels_path: str, device: torch.device, autotune: bool = False):
+        interpret = torch.device(device).type == "cpu"
+        self.module = import_kernels(kernels_path, interpret)
+        source = open(kernels_path, "rb").read()
+        device_name = "interpreter" if interpret else torch.cuda.get_device_name(device)
+        self.launchers = {}
+        for name, entry in self.module.KERNELS.items():
+            key = hashlib.sha256(source + name.encode() + json.dumps(entry).encode()
+                                 + device_name.encode()).hexdigest()[:24]
+            self.launchers[name] = Launcher(getattr(self.module, name), entry, interpret,
+                                            autotune, key)
+
+    def __getitem__(self, name: str) -> Launcher:
+        return self.launchers[name]
+
+
+def autotune_requested(option) -> bool:
+    return bool(option) or os.environ.get("DYNO_AUTOTUNE", "") not in ("", "0")
