@@ -9,6 +9,19 @@ import torch
 import dyno
 
 
+# The target assert_compiled_matches compiles for; `each_target` runs a test on both.
+TARGET = {"name": "cpu"}
+
+
+@pytest.fixture(params=["cpu", "triton"])
+def each_target(request):
+    """Runs the test once per target: native CPU code, and Triton kernels (on CPU tensors
+    they run under Triton's interpreter, as the GPU kernels would on a GPU)."""
+    TARGET["name"] = request.param
+    yield request.param
+    TARGET["name"] = "cpu"
+
+
 @pytest.fixture(autouse=True)
 def fresh_compiler_state():
     torch._dynamo.reset()
@@ -31,12 +44,15 @@ def assert_compiled_matches(fn, *inputs, rtol=1e-5, atol=1e-5, options=None, min
     `extern_calls`, when given, is the exact number of library calls (matmul, conv) the
     compiled graphs must make: a contraction compiled as loops is a performance bug.
     """
+    options = dict(options or {})
+    options.setdefault("target", TARGET["name"])
     with torch.no_grad():
         expected = fn(*inputs)
         compiled = torch.compile(fn, backend="mlir", options=options)
         actual = compiled(*inputs)
     stats = dyno.stats()
     assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+    assert stats.get(f"{options['target']}_graphs", 0) >= 1, stats
     assert stats["runtime_fallbacks"] == 0, stats
     assert stats["compiled_graphs"] >= 1, stats
     assert stats["kernels"] + stats["extern_calls"] >= min_kernels, stats

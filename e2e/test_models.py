@@ -3,12 +3,16 @@ suite's definitions, at test sizes)."""
 import os
 import sys
 
+import pytest
 import torch
 
 from conftest import assert_compiled_matches
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 from models import MLP, TransformerBlock  # noqa: E402
+
+# Every case runs on the CPU target and on the Triton target (interpreted on CPU).
+pytestmark = pytest.mark.usefixtures("each_target")
 
 
 def test_mlp():

@@ -7,6 +7,9 @@ import dyno
 
 from conftest import assert_compiled_matches
 
+# Every case runs on the CPU target and on the Triton target (interpreted on CPU).
+pytestmark = pytest.mark.usefixtures("each_target")
+
 
 def test_elementwise_chain():
     def fn(x, y):

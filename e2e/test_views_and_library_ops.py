@@ -1,8 +1,12 @@
 """Views (reshape, permute, transpose, slice, expand) and library calls (matmul, conv)."""
+import pytest
 import torch
 import torch.nn.functional as F
 
 from conftest import assert_compiled_matches, assert_compiled_matches_values
+
+# Every case runs on the CPU target and on the Triton target (interpreted on CPU).
+pytestmark = pytest.mark.usefixtures("each_target")
 
 
 def test_reshape_and_flatten():

@@ -86,10 +86,12 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
 }
 
 void dyno::buildTritonLoweringPipeline(OpPassManager &pm) {
+  // Fills, reductions and other named ops become linalg.generic, the one form lowered.
+  pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
+  // A kernel whose ops need several index spaces becomes several kernels (host too).
+  pm.addPass(createDynoSplitKernelsForTriton());
   // Everything below runs on the nested `module @kernels`; the host function stays.
   OpPassManager &kernels = pm.nest<ModuleOp>();
-  // Fills, reductions and other named ops become linalg.generic, the one form lowered.
-  kernels.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
   kernels.addPass(createCanonicalizerPass());
   // Math Triton lacks: closed forms over exp/log (tanh, sinh, pow, ...) ...
   math::MathExpandOpsPassOptions expand;

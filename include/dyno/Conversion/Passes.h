@@ -2,7 +2,9 @@
 #ifndef DYNO_CONVERSION_PASSES_H
 #define DYNO_CONVERSION_PASSES_H
 
+#include "dyno/Dialect/Dyno/IR/DynoDialect.h"
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"

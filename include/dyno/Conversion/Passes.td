@@ -59,4 +59,29 @@ def DynoConvertKernelsToTritonLevel
                            "scf::SCFDialect"];
 }
 
+def DynoSplitKernelsForTriton : Pass<"dyno-split-kernels-for-triton", "ModuleOp"> {
+  let summary = "Split kernels whose ops need several Triton index spaces";
+  let description = [{
+    A Triton program walks one index space: blocks of rows, and at most one reduced
+    extent. Kernel formation groups ops by data flow, so a kernel can hold, say, a column
+    reduction and a row reduction of the same tensor. Each kernel that
+    `dyno-convert-kernels-to-triton-level` could not lower whole is split into one
+    kernel per computing op, in program order; intermediates go through memory and the
+    host schedule launches the pieces in order. Kernels that fit one space are left
+    alone.
+
+    ```mlir
+    // Before
+    %r:2 = dyno.launch @kernels::@kernel_0(%x) : (...) -> (tensor<7xf32>, tensor<3xf32>)
+    // After (kernel_0 held a reduction over dim 0 and one over dim 1)
+    %a = dyno.launch @kernels::@kernel_0_0(%x) : (tensor<3x7xf32>) -> tensor<7xf32>
+    %b = dyno.launch @kernels::@kernel_0_1(%x) : (tensor<3x7xf32>) -> tensor<3xf32>
+    ```
+
+    Input and output: a graph module after `dyno-form-kernels` (host functions and
+    `module @kernels` of `linalg.generic` kernels).
+  }];
+  let dependentDialects = ["::mlir::dyno::DynoDialect", "func::FuncDialect"];
+}
+
 #endif // DYNO_CONVERSION_PASSES_TD

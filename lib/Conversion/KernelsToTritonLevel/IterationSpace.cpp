@@ -15,16 +15,6 @@ static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-/// Whether `memory` lays out `shape` densely in row-major order (a reshape of it is
-/// then a row-major view too).
-static bool isContiguous(const MemoryOperand &memory, ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> dense = rowMajorStrides(shape);
-  for (auto [size, stride, expected] : llvm::zip(shape, memory.strides, dense))
-    if (size != 1 && stride != expected)
-      return false;
-  return true;
-}
-
 Value mlir::dyno::scalarFillValue(linalg::GenericOp op) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops())
     return {};
@@ -58,27 +48,116 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
     return source;
   }
   Operation *def = tensor.getDefiningOp();
-  auto reshape = [&](Value input) -> FailureOr<TensorSource> {
+  // A reshape of a computed tensor that only adds or drops unit dimensions.
+  auto unitReshape = [&](Value input, ArrayRef<ReassociationIndices> groups,
+                         bool expanding) -> std::optional<FailureOr<TensorSource>> {
+    FailureOr<TensorSource> source = traceTensor(input);
+    if (failed(source) || source->kind != TensorSource::Computed)
+      return std::nullopt;
+    ArrayRef<int64_t> wide = expanding ? shapeOf(tensor) : shapeOf(input);
+    SmallVector<int64_t> resultDims(shapeOf(tensor).size(), -1);
+    for (auto [narrowDim, group] : llvm::enumerate(groups)) {
+      int64_t kept = -1;
+      for (int64_t wideDim : group)
+        if (wide[wideDim] != 1) {
+          if (kept != -1)
+            return FailureOr<TensorSource>(
+                (def->emitOpError("reshapes a computed tensor beyond unit dimensions, "
+                                  "which the Triton target does not support"), failure()));
+          kept = wideDim;
+        }
+      if (expanding) {
+        if (kept != -1)
+          resultDims[kept] = source->resultDims[narrowDim];
+        else if (!group.empty())
+          resultDims[group.front()] = source->resultDims[narrowDim];
+      } else {
+        resultDims[narrowDim] = kept == -1 ? -1 : source->resultDims[kept];
+      }
+    }
+    source->resultDims = resultDims;
+    return FailureOr<TensorSource>(*source);
+  };
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+    if (auto traced = unitReshape(expand.getSrc(), expand.getReassociationIndices(), true))
+      return *traced;
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+    if (auto traced = unitReshape(collapse.getSrc(), collapse.getReassociationIndices(), false))
+      return *traced;
+
+  auto traceView = [&](Value input) -> FailureOr<TensorSource> {
     FailureOr<TensorSource> source = traceTensor(input);
     if (failed(source))
       return failure();
-    if (source->kind != TensorSource::Memory || !isContiguous(source->memory, shapeOf(input)))
-      return def->emitOpError("reshapes a tensor the Triton target does not hold in "
-                              "memory densely"), failure();
-    source->memory.strides = rowMajorStrides(shapeOf(tensor));
+    if (source->kind != TensorSource::Memory || source->memory.padValue)
+      return def->emitOpError("is a view of a tensor that is not a kernel argument, "
+                              "which the Triton target cannot read"), failure();
     return source;
   };
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
-    return reshape(expand.getSrc());
-  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
-    return reshape(collapse.getSrc());
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-    FailureOr<TensorSource> source = traceTensor(slice.getSource());
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+    FailureOr<TensorSource> source = traceView(expand.getSrc());
     if (failed(source))
       return failure();
-    if (source->kind != TensorSource::Memory || !slice.hasUnitStride() ||
-        ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
-        ShapedType::isDynamicShape(slice.getStaticSizes()))
+    // Each source dimension splits into row-major parts of its stride.
+    ArrayRef<int64_t> shape = shapeOf(tensor);
+    SmallVector<int64_t> strides(shape.size());
+    for (auto [sourceDim, group] : llvm::enumerate(expand.getReassociationIndices())) {
+      int64_t stride = source->memory.strides[sourceDim];
+      for (int64_t dim : llvm::reverse(group)) {
+        strides[dim] = stride;
+        stride *= shape[dim];
+      }
+    }
+    source->memory.strides = strides;
+    return source;
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    FailureOr<TensorSource> source = traceView(collapse.getSrc());
+    if (failed(source))
+      return failure();
+    // A group collapses when its dimensions are nested in memory (ignoring size 1).
+    ArrayRef<int64_t> shape = shapeOf(collapse.getSrc());
+    SmallVector<int64_t> strides;
+    for (ReassociationIndices group : collapse.getReassociationIndices()) {
+      std::optional<int64_t> inner;
+      int64_t expected = 0;
+      for (int64_t dim : llvm::reverse(group)) {
+        if (shape[dim] == 1)
+          continue;
+        if (inner && source->memory.strides[dim] != expected)
+          return collapse.emitOpError("merges dimensions that are not nested in memory, "
+                                      "which the Triton target cannot read"), failure();
+        if (!inner)
+          inner = source->memory.strides[dim];
+        expected = source->memory.strides[dim] * shape[dim];
+      }
+      strides.push_back(inner.value_or(1));
+    }
+    source->memory.strides = strides;
+    return source;
+  }
+  if (auto pad = dyn_cast<tensor::PadOp>(def)) {
+    FailureOr<TensorSource> source = traceView(pad.getSource());
+    if (failed(source))
+      return failure();
+    Value padValue = pad.getConstantPaddingValue();
+    if (!padValue || ShapedType::isDynamicShape(pad.getStaticLow()) ||
+        ShapedType::isDynamicShape(pad.getStaticHigh()))
+      return pad.emitOpError("is not a static pad with a constant, which the Triton target "
+                             "needs"), failure();
+    source->memory.padLow.assign(pad.getStaticLow().begin(), pad.getStaticLow().end());
+    ArrayRef<int64_t> unpadded = shapeOf(pad.getSource());
+    source->memory.unpaddedSizes.assign(unpadded.begin(), unpadded.end());
+    source->memory.padValue = padValue;
+    return source;
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    FailureOr<TensorSource> source = traceView(slice.getSource());
+    if (failed(source))
+      return failure();
+    if (ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(slice.getStaticSizes()) ||
+        ShapedType::isDynamicShape(slice.getStaticStrides()))
       return slice.emitOpError("is not a static slice of a kernel argument, which the "
                                "Triton target needs"), failure();
     llvm::SmallBitVector dropped = slice.getDroppedDims();
@@ -87,7 +166,7 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
     for (auto [i, offset] : llvm::enumerate(slice.getStaticOffsets())) {
       memory.offset += offset * source->memory.strides[i];
       if (!dropped.test(i))
-        strides.push_back(source->memory.strides[i]);
+        strides.push_back(source->memory.strides[i] * slice.getStaticStrides()[i]);
     }
     memory.strides = strides;
     source->memory = memory;
@@ -102,6 +181,7 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
     TensorSource source{TensorSource::Computed};
     source.producer = generic;
     source.resultNumber = cast<OpResult>(tensor).getResultNumber();
+    source.resultDims = llvm::to_vector(llvm::seq<int64_t>(0, shapeOf(tensor).size()));
     return source;
   }
   if (auto fill = dyn_cast<linalg::FillOp>(def)) {
@@ -216,10 +296,13 @@ FailureOr<IterationSpace> IterationSpace::build(func::FuncOp kernel) {
         return op.emitOpError("reads a tensor the Triton target does not compute"), failure();
       AffineMap consumerMap = op.getMatchingIndexingMap(&operand);
       AffineMap producerMap =
-          producer.getIndexingMapMatchingResult(cast<OpResult>(operand.get()));
+          producer.getIndexingMapMatchingResult(producer->getResult(source->resultNumber));
       ArrayRef<int64_t> shape = cast<RankedTensorType>(operand.get().getType()).getShape();
       for (unsigned dim = 0; dim < shape.size(); ++dim) {
-        auto producerDim = dyn_cast<AffineDimExpr>(producerMap.getResult(dim));
+        if (source->resultDims[dim] < 0)
+          continue; // a unit dimension a reshape inserted
+        auto producerDim =
+            dyn_cast<AffineDimExpr>(producerMap.getResult(source->resultDims[dim]));
         if (!producerDim)
           return producer.emitOpError("writes its result through a non-permutation map, "
                                       "which the Triton target does not support"), failure();
@@ -296,6 +379,8 @@ FailureOr<IterationSpace> IterationSpace::build(func::FuncOp kernel) {
     for (unsigned loop = 0; loop < numLoops; ++loop) {
       if (slotOfClass(node(op, loop)))
         continue;
+      if (ranges[loop] == 1)
+        continue; // a unit loop of its own: index 0
       bool lined = numLoops == allSlotNodes.size() || numLoops == xSlotNodes.size();
       if (!lined || classes.extent(allSlotNodes[loop]) != ranges[loop] ||
           !classes.unite(allSlotNodes[loop], node(op, loop)))
@@ -307,6 +392,11 @@ FailureOr<IterationSpace> IterationSpace::build(func::FuncOp kernel) {
     SmallVector<bool> used(allSlotNodes.size(), false);
     for (auto [loop, iterator] : llvm::enumerate(op.getIteratorTypesArray())) {
       std::optional<unsigned> slot = slotOfClass(node(op, loop));
+      if (!slot && classes.extent(node(op, loop)) == 1 &&
+          iterator == utils::IteratorType::parallel) {
+        space.slots[{op.getOperation(), static_cast<unsigned>(loop)}] = kUnitSlot;
+        continue;
+      }
       if (!slot || used[*slot])
         return op.emitOpError("has loop ") << loop << " that the Triton target cannot place "
                << "in the kernel's index space", failure();

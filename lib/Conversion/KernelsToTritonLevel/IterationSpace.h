@@ -24,6 +24,10 @@ struct MemoryOperand {
   unsigned argument = 0;
   int64_t offset = 0;
   llvm::SmallVector<int64_t> strides;
+  /// A `tensor.pad` of the argument: per dimension the low padding and the unpadded
+  /// size; elements outside read `padValue` (empty when not padded).
+  llvm::SmallVector<int64_t> padLow, unpaddedSizes;
+  Value padValue;
 };
 
 /// What a tensor value of a kernel is, for the Triton lowering.
@@ -33,6 +37,10 @@ struct TensorSource {
   Value scalar;                 // ScalarFill: the fill value (defined outside the op)
   linalg::GenericOp producer;   // Computed
   unsigned resultNumber = 0;    // Computed
+  /// Computed: per dimension of the traced tensor, the producer's result dimension, or
+  /// -1 for a unit dimension a reshape inserted (reshapes that only add or drop unit
+  /// dimensions are followed through).
+  llvm::SmallVector<int64_t> resultDims;
 };
 
 /// The scalar a generic fills its result with, when it is a fill (no inputs, all
@@ -61,9 +69,13 @@ public:
   int64_t xNumel() const;
   int64_t rNumel() const;
 
-  /// Slot of loop `loop` of `op`: [0, numXSlots) are X slots, then the R slots.
+  /// Slot of loop `loop` of `op`: [0, numXSlots) are X slots, then the R slots;
+  /// kUnitSlot for a loop of extent 1 that meets no other loop (its index is 0).
   unsigned slot(linalg::GenericOp op, unsigned loop) const;
-  bool isRSlot(unsigned slot) const { return slot >= xExtents.size(); }
+  static constexpr unsigned kUnitSlot = ~0u;
+  bool isRSlot(unsigned slot) const {
+    return slot != kUnitSlot && slot >= xExtents.size();
+  }
   /// Whether `op` has a loop on an R slot (its blocks depend on the reduced index).
   bool usesRSlots(linalg::GenericOp op) const;
 

@@ -121,8 +121,10 @@ private:
 
   FailureOr<Value> hoist(Value scalar);
   FailureOr<Value> evalIndex(AffineExpr expr, linalg::GenericOp op, Region &region);
+  /// Element offsets of `memory` at `map`'s position; for a padded operand, `inBounds`
+  /// is set to the lanes inside the unpadded tensor (null when all are).
   FailureOr<Value> offsetsOf(const MemoryOperand &memory, AffineMap map,
-                             linalg::GenericOp op, Region &region);
+                             linalg::GenericOp op, Region &region, Value *inBounds = nullptr);
   FailureOr<Value> load(Value pointer, Value offsets, Region &region);
   bool isRowOp(linalg::GenericOp op) const {
     return !op.getNumReductionLoops() && space.usesRSlots(op);
@@ -234,7 +236,10 @@ FailureOr<Value> KernelEmitter::evalIndex(AffineExpr expr, linalg::GenericOp op,
                                           Region &region) {
   OpBuilder &b = region.builder;
   if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-    Value slotIndex = region.slotIndex[space.slot(op, dim.getPosition())];
+    unsigned slot = space.slot(op, dim.getPosition());
+    if (slot == IterationSpace::kUnitSlot)
+      return index(b, 0);
+    Value slotIndex = region.slotIndex[slot];
     if (!slotIndex)
       return op.emitOpError("reads along the reduced extent outside a row region"), failure();
     return slotIndex;
@@ -263,13 +268,26 @@ FailureOr<Value> KernelEmitter::evalIndex(AffineExpr expr, linalg::GenericOp op,
 }
 
 FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap map,
-                                          linalg::GenericOp op, Region &region) {
+                                          linalg::GenericOp op, Region &region,
+                                          Value *inBounds) {
   OpBuilder &b = region.builder;
   Value offsets = memory.offset ? index(b, memory.offset) : Value();
-  for (auto [expr, stride] : llvm::zip(map.getResults(), memory.strides)) {
+  for (auto [dim, expr, stride] : llvm::enumerate(map.getResults(), memory.strides)) {
     FailureOr<Value> position = evalIndex(expr, op, region);
     if (failed(position))
       return failure();
+    if (memory.padValue) {
+      if (!inBounds)
+        return op.emitOpError("writes to a padded tensor"), failure();
+      int64_t low = memory.padLow[dim];
+      position = indexOp<arith::SubIOp>(b, *position, index(b, low));
+      Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, *position,
+                                          toBlock(b, index(b, 0)));
+      Value below = lessThan(b, *position, memory.unpaddedSizes[dim]);
+      Value inside = arith::AndIOp::create(b, loc, above, below);
+      *inBounds = *inBounds ? arith::AndIOp::create(b, loc, *inBounds, inside).getResult()
+                            : inside;
+    }
     Value term = stride == 1 ? *position : indexOp<arith::MulIOp>(b, *position, index(b, stride));
     offsets = offsets ? indexOp<arith::AddIOp>(b, offsets, term) : term;
   }
@@ -294,11 +312,26 @@ FailureOr<Value> KernelEmitter::operandValue(linalg::GenericOp op, OpOperand &op
     return failure();
   if (source->kind != TensorSource::Memory)
     return valueOf(operand.get(), region);
-  FailureOr<Value> offsets =
-      offsetsOf(source->memory, op.getMatchingIndexingMap(&operand), op, region);
+  Value inBounds;
+  FailureOr<Value> offsets = offsetsOf(source->memory, op.getMatchingIndexingMap(&operand),
+                                       op, region, &inBounds);
   if (failed(offsets))
     return failure();
-  return load(pointers[source->memory.argument], *offsets, region);
+  if (!inBounds)
+    return load(pointers[source->memory.argument], *offsets, region);
+  // A padded operand: lanes outside the tensor read nothing and take the pad value.
+  OpBuilder &b = region.builder;
+  Value offsetBlock = toBlock(b, *offsets);
+  Value mask = maskFor(region, support(offsetBlock));
+  Value guard = toBlock(b, inBounds);
+  mask = mask ? arith::AndIOp::create(b, loc, mask, guard).getResult() : guard;
+  Type element = cast<tl::PtrType>(pointers[source->memory.argument].getType()).getElementType();
+  Value loaded = tl::LoadOp::create(b, loc, blockType(element),
+                                    pointers[source->memory.argument], offsetBlock, mask);
+  FailureOr<Value> padValue = hoist(source->memory.padValue);
+  if (failed(padValue))
+    return failure();
+  return arith::SelectOp::create(b, loc, guard, loaded, toBlock(b, *padValue)).getResult();
 }
 
 FailureOr<Value> KernelEmitter::valueOf(Value tensor, Region &region) {
@@ -310,18 +343,19 @@ FailureOr<Value> KernelEmitter::valueOf(Value tensor, Region &region) {
   if (source->kind == TensorSource::Memory)
     return oldKernel.emitOpError("reads a kernel argument without an indexing map"), failure();
   linalg::GenericOp producer = source->producer;
+  Value result = producer->getResult(source->resultNumber); // `tensor` may be a reshape
   if (producer.getNumReductionLoops()) {
-    if (!outer->blocks.count(tensor) && failed(emitReduction(producer)))
+    if (!outer->blocks.count(result) && failed(emitReduction(producer)))
       return failure();
-    return outer->blocks.lookup(tensor);
+    return outer->blocks.lookup(result);
   }
   bool row = isRowOp(producer);
   if (row && !region.row)
     return producer.emitOpError("is a row-wise op used outside a row region"), failure();
   Region &home = row ? region : *outer;
-  if (!home.blocks.count(tensor) && failed(emitGeneric(producer, home)))
+  if (!home.blocks.count(result) && failed(emitGeneric(producer, home)))
     return failure();
-  return home.blocks.lookup(tensor);
+  return home.blocks.lookup(result);
 }
 
 LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Operation *skip,
@@ -348,7 +382,11 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
     if (&inner == skip || isa<cf::AssertOp>(inner))
       continue; // ATen's index bounds checks have no Triton equivalent here
     if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
-      mapping.map(indexOp.getResult(), region.slotIndex[space.slot(op, indexOp.getDim())]);
+      FailureOr<Value> position = evalIndex(getAffineDimExpr(indexOp.getDim(), op.getContext()),
+                                            op, region);
+      if (failed(position))
+        return failure();
+      mapping.map(indexOp.getResult(), *position);
       continue;
     }
     if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
@@ -545,6 +583,20 @@ LogicalResult KernelEmitter::store(unsigned resultNumber, Region &region) {
   if (failed(offsets))
     return failure();
   Value pointer = pointers[oldKernel.getNumArguments() + resultNumber];
+  if (!isa<RankedTensorType>(offsets->getType()) && isa<RankedTensorType>(value->getType())) {
+    // One element (e.g. a full reduction) computed by a block whose first lane holds it:
+    // the pointer becomes a block too, and the mask keeps the other lanes from storing.
+    SmallVector<std::string> shape;
+    unsigned bits = support(*value);
+    for (unsigned dim = 0; dim < rank; ++dim)
+      shape.push_back((bits >> dim) & 1u ? (dim == 0 ? "XBLOCK" : "RBLOCK") : "1");
+    offsets = tl::FullOp::create(region.builder, loc, blockType(region.builder.getIndexType()),
+                                 *offsets,
+                                 region.builder.getStrArrayAttr(SmallVector<StringRef>(
+                                     shape.begin(), shape.end())))
+                  .getResult();
+    supportCache[*offsets] = bits;
+  }
   Value mask = isa<RankedTensorType>(offsets->getType())
                    ? maskFor(region, support(*offsets))
                    : Value();

@@ -1,0 +1,142 @@
+//===- SplitKernelsForTriton.cpp - One iteration space per kernel -*- C++ -*-===//
+//
+// A Triton program walks one index space (rows, and one reduced extent). Kernel
+// formation groups ops by data flow, so a kernel may hold, say, a column reduction and
+// a row reduction; such a kernel is split here into one kernel per computing op, in
+// order, passing intermediates through memory. Kernels that fit stay whole.
+//
+//===----------------------------------------------------------------------===//
+#include "IterationSpace.h"
+
+#include "dyno/Conversion/Passes.h"
+#include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#define DEBUG_TYPE "dyno-split-kernels-for-triton"
+
+namespace mlir::dyno {
+#define GEN_PASS_DEF_DYNOSPLITKERNELSFORTRITON
+#include "dyno/Conversion/Passes.h.inc"
+} // namespace mlir::dyno
+
+using namespace mlir;
+using namespace mlir::dyno;
+
+namespace {
+
+bool fitsOneSpace(func::FuncOp kernel) {
+  ScopedDiagnosticHandler silence(kernel.getContext(), [](Diagnostic &) { return success(); });
+  return succeeded(IterationSpace::build(kernel));
+}
+
+bool isComputeOp(Operation *op, func::ReturnOp returned) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic)
+    return false;
+  if (!scalarFillValue(generic))
+    return true;
+  return llvm::any_of(generic->getResults(), [&](Value result) {
+    return llvm::is_contained(returned.getOperands(), result);
+  });
+}
+
+/// Splits `kernel`, launched by `launch`, into one kernel per computing op.
+LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
+  MLIRContext *ctx = kernel.getContext();
+  Block &body = kernel.getBody().front();
+  auto returned = cast<func::ReturnOp>(body.getTerminator());
+  for (Value value : returned.getOperands())
+    if (!value.getDefiningOp() || !isComputeOp(value.getDefiningOp(), returned))
+      return kernel.emitOpError("returns a value no op of it computes; cannot split it");
+
+  // Host value of each kernel value that crosses kernels.
+  IRMapping host;
+  for (auto [argument, operand] : llvm::zip(body.getArguments(), launch.getArgs()))
+    host.map(argument, operand);
+  OpBuilder hostBuilder(launch);
+  OpBuilder moduleBuilder(kernel);
+  unsigned part = 0;
+  for (Operation &opRef : body.without_terminator()) {
+    Operation *op = &opRef;
+    if (!isComputeOp(op, returned))
+      continue;
+    std::string name = (kernel.getName() + "_" + Twine(part++)).str();
+    auto piece = func::FuncOp::create(moduleBuilder, op->getLoc(), name,
+                                      FunctionType::get(ctx, {}, {}));
+    Block *entry = piece.addEntryBlock();
+    OpBuilder builder = OpBuilder::atBlockEnd(entry);
+    IRMapping mapping;
+    SmallVector<Value> launchArgs;
+    std::function<void(Value)> importValue = [&](Value value) {
+      if (mapping.contains(value))
+        return;
+      Operation *def = value.getDefiningOp();
+      if (def && !isComputeOp(def, returned)) { // views, fills, constants: cloned
+        for (Value operand : def->getOperands())
+          importValue(operand);
+        visitUsedValuesDefinedAbove(def->getRegions(),
+                                    [&](OpOperand *use) { importValue(use->get()); });
+        builder.clone(*def, mapping);
+        return;
+      }
+      mapping.map(value, entry->addArgument(value.getType(), value.getLoc()));
+      launchArgs.push_back(host.lookup(value));
+    };
+    for (Value operand : op->getOperands())
+      importValue(operand);
+    visitUsedValuesDefinedAbove(op->getRegions(),
+                                [&](OpOperand *use) { importValue(use->get()); });
+    Operation *clone = builder.clone(*op, mapping);
+    SmallVector<Value> results;
+    SmallVector<Type> resultTypes;
+    for (auto [original, cloned] : llvm::zip(op->getResults(), clone->getResults())) {
+      if (original.use_empty())
+        continue;
+      results.push_back(cloned);
+      resultTypes.push_back(cloned.getType());
+    }
+    func::ReturnOp::create(builder, op->getLoc(), results);
+    piece.setFunctionType(FunctionType::get(ctx, entry->getArgumentTypes(), resultTypes));
+    for (unsigned i = 0, e = piece.getNumArguments(); i < e; ++i)
+      piece.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
+    auto callee = SymbolRefAttr::get(ctx, kernels.getSymName().value_or("kernels"),
+                                     {FlatSymbolRefAttr::get(ctx, name)});
+    auto pieceLaunch =
+        LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs);
+    unsigned next = 0;
+    for (Value original : op->getResults())
+      if (!original.use_empty())
+        host.map(original, pieceLaunch.getResult(next++));
+  }
+  for (auto [result, value] : llvm::zip(launch.getResults(), returned.getOperands()))
+    result.replaceAllUsesWith(host.lookup(value));
+  launch.erase();
+  kernel.erase();
+  return success();
+}
+
+struct SplitKernelsForTritonPass
+    : mlir::dyno::impl::DynoSplitKernelsForTritonBase<SplitKernelsForTritonPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (ModuleOp kernels : llvm::to_vector(module.getOps<ModuleOp>())) {
+      for (func::FuncOp kernel : llvm::to_vector(kernels.getOps<func::FuncOp>())) {
+        if (kernel.isExternal() || fitsOneSpace(kernel))
+          continue;
+        SmallVector<LaunchOp> launches;
+        module.walk([&](LaunchOp launch) {
+          if (launch.getCallee().getLeafReference() == kernel.getSymNameAttr())
+            launches.push_back(launch);
+        });
+        if (launches.size() != 1)
+          continue; // left whole; the lowering reports what it cannot do
+        if (failed(split(kernel, launches.front(), kernels)))
+          return signalPassFailure();
+      }
+    }
+  }
+};
+
+} // namespace
