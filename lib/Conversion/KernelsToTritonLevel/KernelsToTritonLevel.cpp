@@ -396,14 +396,16 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
       if (source->kind != TensorSource::Memory)
         return extract.emitOpError("gathers from a tensor that is not a kernel argument"),
                failure();
-      Value offsets = index(b, source->memory.offset);
+      Value offsets = source->memory.offset ? index(b, source->memory.offset) : Value();
       for (auto [position, stride] : llvm::zip(extract.getIndices(), source->memory.strides)) {
         FailureOr<Value> at = lookup(position);
         if (failed(at))
           return failure();
-        offsets = indexOp<arith::AddIOp>(b, offsets,
-                                         indexOp<arith::MulIOp>(b, *at, index(b, stride)));
+        Value term = stride == 1 ? *at : indexOp<arith::MulIOp>(b, *at, index(b, stride));
+        offsets = offsets ? indexOp<arith::AddIOp>(b, offsets, term) : term;
       }
+      if (!offsets)
+        offsets = index(b, 0);
       FailureOr<Value> loaded = load(pointers[source->memory.argument], offsets, region);
       if (failed(loaded))
         return failure();

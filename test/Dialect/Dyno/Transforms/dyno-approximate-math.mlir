@@ -1,4 +1,5 @@
 // RUN: dyno-opt %s --dyno-approximate-math | FileCheck %s
+// RUN: dyno-opt %s --dyno-approximate-math="ops=atan,log1p" | FileCheck %s --check-prefix=SELECTED
 
 // erf uses ATen's formula: one division, one exp (itself approximated), no libm call.
 // CHECK-LABEL: func.func @math.erf$f32
@@ -39,4 +40,18 @@ func.func @math.tanh$f32(%x: f32) -> f32 {
 func.func @math.erf$f64(%x: f64) -> f64 {
   %0 = math.erf %x : f64
   return %0 : f64
+}
+
+// `ops=` approximates only the named ops (the Triton target keeps exp and erf native).
+// SELECTED-LABEL: func.func @math.ops$selected
+// SELECTED-NOT:     math.atan
+// SELECTED-NOT:     math.log1p
+// SELECTED:         math.exp %arg0
+// SELECTED:         math.erf %arg0
+func.func @math.ops$selected(%x: f32) -> (f32, f32, f32, f32) {
+  %0 = math.atan %x : f32
+  %1 = math.log1p %x : f32
+  %2 = math.exp %x : f32
+  %3 = math.erf %x : f32
+  return %0, %1, %2, %3 : f32, f32, f32, f32
 }

@@ -1,0 +1,160 @@
+// RUN: dyno-opt %s -split-input-file --dyno-convert-kernels-to-triton-level -canonicalize -cse | FileCheck %s
+// RUN: dyno-opt %s -split-input-file --dyno-convert-kernels-to-triton-level="persistent-rnumel=16" -canonicalize -cse | FileCheck %s --check-prefix=LOOPED
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+
+// A pointwise kernel with a broadcast row vector and a transposed read: one rank-1
+// program over the flattened output; reads at offsets from the indexing maps.
+// CHECK-LABEL: func.func @kernel$pointwise
+// CHECK-SAME:    (%[[X:.*]]: !tl.ptr<f32>, %[[B:.*]]: !tl.ptr<f32>, %[[T:.*]]: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>)
+// CHECK-SAME:    tl.configs = [{XBLOCK = 32 : i64, num_warps = 1 : i64}
+// CHECK-SAME:    tl.rnumel = 1 : i64, tl.xnumel = 32 : i64
+// CHECK:         %[[PID:.*]] = tl.program_id 0
+// CHECK:         %[[RANGE:.*]] = tl.range "XBLOCK" along 0 : tensor<?xindex>
+// CHECK:         %[[XI:.*]] = arith.addi %{{.*}}, %[[RANGE]] : tensor<?xindex>
+// CHECK:         %[[XMASK:.*]] = arith.cmpi slt, %[[XI]], %{{.*}} : tensor<?xindex>
+// CHECK:         %[[ROW:.*]] = arith.divsi %[[XI]]
+// CHECK:         %[[COL:.*]] = arith.remsi %[[XI]]
+// CHECK:         tl.load %[[X]][%{{.*}}] mask %[[XMASK]]
+// CHECK:         tl.load %[[B]][%[[COL]]] mask %[[XMASK]]
+// Transposed: element (row, col) of T^T is T[col][row] at col * 4 + row.
+// CHECK:         %[[TOFF:.*]] = arith.muli %[[COL]], %{{.*}} : tensor<?xindex>
+// CHECK:         %[[TOFF2:.*]] = arith.addi %[[TOFF]], %[[ROW]] : tensor<?xindex>
+// CHECK:         tl.load %[[T]][%[[TOFF2]]] mask %[[XMASK]]
+// CHECK:         arith.addf
+// CHECK:         arith.mulf
+// CHECK:         tl.store %{{.*}}, %[[OUT]][%{{.*}}] mask %[[XMASK]]
+func.func @kernel$pointwise(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %t: tensor<8x4xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #t, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %b, %t : tensor<4x8xf32>, tensor<8xf32>, tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %d: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %m = arith.mulf %s, %d : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A softmax: max, exp-sum and division share the row space. Held whole (64 <= 4096):
+// one block of rows per program, each intermediate computed once, masked to the
+// reduction's identity past the row's end.
+// CHECK-LABEL: func.func @kernel$softmax
+// CHECK-SAME:    tl.configs = [{RBLOCK = 64 : i64, XBLOCK = 32 : i64
+// CHECK-NOT:     scf.for
+// CHECK:         %[[V:.*]] = tl.load
+// CHECK:         %[[MASKED:.*]] = arith.select %{{.*}}, %[[V]], %{{.*}} : tensor<?x?xi1>, tensor<?x?xf32>
+// CHECK:         %[[MAX:.*]] = tl.reduce "max" %[[MASKED]] along 1
+// CHECK:         %[[SUB:.*]] = arith.subf %[[V]], %[[MAX]]
+// CHECK:         %[[EXP:.*]] = math.exp %[[SUB]]
+// CHECK:         %[[SUM:.*]] = tl.reduce "sum" %{{.*}} along 1
+// CHECK:         %[[DIV:.*]] = arith.divf %[[EXP]], %[[SUM]]
+// CHECK:         tl.store %[[DIV]]
+// CHECK-NOT:     tl.load
+// The same kernel past persistent-rnumel: a loop per reduction, a final loop for the
+// output, each recomputing its row values from memory.
+// LOOPED-LABEL: func.func @kernel$softmax
+// LOOPED-SAME:    tl.configs = [{RBLOCK = 64 : i64, XBLOCK = 1 : i64
+// LOOPED:         %[[ACC:.*]] = tl.full %{{.*}} ["XBLOCK", "RBLOCK"]
+// LOOPED:         %[[M:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[ACC]]) -> (tensor<?x?xf32>)
+// LOOPED:           tl.load
+// LOOPED:           arith.maximumf
+// LOOPED:           scf.yield
+// LOOPED:         tl.reduce "max" %[[M]] along 1
+// LOOPED:         scf.for
+// LOOPED:           math.exp
+// LOOPED:         tl.reduce "sum"
+// LOOPED:         scf.for
+// LOOPED:           math.exp
+// LOOPED:           arith.divf
+// LOOPED:           tl.store
+func.func @kernel$softmax(%x: tensor<32x64xf32>) -> tensor<32x64xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<32xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<32xf32>) -> tensor<32xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<32x64xf32>) outs(%fm : tensor<32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.maximumf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<32xf32>
+  %e = tensor.empty() : tensor<32x64xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %max : tensor<32x64xf32>, tensor<32xf32>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %s = arith.subf %a, %m : f32
+    %x2 = math.exp %s : f32
+    linalg.yield %x2 : f32
+  } -> tensor<32x64xf32>
+  %fz = linalg.fill ins(%zero : f32) outs(%e1 : tensor<32xf32>) -> tensor<32xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%exp : tensor<32x64xf32>) outs(%fz : tensor<32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<32xf32>
+  %div = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<32x64xf32>, tensor<32xf32>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %d = arith.divf %a, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<32x64xf32>
+  return %div : tensor<32x64xf32>
+}
+
+// -----
+
+#gather = affine_map<(d0, d1) -> (d0)>
+#out = affine_map<(d0, d1) -> (d0, d1)>
+
+// An embedding lookup: tensor.extract with a loaded index becomes a gather.
+// CHECK-LABEL: func.func @kernel$gather
+// CHECK-SAME:    (%[[IDX:.*]]: !tl.ptr<i64>, %[[TABLE:.*]]: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>)
+// CHECK:         %[[I:.*]] = tl.load %[[IDX]]
+// CHECK:         %[[ROW:.*]] = arith.index_cast %[[I]] : tensor<?xi64> to tensor<?xindex>
+// CHECK:         %[[OFF:.*]] = arith.muli %[[ROW]], %{{.*}} : tensor<?xindex>
+// CHECK:         %[[AT:.*]] = arith.addi %[[OFF]], %{{.*}} : tensor<?xindex>
+// CHECK:         %[[V:.*]] = tl.load %[[TABLE]][%[[AT]]] mask
+// CHECK:         tl.store %[[V]], %[[OUT]]
+func.func @kernel$gather(%idx: tensor<5xi64>, %table: tensor<10x16xf32>) -> tensor<5x16xf32> {
+  %e = tensor.empty() : tensor<5x16xf32>
+  %r = linalg.generic {indexing_maps = [#gather, #out], iterator_types = ["parallel", "parallel"]} ins(%idx : tensor<5xi64>) outs(%e : tensor<5x16xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %row = arith.index_cast %i : i64 to index
+    %col = linalg.index 1 : index
+    %v = tensor.extract %table[%row, %col] : tensor<10x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<5x16xf32>
+  return %r : tensor<5x16xf32>
+}
+
+// -----
+
+#id4 = affine_map<(d0, d1) -> (d0, d1)>
+
+// A padded read (max pooling's -inf border): lanes outside the tensor load nothing and
+// take the pad value.
+// CHECK-LABEL: func.func @kernel$padded
+// CHECK:         %[[LOW:.*]] = arith.cmpi sge
+// CHECK:         %[[HIGH:.*]] = arith.cmpi slt
+// CHECK:         %[[IN:.*]] = arith.andi %[[LOW]], %[[HIGH]]
+// CHECK:         %[[V:.*]] = tl.load %{{.*}}[%{{.*}}] mask %{{.*}}
+// CHECK:         arith.select %{{.*}}, %[[V]], %{{.*}} : tensor<?xi1>, tensor<?xf32>
+func.func @kernel$padded(%x: tensor<4x4xf32>) -> tensor<6x6xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %p = tensor.pad %x low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %ninf : f32
+  } : tensor<4x4xf32> to tensor<6x6xf32>
+  %e = tensor.empty() : tensor<6x6xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel"]} ins(%p : tensor<6x6xf32>) outs(%e : tensor<6x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<6x6xf32>
+  return %r : tensor<6x6xf32>
+}

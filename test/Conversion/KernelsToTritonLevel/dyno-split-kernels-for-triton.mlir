@@ -1,0 +1,62 @@
+// RUN: dyno-opt %s --dyno-split-kernels-for-triton | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A row sum and a column sum of one tensor, then a pointwise op on the row sums: the
+// reductions need different index spaces, so the kernel becomes one kernel per op,
+// launched in order; the row sums pass through memory.
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[ROWS:.*]] = dyno.launch @kernels::@kernel_0_0(%arg0) : (tensor<4x8xf32>) -> tensor<4xf32>
+// CHECK:         %[[COLS:.*]] = dyno.launch @kernels::@kernel_0_1(%arg0) : (tensor<4x8xf32>) -> tensor<8xf32>
+// CHECK:         %[[NEG:.*]] = dyno.launch @kernels::@kernel_0_2(%[[ROWS]]) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         return %[[NEG]], %[[COLS]]
+// CHECK:       module @kernels
+// CHECK:         func.func @kernel_0_0(%{{.*}}: tensor<4x8xf32> {bufferization.writable = false}) -> tensor<4xf32>
+// CHECK:           linalg.fill
+// CHECK:           linalg.generic
+// CHECK:         func.func @kernel_0_1
+// CHECK:         func.func @kernel_0_2(%{{.*}}: tensor<4xf32> {bufferization.writable = false}) -> tensor<4xf32>
+// CHECK-NOT:     func.func @kernel_0(
+// A kernel that fits one index space is left alone.
+// CHECK:         func.func @kernel_1(
+func.func @main(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<8xf32>, tensor<4x8xf32>) {
+  %0:2 = dyno.launch @kernels::@kernel_0(%x) : (tensor<4x8xf32>) -> (tensor<4xf32>, tensor<8xf32>)
+  %1 = dyno.launch @kernels::@kernel_1(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0#0, %0#1, %1 : tensor<4xf32>, tensor<8xf32>, tensor<4x8xf32>
+}
+module @kernels {
+  func.func @kernel_0(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e4 = tensor.empty() : tensor<4xf32>
+    %e8 = tensor.empty() : tensor<8xf32>
+    %f4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+    %f8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<8xf32>) -> tensor<8xf32>
+    %rows = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%f4 : tensor<4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    %cols = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%f8 : tensor<8xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<8xf32>
+    %neg = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%rows : tensor<4xf32>) outs(%e4 : tensor<4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %n = arith.negf %a : f32
+      linalg.yield %n : f32
+    } -> tensor<4xf32>
+    return %neg, %cols : tensor<4xf32>, tensor<8xf32>
+  }
+  func.func @kernel_1(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %e = tensor.empty() : tensor<4x8xf32>
+    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %n = arith.negf %a : f32
+      linalg.yield %n : f32
+    } -> tensor<4x8xf32>
+    return %r : tensor<4x8xf32>
+  }
+}

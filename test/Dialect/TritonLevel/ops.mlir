@@ -1,0 +1,40 @@
+// RUN: dyno-opt %s | dyno-opt | FileCheck %s
+
+// Every tl op round-trips through its printed form.
+// CHECK-LABEL: func.func @tl.ops$round_trip
+// CHECK-SAME:    (%[[IN:.*]]: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>)
+// CHECK:         %[[PID:.*]] = tl.program_id 0
+// CHECK:         %[[XB:.*]] = tl.block_size "XBLOCK"
+// CHECK:         %[[XS:.*]] = tl.range "XBLOCK" along 0 : tensor<?x?xindex>
+// CHECK:         %[[RS:.*]] = tl.range "RBLOCK" along 1 : tensor<?x?xindex>
+// CHECK:         tl.splat %{{.*}} : index -> tensor<?x?xindex>
+// CHECK:         %[[V:.*]] = tl.load %[[IN]][%{{.*}}] mask %{{.*}} : !tl.ptr<f32>, tensor<?x?xindex>, tensor<?x?xi1> -> tensor<?x?xf32>
+// CHECK:         tl.load %[[IN]][%{{.*}}] : !tl.ptr<f32>, index -> f32
+// CHECK:         tl.full %{{.*}} ["XBLOCK", "RBLOCK"] : f32 -> tensor<?x?xf32>
+// CHECK:         %[[S:.*]] = tl.reduce "sum" %[[V]] along 1 : tensor<?x?xf32>
+// CHECK:         tl.store %[[S]], %[[OUT]][%{{.*}}] mask %{{.*}} : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>, tensor<?x?xi1>
+func.func @tl.ops$round_trip(%in: !tl.ptr<f32>, %out: !tl.ptr<f32>) attributes {
+    tl.configs = [{XBLOCK = 2 : i64, RBLOCK = 64 : i64, num_warps = 1 : i64}],
+    tl.xnumel = 8 : i64, tl.rnumel = 64 : i64, tl.index_bits = 32 : i64} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %pid = tl.program_id 0
+  %xblock = tl.block_size "XBLOCK"
+  %xs = tl.range "XBLOCK" along 0 : tensor<?x?xindex>
+  %rs = tl.range "RBLOCK" along 1 : tensor<?x?xindex>
+  %base = arith.muli %pid, %xblock : index
+  %base_block = tl.splat %base : index -> tensor<?x?xindex>
+  %rows = arith.addi %base_block, %xs : tensor<?x?xindex>
+  %width = tl.splat %c64 : index -> tensor<?x?xindex>
+  %row_offsets = arith.muli %rows, %width : tensor<?x?xindex>
+  %offsets = arith.addi %row_offsets, %rs : tensor<?x?xindex>
+  %mask = arith.cmpi slt, %rs, %width : tensor<?x?xindex>
+  %v = tl.load %in[%offsets] mask %mask : !tl.ptr<f32>, tensor<?x?xindex>, tensor<?x?xi1> -> tensor<?x?xf32>
+  %first = tl.load %in[%c0] : !tl.ptr<f32>, index -> f32
+  %acc = tl.full %first ["XBLOCK", "RBLOCK"] : f32 -> tensor<?x?xf32>
+  %sum = tl.reduce "sum" %v along 1 : tensor<?x?xf32>
+  %xmask = arith.cmpi slt, %rows, %width : tensor<?x?xindex>
+  tl.store %sum, %out[%rows] mask %xmask : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>, tensor<?x?xi1>
+  return
+}

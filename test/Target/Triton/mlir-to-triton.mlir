@@ -1,0 +1,108 @@
+// RUN: dyno-translate --mlir-to-triton %s | FileCheck %s
+// RUN: dyno-opt %s --dyno-triton-lowering-pipeline -o %t.mlir
+// RUN: dyno-translate --mlir-to-triton %t.mlir | FileCheck %s --check-prefix=LOWERED
+
+// The printer turns tl kernels into @triton.jit functions, one statement per op.
+// CHECK:       import triton.language as tl
+// CHECK:       def _dyno_max(a, b):
+// CHECK-LABEL: def kernel_0(arg0, arg1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+// CHECK-NEXT:    v0 = tl.program_id(0)
+// CHECK-NEXT:    v1 = XBLOCK
+// CHECK-NEXT:    v2 = tl.arange(0, XBLOCK)[:, None]
+// CHECK-NEXT:    v3 = tl.arange(0, RBLOCK)[None, :]
+// CHECK-NEXT:    v4 = (v0 * v1)
+// CHECK-NEXT:    v5 = (v4 + v2)
+// CHECK-NEXT:    v6 = (v5 * 64)
+// CHECK-NEXT:    v7 = (v6 + v3)
+// CHECK-NEXT:    v8 = (v3 < 64)
+// CHECK-NEXT:    v9 = tl.load(arg0 + v7, mask=v8, other=0)
+// CHECK-NEXT:    v10 = tl.where(v8, v9, float("-inf"))
+// CHECK-NEXT:    v11 = tl.reduce(v10, 1, _dyno_max, keep_dims=True)
+// CHECK-NEXT:    v12 = tl.erf(v11)
+// CHECK-NEXT:    v13 = ((v12 > 0.5) | (v12 != v12) | (0.5 != 0.5))
+// CHECK-NEXT:    v14 = tl.cast(v13, tl.float32)
+// CHECK-NEXT:    tl.store(arg1 + v5, v14)
+// A loop over the reduced extent carries its accumulator in a variable.
+// CHECK-LABEL: def kernel_1(arg0, arg1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+// CHECK:         v[[STEP:[0-9]+]] = RBLOCK
+// CHECK-NEXT:    v[[INIT:[0-9]+]] = tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)
+// CHECK-NEXT:    v[[ACC:[0-9]+]] = v[[INIT]]
+// CHECK-NEXT:    for v[[R:[0-9]+]] in range(0, 100000, v[[STEP]]):
+// CHECK-NEXT:        v{{[0-9]+}} = tl.arange(0, RBLOCK)[None, :]
+// CHECK:             v[[NEXT:[0-9]+]] = (v[[ACC]] + v{{[0-9]+}})
+// CHECK-NEXT:        v[[ACC]] = v[[NEXT]]
+// CHECK:         tl.reduce(v[[ACC]], 1, _dyno_sum, keep_dims=True)
+// The launch table: sizes and configurations, the heuristic's first.
+// CHECK:       KERNELS = {
+// CHECK-NEXT:    "kernel_0": {"num_args": 2, "xnumel": 8, "rnumel": 64,
+// CHECK-NEXT:        "configs": [{"RBLOCK": 64, "XBLOCK": 2, "num_warps": 1}, {"RBLOCK": 64, "XBLOCK": 4, "num_warps": 1}]},
+// CHECK-NEXT:    "kernel_1"
+
+// The whole lowering of a linalg kernel prints too.
+// LOWERED: def kernel_2(arg0, arg1, XBLOCK: tl.constexpr):
+// LOWERED:   tl.exp(
+// LOWERED:   tl.store(arg1 +
+
+module {
+  func.func @kernel_0(%in: !tl.ptr<f32>, %out: !tl.ptr<f32>) attributes {
+      tl.configs = [{XBLOCK = 2 : i64, RBLOCK = 64 : i64, num_warps = 1 : i64},
+                    {XBLOCK = 4 : i64, RBLOCK = 64 : i64, num_warps = 1 : i64}],
+      tl.xnumel = 8 : i64, tl.rnumel = 64 : i64, tl.index_bits = 32 : i64} {
+    %c64 = arith.constant 64 : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %half = arith.constant 0.5 : f32
+    %pid = tl.program_id 0
+    %xblock = tl.block_size "XBLOCK"
+    %xs = tl.range "XBLOCK" along 0 : tensor<?x?xindex>
+    %rs = tl.range "RBLOCK" along 1 : tensor<?x?xindex>
+    %base = arith.muli %pid, %xblock : index
+    %base_block = tl.splat %base : index -> tensor<?x?xindex>
+    %rows = arith.addi %base_block, %xs : tensor<?x?xindex>
+    %width = tl.splat %c64 : index -> tensor<?x?xindex>
+    %row_offsets = arith.muli %rows, %width : tensor<?x?xindex>
+    %offsets = arith.addi %row_offsets, %rs : tensor<?x?xindex>
+    %mask = arith.cmpi slt, %rs, %width : tensor<?x?xindex>
+    %v = tl.load %in[%offsets] mask %mask : !tl.ptr<f32>, tensor<?x?xindex>, tensor<?x?xi1> -> tensor<?x?xf32>
+    %ninf_block = tl.splat %ninf : f32 -> tensor<?x?xf32>
+    %masked = arith.select %mask, %v, %ninf_block : tensor<?x?xi1>, tensor<?x?xf32>
+    %max = tl.reduce "max" %masked along 1 : tensor<?x?xf32>
+    %e = math.erf %max : tensor<?x?xf32>
+    %half_block = tl.splat %half : f32 -> tensor<?x?xf32>
+    %gt = arith.cmpf ugt, %e, %half_block : tensor<?x?xf32>
+    %f = arith.uitofp %gt : tensor<?x?xi1> to tensor<?x?xf32>
+    tl.store %f, %out[%rows] : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>
+    return
+  }
+  func.func @kernel_1(%in: !tl.ptr<f32>, %out: !tl.ptr<f32>) attributes {
+      tl.configs = [{XBLOCK = 1 : i64, RBLOCK = 1024 : i64, num_warps = 4 : i64}],
+      tl.xnumel = 1 : i64, tl.rnumel = 100000 : i64, tl.index_bits = 32 : i64} {
+    %c0 = arith.constant 0 : index
+    %c100000 = arith.constant 100000 : index
+    %zero = arith.constant 0.0 : f32
+    %step = tl.block_size "RBLOCK"
+    %acc0 = tl.full %zero ["XBLOCK", "RBLOCK"] : f32 -> tensor<?x?xf32>
+    %acc = scf.for %r = %c0 to %c100000 step %step iter_args(%a = %acc0) -> (tensor<?x?xf32>) {
+      %rs = tl.range "RBLOCK" along 1 : tensor<?x?xindex>
+      %r_block = tl.splat %r : index -> tensor<?x?xindex>
+      %offsets = arith.addi %r_block, %rs : tensor<?x?xindex>
+      %v = tl.load %in[%offsets] : !tl.ptr<f32>, tensor<?x?xindex> -> tensor<?x?xf32>
+      %n = arith.addf %a, %v : tensor<?x?xf32>
+      scf.yield %n : tensor<?x?xf32>
+    }
+    %sum = tl.reduce "sum" %acc along 1 : tensor<?x?xf32>
+    %at = tl.full %c0 ["XBLOCK", "1"] : index -> tensor<?x?xindex>
+    tl.store %sum, %out[%at] : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>
+    return
+  }
+  module @kernels {
+    func.func @kernel_2(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %e = tensor.empty() : tensor<4x8xf32>
+      %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+      ^bb0(%a: f32, %o: f32):
+        %n = math.exp %a : f32
+        linalg.yield %n : f32
+      } -> tensor<4x8xf32>
+      return %r : tensor<4x8xf32>
+    }
+  }
+}
