@@ -6,7 +6,25 @@
 
 // A tanh feeding a row sum and a matmul: kernel formation keeps the matmul a library
 // call; each kernel becomes a Triton-level program, tanh spelled through exp.
-// CHECK-LABEL: func.func @main(%x: tensor<64x128xf32>, %w: tensor<128x32xf32>) -> (tensor<64x32xf32>, tensor<64xf32>) {
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[T:.*]] = dyno.launch @kernels::@kernel_1(%arg0)
+// CHECK:         %[[S:.*]] = dyno.launch @kernels::@kernel_0(%[[T]])
+// CHECK:         dyno.extern "matmul"(%[[T]], %arg1)
+// CHECK:       module @kernels
+// CHECK:         func.func @kernel_0(%{{.*}}: !tl.ptr<f32>, %{{.*}}: !tl.ptr<f32>)
+// CHECK-NOT:       linalg.generic
+// CHECK:           tl.reduce "sum"
+// CHECK:         func.func @kernel_1(%{{.*}}: !tl.ptr<f32>, %{{.*}}: !tl.ptr<f32>)
+// CHECK-NOT:       math.tanh
+// CHECK:           math.exp
+// PY: def kernel_0(arg0, arg1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+// PY:   tl.reduce({{.*}}, 1, _dyno_sum, keep_dims=True)
+// PY: def kernel_1(arg0, arg1, XBLOCK: tl.constexpr):
+// PY:   tl.exp(
+// PY: KERNELS = {
+// PY:   "kernel_0": {"num_args": 2, "xnumel": 64, "rnumel": 128,
+// PY:   "kernel_1": {"num_args": 2, "xnumel": 8192, "rnumel": 1,
+func.func @main(%x: tensor<64x128xf32>, %w: tensor<128x32xf32>) -> (tensor<64x32xf32>, tensor<64xf32>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x128xf32>
   %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x128xf32>) outs(%e : tensor<64x128xf32>) {
