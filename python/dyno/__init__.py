@@ -7,5 +7,13 @@ is cheap.
 """
 from .counters import reset_stats, stats
 
-__all__ = ["stats", "reset_stats", "__version__"]
+__all__ = ["stats", "reset_stats", "export_triton", "__version__"]
+
+
+def export_triton(model, example_inputs, directory, save_weights=True):
+    """Compiles `model` for the Triton target into `directory`, runnable with only torch
+    and triton (see dyno.export)."""
+    from .export import export_triton as export
+
+    return export(model, example_inputs, directory, save_weights=save_weights)
 __version__ = "0.1.0"

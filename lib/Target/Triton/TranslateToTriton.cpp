@@ -463,7 +463,14 @@ LogicalResult KernelPrinter::print() {
     parameters.push_back(block + ": tl.constexpr");
   os << "\n\n@triton.jit\ndef " << kernel.getName() << "(" << llvm::join(parameters, ", ")
      << "):\n";
-  return printBlock(kernel.getBody().front(), 4);
+  uint64_t start = os.tell();
+  if (failed(printBlock(kernel.getBody().front(), 4)))
+    return failure();
+  // A kernel left with nothing to do (it only checked index bounds, which the Triton
+  // target does not check) still needs a body.
+  if (os.tell() == start)
+    os << "    pass\n";
+  return success();
 }
 
 std::string pythonDict(DictionaryAttr dict) {

@@ -162,3 +162,65 @@ class TritonKernels:
 
 def autotune_requested(option) -> bool:
     return bool(option) or os.environ.get("DYNO_AUTOTUNE", "") not in ("", "0")
+
+
+class Program:
+    """A model exported for the Triton target (dyno.export_triton): call it with the
+    model's inputs; parameters and buffers come from the export's weights file or from
+    `bind(state_dict)`."""
+
+    def __init__(self, call, spec: dict, weights: dict, device):
+        self.call = call
+        self.spec = spec
+        self.device = torch.device(device)
+        self.bound = {name: tensor.to(self.device) for name, tensor in weights.items()}
+
+    def bind(self, state: dict) -> "Program":
+        """Takes parameters and buffers by name (e.g. a model's state_dict())."""
+        for entry in self.spec["inputs"]:
+            if entry["kind"] != "user_input" and entry["name"] in state:
+                self.bound[entry["name"]] = state[entry["name"]].to(self.device)
+        return self
+
+    def __call__(self, *inputs):
+        args = []
+        for entry in self.spec["inputs"]:
+            if entry["kind"] == "user_input":
+                args.append(inputs[entry["index"]])
+            elif entry["name"] in self.bound:
+                args.append(self.bound[entry["name"]])
+            else:
+                raise KeyError(f"dyno: no value for {entry['kind']} {entry['name']!r}; "
+                               "export with its weights or call bind(state_dict)")
+        outputs = self.call(args)
+        return outputs[0] if self.spec["single_output"] else tuple(outputs)
+
+
+def _sibling_module(directory: str, name: str):
+    """Imports `name`.py from `directory` (an export), or from Dyno's package."""
+    try:
+        from . import host_runtime  # inside the dyno package
+
+        return host_runtime
+    except ImportError:
+        path = os.path.join(directory, f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"dyno_export_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+
+def load(directory: str, device="cuda", autotune: bool = False) -> Program:
+    """Loads a program written by dyno.export_triton: needs only torch and triton."""
+    with open(os.path.join(directory, "program.json")) as file:
+        spec = json.load(file)
+    host_runtime = _sibling_module(directory, "host_runtime")
+    kernels = TritonKernels(os.path.join(directory, "kernels.py"), device,
+                            autotune=autotune_requested(autotune))
+    namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
+    with open(os.path.join(directory, "wrapper.py")) as file:
+        source = file.read()
+    exec(compile(source, os.path.join(directory, "wrapper.py"), "exec"), namespace)
+    weights_path = os.path.join(directory, "weights.pt")
+    weights = torch.load(weights_path, map_location="cpu") if os.path.exists(weights_path) else {}
+    return Program(namespace["call"], spec, weights, device)

@@ -1,0 +1,159 @@
+"""Runs the exported GPU suite on a GPU machine: numerics against eager, then eager,
+Inductor and Dyno's Triton kernels timed in one run. Needs only torch and triton.
+
+    python benchmarks/gpu_run.py --artifacts build/gpu-artifacts [--out results.md]
+
+Times are medians of triton.testing.do_bench; speedups are eager time / backend time.
+The bandwidth case reports Dyno's fused pointwise kernel against the device-to-device
+copy bandwidth torch measures in the same run (bytes read + bytes written).
+"""
+import argparse
+import datetime
+import importlib.util
+import math
+import os
+import platform
+import statistics
+import sys
+import traceback
+
+import torch
+import triton
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gpu_suite import build, cases, make_inputs  # noqa: E402
+
+
+def load_runtime(directory):
+    spec = importlib.util.spec_from_file_location(
+        "dyno_triton_runtime", os.path.join(directory, "triton_runtime.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def relative_error(got, want):
+    got, want = got.double(), want.double()
+    finite = torch.isfinite(want)
+    if not torch.equal(finite, torch.isfinite(got)):
+        return float("inf")
+    denominator = want[finite].norm().item() or 1.0
+    return (got[finite] - want[finite]).norm().item() / denominator
+
+
+def median_ms(fn):
+    return do_bench(fn, warmup=50, rep=300, return_mode="median")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--artifacts", default="build/gpu-artifacts")
+    parser.add_argument("--out", default="")
+    parser.add_argument("--cases", default="")
+    parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--device", default="cuda",
+                        help="cpu runs the kernels under Triton's interpreter (numerics only)")
+    args = parser.parse_args()
+    wanted = set(filter(None, args.cases.split(",")))
+    device = torch.device(args.device)
+    runtime = None
+    check_rows, bench_rows, bandwidth_rows = [], [], []
+    for name, kind, builder, specs in cases():
+        if wanted and name not in wanted:
+            continue
+        directory = os.path.join(args.artifacts, name)
+        runtime = runtime or load_runtime(directory)
+        try:
+            model = build(builder, device)
+            inputs = make_inputs(specs, device, seed=1)
+            program = runtime.load(directory, device=device).bind(model.state_dict())
+            tuned = runtime.load(directory, device=device, autotune=True).bind(model.state_dict())
+            with torch.no_grad():
+                expected = model(*inputs)
+                actual = program(*inputs)
+                actual_tuned = tuned(*inputs)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            expected_list = expected if isinstance(expected, tuple) else (expected,)
+            errors = []
+            for result in (actual, actual_tuned):
+                result_list = result if isinstance(result, tuple) else (result,)
+                for want, got in zip(expected_list, result_list):
+                    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
+                    errors.append(relative_error(got, want))
+            error = max(errors)
+            kernels = len(program.call.__globals__["_kernels"].launchers)
+        except Exception as exc:  # report and go on: one broken case must not hide the rest
+            traceback.print_exc()
+            check_rows.append((name, kind, "ERROR", f"{type(exc).__name__}: {exc}"[:120], "-"))
+            continue
+        ok = error < 1e-4
+        check_rows.append((name, kind, "ok" if ok else "MISMATCH", f"{error:.1e}", kernels))
+        if kind == "check" or device.type != "cuda":
+            continue
+        with torch.no_grad():
+            times = {"eager": median_ms(lambda: model(*inputs))}
+            if not args.no_inductor:
+                compiled = torch.compile(model)
+                compiled(*inputs)
+                times["inductor"] = median_ms(lambda: compiled(*inputs))
+            times["dyno"] = median_ms(lambda: program(*inputs))
+            times["dyno_autotuned"] = median_ms(lambda: tuned(*inputs))
+        if kind == "bench":
+            bench_rows.append((name, times))
+        else:
+            x = inputs[0]
+            copy_out = torch.empty_like(x)
+            copy_ms = median_ms(lambda: copy_out.copy_(x))
+            moved = 2 * x.numel() * x.element_size()
+            bandwidth_rows.append((name, times, copy_ms, moved))
+        torch._dynamo.reset()
+
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        machine = f"{props.name}; {props.multi_processor_count} SMs"
+    else:
+        machine = "CPU, Triton interpreter"
+    lines = [f"# Dyno Triton target on {machine.split(';')[0]}, {datetime.date.today()}", "",
+             f"torch {torch.__version__}, triton {triton.__version__}, Python "
+             f"{platform.python_version()}; {machine}.",
+             "Artifacts compiled ahead of time on a CPU-only machine (benchmarks/gpu_export.py), "
+             "run here with torch and triton only (benchmarks/gpu_run.py).", "",
+             "## Numerics (compiled vs eager on the GPU, relative L2 error, heuristic and "
+             "autotuned kernels)", "", "| case | kind | result | max rel. error | kernels |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {n} | {k} | {r} | {e} | {c} |" for n, k, r, e, c in check_rows]
+    labels = ["eager"] + ([] if args.no_inductor else ["inductor"]) + ["dyno", "dyno_autotuned"]
+    if bench_rows:
+        lines += ["", "## Speed (median ms per call; speedup = eager / backend, same run)", "",
+                  "| model | " + " | ".join(f"{l} ms" for l in labels) + " | "
+                  + " | ".join(f"{l} speedup" for l in labels[1:]) + " |",
+                  "|---" * (1 + 2 * len(labels) - 1) + "|"]
+        speedups = {l: [] for l in labels[1:]}
+        for name, times in bench_rows:
+            ratios = []
+            for label in labels[1:]:
+                speedups[label].append(times["eager"] / times[label])
+                ratios.append(f"{times['eager'] / times[label]:.2f}x")
+            lines.append(f"| {name} | " + " | ".join(f"{times[l]:.3f}" for l in labels)
+                         + " | " + " | ".join(ratios) + " |")
+        lines.append("| **geomean** | " + " | ".join([""] * len(labels)) + " | "
+                     + " | ".join(f"{math.exp(statistics.mean(math.log(r) for r in v)):.2f}x"
+                                  for v in speedups.values()) + " |")
+    for name, times, copy_ms, moved in bandwidth_rows:
+        lines += ["", f"## Bandwidth: {name} ({moved / 2**30:.1f} GiB moved per call)", "",
+                  "| | ms | GB/s | of copy bandwidth |", "|---|---|---|---|",
+                  f"| torch copy_ | {copy_ms:.3f} | {moved / copy_ms / 1e6:.0f} | 100% |"]
+        for label in labels:
+            lines.append(f"| {label} | {times[label]:.3f} | {moved / times[label] / 1e6:.0f} | "
+                         f"{copy_ms / times[label] * 100:.0f}% |")
+    report = "\n".join(lines)
+    print(report)
+    if args.out:
+        with open(args.out, "w") as file:
+            file.write(report + "\n")
+
+
+if __name__ == "__main__":
+    main()

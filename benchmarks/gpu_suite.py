@@ -1,0 +1,117 @@
+"""The GPU suite: the cases Dyno's Triton target is checked and timed on, on a real GPU.
+
+Needs only torch, so that the same definitions serve both sides of an ahead-of-time
+export: `gpu_export.py` compiles every case here (CPU-only build machine, Dyno
+installed) and `gpu_run.py` runs the artifacts on the GPU machine (torch + triton only),
+against eager PyTorch and Inductor.
+
+Each case: (name, kind, model builder, input shapes). `check` cases are the e2e
+suite's patterns at test sizes (numerics on the GPU); `bench` cases are the benchmark
+models at GPU sizes; `bandwidth` is one large fused pointwise kernel.
+"""
+import math
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(__file__))
+from models import MLP, NormActBlock, SmallCNN, TransformerBlock  # noqa: E402
+
+
+class Fn(torch.nn.Module):
+    """A function as a module (torch.export takes modules)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+class ConvBnRelu(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        return F.max_pool2d(F.relu(self.bn(self.conv(x))), 3, stride=2, padding=1)
+
+
+def _layernorm():
+    module = torch.nn.LayerNorm(96)
+    with torch.no_grad():
+        module.weight.uniform_(0.5, 1.5)
+        module.bias.uniform_(-0.5, 0.5)
+    return module
+
+
+def _embedding_gelu():
+    class EmbeddingGelu(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = torch.nn.Embedding(50, 32)
+
+        def forward(self, ids, x):
+            return F.gelu(self.table(ids) + x, approximate="tanh")
+    return EmbeddingGelu()
+
+
+def cases():
+    f32 = torch.float32
+    return [
+        # name, kind, builder, input specs ((shape, dtype) or ("ids", shape, high))
+        ("elementwise_chain", "check",
+         lambda: Fn(lambda x, y: torch.sigmoid(x * y + 1.0).exp() - torch.tanh(y) / (x.abs() + 1)),
+         [((33, 65), f32), ((33, 65), f32)]),
+        ("broadcasting", "check", lambda: Fn(lambda x, r, c: (x + r) * c - 0.5),
+         [((7, 5, 9), f32), ((9,), f32), ((5, 1), f32)]),
+        ("reductions_each_dim", "check",
+         lambda: Fn(lambda x: (x.sum(0), x.mean(1), x.amax(2), x.amin(-1), x.sum())),
+         [((37, 19, 11), f32)]),
+        ("softmax_log_softmax", "check",
+         lambda: Fn(lambda x: (torch.softmax(x, -1), F.log_softmax(x, dim=0))),
+         [((64, 257), f32)]),
+        ("long_row_softmax", "check", lambda: Fn(lambda x: torch.softmax(x * 0.5, -1)),
+         [((8, 20000), f32)]),
+        ("layernorm", "check", _layernorm, [((4, 31, 96), f32)]),
+        ("transpose_slice_views", "check",
+         lambda: Fn(lambda x: (x.transpose(0, 1) * 2, x[:, 1:7:2].exp(), x.permute(1, 0).sum(1))),
+         [((12, 10), f32)]),
+        ("embedding_gelu", "check", _embedding_gelu, [("ids", (4, 6), 50), ((4, 6, 32), f32)]),
+        ("conv_bn_relu_pool", "check", ConvBnRelu, [((2, 3, 16, 16), f32)]),
+        ("mlp_small", "check", lambda: MLP(inputs=64, hidden=128, classes=10),
+         [((32, 64), f32)]),
+        ("transformer_small", "check", lambda: TransformerBlock(dim=64, heads=4),
+         [((2, 16, 64), f32)]),
+        # GPU-sized benchmark models.
+        ("mlp", "bench", lambda: MLP(inputs=1024, hidden=4096, classes=1000),
+         [((4096, 1024), f32)]),
+        ("layernorm_gelu_softmax", "bench", lambda: NormActBlock(4096), [((8192, 4096), f32)]),
+        ("small_cnn", "bench", SmallCNN, [((256, 3, 32, 32), f32)]),
+        ("transformer_block", "bench", lambda: TransformerBlock(dim=1024, heads=16),
+         [((8, 512, 1024), f32)]),
+        # One read and one write of 2^28 floats (1 GiB each way).
+        ("fused_pointwise_bandwidth", "bandwidth",
+         lambda: Fn(lambda x: F.relu(x * 1.5 + 0.25) * 0.5), [((1 << 28,), f32)]),
+    ]
+
+
+def make_inputs(specs, device, seed=0):
+    generator = torch.Generator(device="cpu").manual_seed(seed)
+    inputs = []
+    for spec in specs:
+        if spec[0] == "ids":
+            inputs.append(torch.randint(0, spec[2], spec[1], generator=generator).to(device))
+        else:
+            shape, dtype = spec
+            inputs.append(torch.randn(shape, generator=generator, dtype=dtype).to(device))
+    return tuple(inputs)
+
+
+def build(builder, device, seed=0):
+    torch.manual_seed(seed)
+    return builder().eval().to(device)

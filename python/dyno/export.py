@@ -1,0 +1,78 @@
+"""Ahead-of-time export for the Triton target: compile on a build machine (no GPU needed),
+run on a GPU server that has only torch and triton.
+
+    dyno.export_triton(model, example_inputs, "out/")      # here: Dyno, MLIR, torch-mlir
+    program = triton_runtime.load("out/", device="cuda")    # there: torch + triton
+    y = program(x)
+
+The directory holds the Triton kernels (`kernels.py`), the host wrapper (`wrapper.py`),
+the two runtime modules they need (`triton_runtime.py`, `host_runtime.py`), the order of
+the program's inputs (`program.json`) and, unless `save_weights=False`, the parameters
+and buffers (`weights.pt`; otherwise bind them with `program.bind(model.state_dict())`).
+"""
+import json
+import os
+import shutil
+
+import torch
+
+from .debug import GraphDump
+from .errors import DynoCompileError
+
+
+def export_triton(model: torch.nn.Module, example_inputs, directory: str,
+                  save_weights: bool = True) -> str:
+    """Exports `model` (inference, static shapes) for the Triton target. The whole graph
+    must compile (no per-op fallback: the GPU server runs no Dyno); raises
+    DynoCompileError with the reason and a reproducer otherwise. Returns `directory`."""
+    from . import compiler, decompositions
+    from .targets import host_runtime, triton_runtime
+
+    example_inputs = tuple(example_inputs)
+    with torch.no_grad():
+        exported = torch.export.export(model, example_inputs)
+        exported = exported.run_decompositions(decompositions.table())
+    signature = exported.graph_signature
+    kinds = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant",
+             "USER_INPUT": "user_input"}
+    inputs, weights, user_index = [], {}, 0
+    for spec in signature.input_specs:
+        kind = kinds.get(spec.kind.name)
+        if kind is None:
+            raise DynoCompileError("export", f"unsupported graph input kind {spec.kind.name}")
+        if kind == "user_input":
+            inputs.append({"kind": kind, "index": user_index})
+            user_index += 1
+            continue
+        inputs.append({"kind": kind, "name": spec.target})
+        value = (exported.constants[spec.target] if kind == "constant"
+                 else exported.state_dict[spec.target])
+        if kind == "constant" or save_weights:
+            weights[spec.target] = value.detach().cpu()
+    outputs = [spec for spec in signature.output_specs if spec.kind.name != "USER_OUTPUT"]
+    if outputs:
+        raise DynoCompileError("export", "the model mutates its buffers (e.g. batch norm in "
+                               "training mode); export it in eval() mode")
+
+    dump = GraphDump()
+    dump.write("00-aten-fx.py", exported.graph_module.code)
+    kernels_source, wrapper_source, _, _ = compiler.lower_to_triton(exported.graph_module, dump)
+    dump.discard_temporary()
+
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "kernels.py"), "w") as file:
+        file.write(kernels_source)
+    with open(os.path.join(directory, "wrapper.py"), "w") as file:
+        file.write(wrapper_source)
+    for module in (triton_runtime, host_runtime):
+        shutil.copyfile(module.__file__, os.path.join(directory, os.path.basename(module.__file__)))
+    single = len(signature.output_specs) == 1
+    with open(os.path.join(directory, "program.json"), "w") as file:
+        json.dump({"inputs": inputs, "single_output": single,
+                   "torch_version": torch.__version__}, file, indent=1)
+    weights_path = os.path.join(directory, "weights.pt")
+    if weights:
+        torch.save(weights, weights_path)
+    elif os.path.exists(weights_path):
+        os.remove(weights_path)
+    return directory
