@@ -629,8 +629,10 @@ static ArrayAttr blockConfigs(Builder &b, bool reduction, bool persistent, int64
       if (candidate >= 1 && candidate <= std::min<int64_t>(xLimit, 4096))
         add(candidate, 1);
   } else if (persistent) {
+    // About 2048 elements per program: a block of rows for long rows, many rows for
+    // short ones (a pooling window of 4).
     int64_t r = pow2(rnumel);
-    int64_t xMax = std::min<int64_t>(xLimit, 64);
+    int64_t xMax = std::min<int64_t>(xLimit, 1024);
     int64_t x = std::clamp<int64_t>(2048 / r, 1, xMax);
     for (int64_t candidate : {x, x * 2, x / 2})
       if (candidate >= 1 && candidate <= xMax)
