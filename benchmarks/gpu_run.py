@@ -69,15 +69,18 @@ def main():
             inputs = make_inputs(specs, device, seed=1)
             program = runtime.load(directory, device=device).bind(model.state_dict())
             tuned = runtime.load(directory, device=device, autotune=True).bind(model.state_dict())
+            graphed = runtime.load(directory, device=device, autotune=True,
+                                   cuda_graphs=True).bind(model.state_dict())
             with torch.no_grad():
                 expected = model(*inputs)
                 actual = program(*inputs)
                 actual_tuned = tuned(*inputs)
+                actual_graphed = graphed(*inputs)
             if device.type == "cuda":
                 torch.cuda.synchronize()
             expected_list = expected if isinstance(expected, tuple) else (expected,)
             errors = []
-            for result in (actual, actual_tuned):
+            for result in (actual, actual_tuned, actual_graphed):
                 result_list = result if isinstance(result, tuple) else (result,)
                 for want, got in zip(expected_list, result_list):
                     assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
@@ -100,6 +103,12 @@ def main():
                 times["inductor"] = median_ms(lambda: compiled(*inputs))
             times["dyno"] = median_ms(lambda: program(*inputs))
             times["dyno_autotuned"] = median_ms(lambda: tuned(*inputs))
+            if not args.no_inductor:
+                graphed_inductor = torch.compile(model, mode="reduce-overhead")
+                for _ in range(3):
+                    graphed_inductor(*inputs)
+                times["inductor_cudagraphs"] = median_ms(lambda: graphed_inductor(*inputs))
+            times["dyno_cudagraphs"] = median_ms(lambda: graphed(*inputs))
         if kind == "bench":
             bench_rows.append((name, times))
         else:
@@ -120,11 +129,12 @@ def main():
              f"{platform.python_version()}; {machine}.",
              "Artifacts compiled ahead of time on a CPU-only machine (benchmarks/gpu_export.py), "
              "run here with torch and triton only (benchmarks/gpu_run.py).", "",
-             "## Numerics (compiled vs eager on the GPU, relative L2 error, heuristic and "
-             "autotuned kernels)", "", "| case | kind | result | max rel. error | kernels |",
+             "## Numerics (compiled vs eager on the GPU, relative L2 error; heuristic, "
+             "autotuned and CUDA-graph programs)", "", "| case | kind | result | max rel. error | kernels |",
              "|---|---|---|---|---|"]
     lines += [f"| {n} | {k} | {r} | {e} | {c} |" for n, k, r, e, c in check_rows]
-    labels = ["eager"] + ([] if args.no_inductor else ["inductor"]) + ["dyno", "dyno_autotuned"]
+    labels = (["eager"] + ([] if args.no_inductor else ["inductor"]) + ["dyno", "dyno_autotuned"]
+              + ([] if args.no_inductor else ["inductor_cudagraphs"]) + ["dyno_cudagraphs"])
     if bench_rows:
         lines += ["", "## Speed (median ms per call; speedup = eager / backend, same run)", "",
                   "| model | " + " | ".join(f"{l} ms" for l in labels) + " | "
@@ -146,6 +156,8 @@ def main():
                   "| | ms | GB/s | of copy bandwidth |", "|---|---|---|---|",
                   f"| torch copy_ | {copy_ms:.3f} | {moved / copy_ms / 1e6:.0f} | 100% |"]
         for label in labels:
+            if "cudagraphs" in label:
+                continue  # a graph's input copy would be counted as the kernel's traffic
             lines.append(f"| {label} | {times[label]:.3f} | {moved / times[label] / 1e6:.0f} | "
                          f"{copy_ms / times[label] * 100:.0f}% |")
     report = "\n".join(lines)

@@ -192,13 +192,21 @@ def autotune_requested(option) -> bool:
 class Program:
     """A model exported for the Triton target (dyno.export_triton): call it with the
     model's inputs; parameters and buffers come from the export's weights file or from
-    `bind(state_dict)`."""
+    `bind(state_dict)`.
 
-    def __init__(self, call, spec: dict, weights: dict, device):
+    With `cuda_graphs=True` the first call records the whole program (kernels, library
+    calls, allocations) in a CUDA graph and later calls replay it: the inputs are copied
+    into the graph's own buffers and the outputs are returned as fresh copies, so no
+    result is overwritten by a later call. Shapes are static, so one graph serves every
+    call; the parameters must stay the same tensors (bind before the first call)."""
+
+    def __init__(self, call, spec: dict, weights: dict, device, cuda_graphs: bool = False):
         self.call = call
         self.spec = spec
         self.device = torch.device(device)
         self.bound = {name: tensor.to(self.device) for name, tensor in weights.items()}
+        self.cuda_graphs = cuda_graphs and self.device.type == "cuda"
+        self.graph = None
 
     def bind(self, state: dict) -> "Program":
         """Takes parameters and buffers by name (e.g. a model's state_dict())."""
@@ -207,7 +215,7 @@ class Program:
                 self.bound[entry["name"]] = state[entry["name"]].to(self.device)
         return self
 
-    def __call__(self, *inputs):
+    def _arguments(self, inputs):
         args = []
         for entry in self.spec["inputs"]:
             if entry["kind"] == "user_input":
@@ -217,7 +225,32 @@ class Program:
             else:
                 raise KeyError(f"dyno: no value for {entry['kind']} {entry['name']!r}; "
                                "export with its weights or call bind(state_dict)")
-        outputs = self.call(args)
+        return args
+
+    def _capture(self, inputs):
+        self.static_inputs = [x.clone() for x in inputs]
+        args = self._arguments(self.static_inputs)
+        # Warm up on a side stream: compiles and tunes every kernel before recording.
+        stream = torch.cuda.Stream(self.device)
+        stream.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(stream):
+            for _ in range(2):
+                self.call(args)
+        torch.cuda.current_stream(self.device).wait_stream(stream)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.static_outputs = self.call(args)
+
+    def __call__(self, *inputs):
+        if not self.cuda_graphs:
+            outputs = self.call(self._arguments(inputs))
+        else:
+            if self.graph is None:
+                self._capture(inputs)
+            for static, value in zip(self.static_inputs, inputs):
+                static.copy_(value)
+            self.graph.replay()
+            outputs = [None if o is None else o.clone() for o in self.static_outputs]
         return outputs[0] if self.spec["single_output"] else tuple(outputs)
 
 
@@ -235,7 +268,8 @@ def _sibling_module(directory: str, name: str):
         return module
 
 
-def load(directory: str, device="cuda", autotune: bool = False) -> Program:
+def load(directory: str, device="cuda", autotune: bool = False,
+         cuda_graphs: bool = False) -> Program:
     """Loads a program written by dyno.export_triton: needs only torch and triton."""
     with open(os.path.join(directory, "program.json")) as file:
         spec = json.load(file)
@@ -248,4 +282,4 @@ def load(directory: str, device="cuda", autotune: bool = False) -> Program:
     exec(compile(source, os.path.join(directory, "wrapper.py"), "exec"), namespace)
     weights_path = os.path.join(directory, "weights.pt")
     weights = torch.load(weights_path, map_location="cpu") if os.path.exists(weights_path) else {}
-    return Program(namespace["call"], spec, weights, device)
+    return Program(namespace["call"], spec, weights, device, cuda_graphs=cuda_graphs)
