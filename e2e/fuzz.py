@@ -134,8 +134,9 @@ def _broadcastable(a, b) -> bool:
         return False
 
 
-def run_case(seed: int):
-    """Returns None when the case passes, else a description of the failure."""
+def run_case(seed: int, target: str = "cpu"):
+    """Returns None when the case passes on `target` ("cpu", or "triton": Triton kernels,
+    interpreted on CPU tensors), else a description of the failure."""
     import dyno
 
     program = Program(seed)
@@ -149,7 +150,7 @@ def run_case(seed: int):
         warnings.simplefilter("ignore")
         expected = fn(*inputs)
         try:
-            actual = torch.compile(fn, backend="mlir")(*inputs)
+            actual = torch.compile(fn, backend="mlir", options={"target": target})(*inputs)
         except Exception as error:  # Dyno must never break the program
             return f"raised {type(error).__name__}: {error}"
     stats = dyno.stats()
@@ -168,10 +169,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target", default="cpu", choices=["cpu", "triton"])
     args = parser.parse_args()
     failures = 0
     for seed in range(args.seed, args.seed + args.cases):
-        failure = run_case(seed)
+        failure = run_case(seed, args.target)
         if failure:
             failures += 1
             print(f"seed {seed}: {failure}\n{Program(seed).source()}", flush=True)

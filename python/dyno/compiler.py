@@ -165,7 +165,7 @@ _COMPILERS = {"cpu": _compile_cpu, "triton": _compile_triton}
 
 
 def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump,
-                            error: DynoCompileError, compile_part):
+                            error: DynoCompileError, compile_part, target: str):
     """Per-op fallback: compiles the supported subgraphs, leaves the other ops eager.
     Returns a callable, or None when no part of the graph compiles."""
     from . import partition
@@ -179,7 +179,7 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
         return call
 
     try:
-        fused, compiled, _ = partition.compile_partitions(gm, compile_subgraph)
+        fused, compiled, _ = partition.compile_partitions(gm, compile_subgraph, target)
     except Exception:  # partitioning is best effort; the caller falls back to eager
         return None
     if compiled == 0:
@@ -224,7 +224,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         counters.bump("kernels", num_kernels)
         counters.bump("extern_calls", num_externs)
     except DynoCompileError as error:
-        call = _compile_with_eager_ops(gm, kind, dump, error, compile_part)
+        call = _compile_with_eager_ops(gm, kind, dump, error, compile_part, target)
         if call is None:
             return fall_back(error)
     except Exception as error:  # never break the user's program

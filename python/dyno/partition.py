@@ -61,15 +61,28 @@ def _single_op_graph(node: torch.fx.Node) -> torch.fx.GraphModule:
     return torch.fx.GraphModule(torch.nn.Module(), graph)
 
 
-def op_is_supported(node: torch.fx.Node) -> bool:
-    """Whether torch-mlir imports this op to linalg and Dyno's MLIR reads the result."""
+def _lowers_to_triton(directory: pathlib.Path) -> None:
+    """Runs the Triton target's passes and emitter on an imported op (02-linalg.mlir);
+    raises DynoCompileError where the op has no Triton lowering (e.g. an argmax)."""
+    from . import pipeline
+
+    kernels = directory / "03-kernels.mlir"
+    pipeline.run_pipeline(pipeline.KERNEL_FORMATION, directory / "02-linalg.mlir", kernels)
+    lowered = directory / "04-triton.mlir"
+    pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels, lowered)
+    pipeline.translate_to_triton(lowered, directory / "05-kernels.py")
+
+
+def op_is_supported(node: torch.fx.Node, target: str = "cpu") -> bool:
+    """Whether torch-mlir imports this op to linalg and Dyno's MLIR reads the result; for
+    the Triton target, also whether its kernels lower to Triton."""
     if node.op != "call_function" or node.target is operator.getitem:
         return node.op == "call_function"
     if node.target in frontend.ROUTED_TO_EAGER:
         return False
     if not isinstance(node.meta.get("val"), (torch.Tensor, tuple, list)):
         return False
-    key = _signature(node)
+    key = (target,) + _signature(node)
     if key not in _support_cache:
         from . import ir
 
@@ -77,8 +90,10 @@ def op_is_supported(node: torch.fx.Node) -> bool:
             with tempfile.TemporaryDirectory(prefix="dyno-op-") as directory:
                 text = frontend.import_to_linalg(_single_op_graph(node),
                                                  pathlib.Path(directory))
-            with ir.Context():
-                ir.Module.parse(text)
+                with ir.Context():
+                    ir.Module.parse(text)
+                if target == "triton":
+                    _lowers_to_triton(pathlib.Path(directory))
             _support_cache[key] = True
         except Exception:  # unsupported by torch-mlir, or a dialect Dyno does not have
             _support_cache[key] = False
@@ -86,8 +101,12 @@ def op_is_supported(node: torch.fx.Node) -> bool:
 
 
 class _DynoSupport(OperatorSupportBase):
+    def __init__(self, target: str):
+        super().__init__()
+        self.target = target
+
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
-        return op_is_supported(node)
+        return op_is_supported(node, self.target)
 
 
 class _CompiledPartition(torch.nn.Module):
@@ -109,12 +128,13 @@ def eager_op_names(gm: torch.fx.GraphModule) -> List[str]:
                    if node.op == "call_function" and node.target is not operator.getitem})
 
 
-def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable):
+def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable,
+                       target: str = "cpu"):
     """Returns (graph module, compiled partitions, partitions left eager).
 
     `compile_subgraph(submodule)` returns a boxed callable or raises DynoCompileError.
     """
-    partitioner = CapabilityBasedPartitioner(gm, _DynoSupport(),
+    partitioner = CapabilityBasedPartitioner(gm, _DynoSupport(target),
                                              allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
     if not partitions:

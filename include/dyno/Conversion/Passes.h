@@ -5,6 +5,8 @@
 #include "dyno/Dialect/Dyno/IR/DynoDialect.h"
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -68,7 +68,8 @@ def DynoSplitKernelsForTriton : Pass<"dyno-split-kernels-for-triton", "ModuleOp"
     `dyno-convert-kernels-to-triton-level` could not lower whole is split into one
     kernel per computing op, in program order; intermediates go through memory and the
     host schedule launches the pieces in order. Kernels that fit one space are left
-    alone.
+    alone. Splat tensor constants in kernels (a folded `torch.full`) become fills first,
+    which the lowering reads as scalars.
 
     ```mlir
     // Before
@@ -81,7 +82,8 @@ def DynoSplitKernelsForTriton : Pass<"dyno-split-kernels-for-triton", "ModuleOp"
     Input and output: a graph module after `dyno-form-kernels` (host functions and
     `module @kernels` of `linalg.generic` kernels).
   }];
-  let dependentDialects = ["::mlir::dyno::DynoDialect", "func::FuncDialect"];
+  let dependentDialects = ["::mlir::dyno::DynoDialect", "func::FuncDialect",
+                           "linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
 #endif // DYNO_CONVERSION_PASSES_TD

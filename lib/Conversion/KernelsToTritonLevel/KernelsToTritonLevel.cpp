@@ -10,6 +10,7 @@
 
 #include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -121,6 +122,9 @@ private:
 
   FailureOr<Value> hoist(Value scalar);
   FailureOr<Value> evalIndex(AffineExpr expr, linalg::GenericOp op, Region &region);
+  /// Evaluates an affine expression on index blocks; `leaf` gives dims and symbols.
+  FailureOr<Value> evalAffine(AffineExpr expr, OpBuilder &b,
+                              function_ref<FailureOr<Value>(AffineExpr)> leaf);
   /// Element offsets of `memory` at `map`'s position; for a padded operand, `inBounds`
   /// is set to the lanes inside the unpadded tensor (null when all are).
   FailureOr<Value> offsetsOf(const MemoryOperand &memory, AffineMap map,
@@ -234,23 +238,29 @@ FailureOr<Value> KernelEmitter::hoist(Value scalar) {
 
 FailureOr<Value> KernelEmitter::evalIndex(AffineExpr expr, linalg::GenericOp op,
                                           Region &region) {
-  OpBuilder &b = region.builder;
-  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+  return evalAffine(expr, region.builder, [&](AffineExpr leaf) -> FailureOr<Value> {
+    auto dim = dyn_cast<AffineDimExpr>(leaf);
+    if (!dim)
+      return op.emitOpError("has an indexing map with symbols"), failure();
     unsigned slot = space.slot(op, dim.getPosition());
     if (slot == IterationSpace::kUnitSlot)
-      return index(b, 0);
+      return index(region.builder, 0);
     Value slotIndex = region.slotIndex[slot];
     if (!slotIndex)
       return op.emitOpError("reads along the reduced extent outside a row region"), failure();
     return slotIndex;
-  }
+  });
+}
+
+FailureOr<Value> KernelEmitter::evalAffine(
+    AffineExpr expr, OpBuilder &b, function_ref<FailureOr<Value>(AffineExpr)> leaf) {
+  if (isa<AffineDimExpr, AffineSymbolExpr>(expr))
+    return leaf(expr);
   if (auto constant = dyn_cast<AffineConstantExpr>(expr))
     return index(b, constant.getValue());
-  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
-  if (!binary)
-    return op.emitOpError("has an indexing map with symbols"), failure();
-  FailureOr<Value> lhs = evalIndex(binary.getLHS(), op, region);
-  FailureOr<Value> rhs = evalIndex(binary.getRHS(), op, region);
+  auto binary = cast<AffineBinaryOpExpr>(expr);
+  FailureOr<Value> lhs = evalAffine(binary.getLHS(), b, leaf);
+  FailureOr<Value> rhs = evalAffine(binary.getRHS(), b, leaf);
   if (failed(lhs) || failed(rhs))
     return failure();
   switch (expr.getKind()) {
@@ -259,11 +269,18 @@ FailureOr<Value> KernelEmitter::evalIndex(AffineExpr expr, linalg::GenericOp op,
   case AffineExprKind::Mul:
     return indexOp<arith::MulIOp>(b, *lhs, *rhs);
   case AffineExprKind::FloorDiv:
-    return indexOp<arith::DivSIOp>(b, *lhs, *rhs);
-  case AffineExprKind::Mod:
-    return indexOp<arith::RemSIOp>(b, *lhs, *rhs);
-  default:
-    return op.emitOpError("has an indexing map with a ceildiv"), failure();
+    return indexOp<arith::FloorDivSIOp>(b, *lhs, *rhs);
+  case AffineExprKind::Mod: {
+    // Affine mod is non-negative (the divisor is a positive constant).
+    Value remainder = indexOp<arith::RemSIOp>(b, *lhs, *rhs);
+    Value shifted = indexOp<arith::AddIOp>(b, remainder, *rhs);
+    return indexOp<arith::RemSIOp>(b, shifted, *rhs);
+  }
+  default: { // CeilDiv: -floordiv(-a, b)
+    Value negated = indexOp<arith::SubIOp>(b, index(b, 0), *lhs);
+    Value quotient = indexOp<arith::FloorDivSIOp>(b, negated, *rhs);
+    return indexOp<arith::SubIOp>(b, index(b, 0), quotient);
+  }
   }
 }
 
@@ -387,6 +404,26 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
       if (failed(position))
         return failure();
       mapping.map(indexOp.getResult(), *position);
+      continue;
+    }
+    if (auto apply = dyn_cast<affine::AffineApplyOp>(inner)) {
+      SmallVector<Value> operands;
+      for (Value operand : apply.getMapOperands()) {
+        FailureOr<Value> value = lookup(operand);
+        if (failed(value))
+          return failure();
+        operands.push_back(*value);
+      }
+      AffineMap map = apply.getAffineMap();
+      FailureOr<Value> result =
+          evalAffine(map.getResult(0), b, [&](AffineExpr leaf) -> FailureOr<Value> {
+            if (auto dim = dyn_cast<AffineDimExpr>(leaf))
+              return operands[dim.getPosition()];
+            return operands[map.getNumDims() + cast<AffineSymbolExpr>(leaf).getPosition()];
+          });
+      if (failed(result))
+        return failure();
+      mapping.map(apply.getResult(), *result);
       continue;
     }
     if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {

@@ -10,7 +10,11 @@
 
 #include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -117,11 +121,35 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
   return success();
 }
 
+/// A splat tensor constant in a kernel (a folded `full`, a one-element `linspace`)
+/// becomes a fill, which the lowering reads as a scalar or stores like any result.
+void materializeSplatConstants(func::FuncOp kernel) {
+  IRRewriter rewriter(kernel.getContext());
+  kernel.walk([&](arith::ConstantOp constant) {
+    auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+    auto type = dyn_cast<RankedTensorType>(constant.getType());
+    if (!splat || !type || !type.hasStaticShape())
+      return;
+    rewriter.setInsertionPoint(constant);
+    Location loc = constant.getLoc();
+    Value scalar = arith::ConstantOp::create(
+        rewriter, loc, cast<TypedAttr>(splat.getSplatValue<Attribute>()));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+    auto fill = linalg::FillOp::create(rewriter, loc, scalar, empty);
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(fill.getOperation()));
+    rewriter.replaceOp(constant, succeeded(generic) ? (*generic)->getResults()
+                                                    : fill->getResults());
+  });
+}
+
 struct SplitKernelsForTritonPass
     : mlir::dyno::impl::DynoSplitKernelsForTritonBase<SplitKernelsForTritonPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (ModuleOp kernels : llvm::to_vector(module.getOps<ModuleOp>())) {
+      for (func::FuncOp kernel : kernels.getOps<func::FuncOp>())
+        materializeSplatConstants(kernel);
       for (func::FuncOp kernel : llvm::to_vector(kernels.getOps<func::FuncOp>())) {
         if (kernel.isExternal() || fitsOneSpace(kernel))
           continue;

@@ -62,7 +62,8 @@ def _interpreter(enabled: bool):
 def import_kernels(path: str, interpret: bool):
     """Imports a kernels file (Triton reads kernels' source through `inspect`, so they
     must live in a real file)."""
-    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()[:16]
+    with open(path, "rb") as file:
+        digest = hashlib.sha256(file.read()).hexdigest()[:16]
     name = f"dyno_triton_kernels_{digest}_{'interpreted' if interpret else 'compiled'}"
     with _lock:
         if name in sys.modules:
@@ -172,7 +173,8 @@ class TritonKernels:
     def __init__(self, kernels_path: str, device: torch.device, autotune: bool = False):
         interpret = torch.device(device).type == "cpu"
         self.module = import_kernels(kernels_path, interpret)
-        source = open(kernels_path, "rb").read()
+        with open(kernels_path, "rb") as file:
+            source = file.read()
         device_name = "interpreter" if interpret else torch.cuda.get_device_name(device)
         self.launchers = {}
         for name, entry in self.module.KERNELS.items():

@@ -1,4 +1,4 @@
-// RUN: dyno-opt %s --dyno-split-kernels-for-triton | FileCheck %s
+// RUN: dyno-opt %s -split-input-file --dyno-split-kernels-for-triton | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -58,5 +58,26 @@ module @kernels {
       linalg.yield %n : f32
     } -> tensor<4x8xf32>
     return %r : tensor<4x8xf32>
+  }
+}
+
+// -----
+
+// A kernel returning a splat constant (a folded torch.full): the constant becomes a
+// fill the Triton lowering can store.
+// CHECK-LABEL: func.func @main
+// CHECK:         dyno.launch @kernels::@kernel_0()
+// CHECK:       func.func @kernel_0() -> tensor<1x1xf32>
+// CHECK-NOT:     arith.constant dense
+// CHECK:         %[[C:.*]] = arith.constant -1.000000e+00 : f32
+// CHECK:         linalg.generic {{.*}} ins(%[[C]] : f32)
+func.func @main() -> tensor<1x1xf32> {
+  %0 = dyno.launch @kernels::@kernel_0() : () -> tensor<1x1xf32>
+  return %0 : tensor<1x1xf32>
+}
+module @kernels {
+  func.func @kernel_0() -> tensor<1x1xf32> {
+    %cst = arith.constant dense<-1.000000e+00> : tensor<1x1xf32>
+    return %cst : tensor<1x1xf32>
   }
 }

@@ -1,0 +1,159 @@
+"""The Triton target's own interfaces: target selection, debug dumps, per-op fallback,
+block-size autotuning with its disk cache, and the ahead-of-time export that runs with
+only torch and triton. Kernels run under Triton's interpreter on CPU tensors."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+
+import dyno
+from dyno.targets import triton_runtime
+
+from conftest import assert_compiled_matches
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+from models import TransformerBlock  # noqa: E402
+
+
+def test_triton_target_is_chosen_and_reported():
+    def fn(x):
+        return torch.softmax(x * 3, -1)
+    assert_compiled_matches(fn, torch.randn(9, 130), options={"target": "triton"})
+    assert dyno.stats()["triton_graphs"] == 1
+    assert dyno.stats().get("cpu_graphs", 0) == 0
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"target": "gpu"}, "target must be one of ['auto', 'cpu', 'triton']"),
+    ({"autotune": "yes"}, "autotune must be True or False"),
+    ({"block": 4}, "unknown options ['block']"),
+])
+def test_bad_options_are_errors(options, message):
+    with pytest.raises(Exception, match=message.replace("[", r"\[").replace("]", r"\]")):
+        torch.compile(lambda x: x + 1, backend="mlir", options=options)(torch.randn(3))
+
+
+def test_debug_dir_holds_every_triton_stage(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    assert_compiled_matches(lambda x: (x.exp() + 1).sum(0), torch.randn(5, 7),
+                            options={"target": "triton"})
+    stages = sorted(os.listdir(next(tmp_path.iterdir())))
+    for stage in ("02-linalg.mlir", "03-kernels.mlir", "04-triton.mlir", "05-kernels.py",
+                  "06-wrapper.py"):
+        assert stage in stages, stages
+    kernels = (next(tmp_path.iterdir()) / "05-kernels.py").read_text()
+    assert "@triton.jit" in kernels and "KERNELS = {" in kernels
+
+
+def test_op_without_triton_lowering_runs_eagerly_alone():
+    def fn(x):
+        return x.argmax(-1), x.exp().sum(-1)
+    x = torch.randn(8, 33)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = torch.compile(fn, backend="mlir", options={"target": "triton"})(x)
+    want = fn(x)
+    assert torch.equal(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+    stats = dyno.stats()
+    assert stats["fallback_ops"] == {"aten.argmax.default": 1}, stats
+    assert stats["partially_compiled_graphs"] == 1 and stats["kernels"] >= 1, stats
+    assert any("argmax" in str(w.message) for w in caught)
+
+
+class _FakeKernel:
+    """Stands in for a compiled Triton kernel: records the configurations launched."""
+
+    def __init__(self):
+        self.launched = []
+        self.__name__ = "kernel_0"
+
+    def __getitem__(self, grid):
+        def launch(*tensors, XBLOCK, num_warps):
+            self.launched.append((grid, XBLOCK, num_warps))
+        return launch
+
+
+def test_autotuning_picks_the_fastest_config_and_caches_it(tmp_path, monkeypatch):
+    import triton.testing
+
+    monkeypatch.setenv("DYNO_CACHE_DIR", str(tmp_path))
+    entry = {"xnumel": 4096, "rnumel": 1,
+             "configs": [{"XBLOCK": 1024, "num_warps": 4}, {"XBLOCK": 256, "num_warps": 1}]}
+    timings = {1024: 2.0, 256: 1.0}  # ms per launch, by XBLOCK
+
+    def fake_bench(fn, **kwargs):
+        fn()
+        return timings[kernel.launched[-1][1]]
+
+    monkeypatch.setattr(triton.testing, "do_bench", fake_bench)
+    kernel = _FakeKernel()
+    launcher = triton_runtime.Launcher(kernel, entry, interpret=False, autotune=True,
+                                       key="cachekey")
+    launcher.fast = None  # the fake has no compiled-kernel launcher
+    launcher(torch.empty(1))
+    assert kernel.launched[-1] == ((16,), 256, 1)  # the winner, with its grid
+    cached = json.loads((tmp_path / "autotune" / "cachekey.json").read_text())
+    assert cached["config"] == {"XBLOCK": 256, "num_warps": 1}
+
+    # A new process reads the winner from disk instead of timing again.
+    timings.clear()
+    again = _FakeKernel()
+    launcher = triton_runtime.Launcher(again, entry, interpret=False, autotune=True,
+                                       key="cachekey")
+    launcher.fast = None
+    launcher(torch.empty(1))
+    assert again.launched == [((16,), 256, 1)]
+
+
+def test_export_runs_with_only_torch_and_triton(tmp_path):
+    torch.manual_seed(0)
+    model = TransformerBlock(dim=64, heads=4).eval()
+    x = torch.randn(2, 16, 64)
+    directory = dyno.export_triton(model, (x,), str(tmp_path / "program"))
+    assert sorted(os.listdir(directory)) == [
+        "host_runtime.py", "kernels.py", "program.json", "triton_runtime.py", "weights.pt",
+        "wrapper.py"]
+    torch.save({"x": x, "want": model(x).detach()}, tmp_path / "case.pt")
+    # A fresh interpreter in which Dyno, MLIR and torch-mlir cannot be imported.
+    script = textwrap.dedent(f"""
+        import importlib.abc, sys
+        class Forbid(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name.split(".")[0] in ("dyno", "mlir", "torch_mlir"):
+                    raise ImportError("not on the GPU server: " + name)
+        sys.meta_path.insert(0, Forbid())
+        import importlib.util, torch
+        spec = importlib.util.spec_from_file_location("rt", {directory!r} + "/triton_runtime.py")
+        rt = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(rt)
+        program = rt.load({directory!r}, device="cpu")
+        case = torch.load({str(tmp_path / "case.pt")!r})
+        got = program(case["x"])
+        torch.testing.assert_close(got, case["want"], rtol=1e-4, atol=1e-4)
+        print("ran", tuple(got.shape))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "ran (2, 16, 64)" in result.stdout
+
+
+def test_export_without_weights_binds_a_state_dict(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.LayerNorm(32), torch.nn.GELU()).eval()
+    x = torch.randn(4, 32)
+    directory = dyno.export_triton(model, (x,), str(tmp_path / "p"), save_weights=False)
+    assert "weights.pt" not in os.listdir(directory)
+    program = triton_runtime.load(directory, device="cpu")
+    with pytest.raises(KeyError, match="bind"):
+        program(x)
+    with torch.no_grad():
+        model[0].weight.uniform_(0.5, 1.5)  # bound values are used, not export-time ones
+    torch.testing.assert_close(program.bind(model.state_dict())(x), model(x).detach(),
+                               rtol=1e-5, atol=1e-5)
