@@ -3,6 +3,7 @@
     python e2e/opinfo_sweep.py                      # every op, float32, CPU target
     python e2e/opinfo_sweep.py --ops add,softmax    # a few ops
     python e2e/opinfo_sweep.py --out e2e/coverage.md
+    python e2e/opinfo_sweep.py --target triton --out e2e/coverage-triton.md  # interpreted
 
 For each op (and variant) the first `--samples` float32 sample inputs are compiled and
 compared with eager (ops returning uninitialized memory, such as empty_like, are skipped) (rtol 1e-4, atol 1e-5; NaN equal to NaN; integers and bools exact).
@@ -50,7 +51,7 @@ def _compare(actual, expected) -> bool:
     return True
 
 
-def run_sample(op, sample):
+def run_sample(op, sample, target="cpu"):
     """Returns (status, reason) for one sample input."""
     import dyno
 
@@ -67,7 +68,7 @@ def run_sample(op, sample):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            actual = torch.compile(fn, backend="mlir")(*arguments)
+            actual = torch.compile(fn, backend="mlir", options={"target": target})(*arguments)
         except Exception as error:
             return "error", f"{type(error).__name__}: {str(error).splitlines()[0][:150]}"
     stats = dyno.stats()
@@ -85,7 +86,7 @@ def run_sample(op, sample):
     return "no graph", ""
 
 
-def sweep(names, samples_per_op):
+def sweep(names, samples_per_op, target="cpu"):
     from torch.testing._internal.common_methods_invocations import op_db
 
     rows = []
@@ -101,7 +102,7 @@ def sweep(names, samples_per_op):
             for index, sample in enumerate(samples):
                 if index == samples_per_op:
                     break
-                result = run_sample(info.op, sample)
+                result = run_sample(info.op, sample, target)
                 if result is not None:
                     results.append(result)
         except Exception as error:  # a sample generator that fails here
@@ -114,13 +115,16 @@ def sweep(names, samples_per_op):
     return rows
 
 
-def report(rows) -> str:
+def report(rows, target="cpu") -> str:
     counts = collections.Counter(status for _, status, _ in rows)
     total = len(rows)
+    name = {"cpu": "CPU target", "triton": "Triton target (interpreted on CPU)"}[target]
+    command = ("python e2e/opinfo_sweep.py --out e2e/coverage.md" if target == "cpu" else
+               "python e2e/opinfo_sweep.py --target triton --out e2e/coverage-triton.md")
     lines = [
-        "# OpInfo coverage of the CPU target (float32)",
+        f"# OpInfo coverage of the {name} (float32)",
         "",
-        "Command: `python e2e/opinfo_sweep.py --out e2e/coverage.md` (first 2 samples per op;",
+        f"Command: `{command}` (first 2 samples per op;",
         "rtol 1e-4, atol 1e-5). Statuses are defined in e2e/opinfo_sweep.py.",
         "",
         "| status | ops | share |",
@@ -139,9 +143,10 @@ def main():
     parser.add_argument("--ops", default="")
     parser.add_argument("--samples", type=int, default=2)
     parser.add_argument("--out", default="")
+    parser.add_argument("--target", default="cpu", choices=["cpu", "triton"])
     args = parser.parse_args()
-    rows = sweep(set(filter(None, args.ops.split(","))), args.samples)
-    text = report(rows)
+    rows = sweep(set(filter(None, args.ops.split(","))), args.samples, args.target)
+    text = report(rows, args.target)
     if args.out:
         with open(args.out, "w") as handle:
             handle.write(text)
