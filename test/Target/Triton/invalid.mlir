@@ -1,0 +1,20 @@
+// RUN: dyno-translate --mlir-to-triton %s -split-input-file -verify-diagnostics
+
+// An op with no Triton spelling is a diagnostic, not a crash or partial output (the
+// lowering pipeline expands tanh before printing).
+func.func @kernel$tanh(%p: !tl.ptr<f32>) attributes {tl.configs = [{XBLOCK = 4 : i64, num_warps = 1 : i64}], tl.xnumel = 4 : i64, tl.rnumel = 1 : i64} {
+  %r = tl.range "XBLOCK" along 0 : tensor<?xindex>
+  %v = tl.load %p[%r] : !tl.ptr<f32>, tensor<?xindex> -> tensor<?xf32>
+  // expected-error @+1 {{'math.tanh' op cannot be printed as Triton}}
+  %t = math.tanh %v : tensor<?xf32>
+  tl.store %t, %p[%r] : tensor<?xf32>, !tl.ptr<f32>, tensor<?xindex>
+  return
+}
+
+// -----
+
+// A kernel argument must be a pointer.
+// expected-error @+1 {{'func.func' op has a non-pointer argument}}
+func.func @kernel$tensor_argument(%x: tensor<4xf32>) attributes {tl.configs = [{XBLOCK = 4 : i64, num_warps = 1 : i64}], tl.xnumel = 4 : i64, tl.rnumel = 1 : i64} {
+  return
+}
