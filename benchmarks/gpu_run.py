@@ -10,10 +10,8 @@ copy bandwidth torch measures in the same run (bytes read + bytes written).
 import argparse
 import datetime
 import importlib.util
-import math
 import os
 import platform
-import statistics
 import sys
 import traceback
 
@@ -23,6 +21,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
 from gpu_suite import build, cases, make_inputs  # noqa: E402
+from report import geomean, publish  # noqa: E402
 
 
 def load_runtime(directory):
@@ -149,8 +148,7 @@ def main():
             lines.append(f"| {name} | " + " | ".join(f"{times[l]:.3f}" for l in labels)
                          + " | " + " | ".join(ratios) + " |")
         lines.append("| **geomean** | " + " | ".join([""] * len(labels)) + " | "
-                     + " | ".join(f"{math.exp(statistics.mean(math.log(r) for r in v)):.2f}x"
-                                  for v in speedups.values()) + " |")
+                     + " | ".join(f"{geomean(v):.2f}x" for v in speedups.values()) + " |")
     for name, times, copy_ms, moved in bandwidth_rows:
         lines += ["", f"## Bandwidth: {name} ({moved / 2**30:.1f} GiB moved per call)", "",
                   "| | ms | GB/s | of copy bandwidth |", "|---|---|---|---|",
@@ -160,11 +158,7 @@ def main():
                 continue  # a graph's input copy would be counted as the kernel's traffic
             lines.append(f"| {label} | {times[label]:.3f} | {moved / times[label] / 1e6:.0f} | "
                          f"{copy_ms / times[label] * 100:.0f}% |")
-    report = "\n".join(lines)
-    print(report)
-    if args.out:
-        with open(args.out, "w") as file:
-            file.write(report + "\n")
+    publish(lines, args.out)
 
 
 if __name__ == "__main__":

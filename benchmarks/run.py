@@ -8,7 +8,6 @@ Every compiled result is checked against eager before timing.
 """
 import argparse
 import datetime
-import math
 import platform
 import statistics
 import sys
@@ -18,6 +17,7 @@ import torch
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from models import suite  # noqa: E402
+from report import geomean, publish  # noqa: E402
 
 import dyno  # noqa: E402
 
@@ -96,14 +96,9 @@ def main():
             ratios.append(f"{ratio:.2f}x")
         lines.append(f"| {name} | " + " | ".join(cells + ratios)
                      + f" | {stats['kernels']} | {stats['fallback_graphs']} |")
-    geomeans = [f"{math.exp(statistics.mean(math.log(r) for r in v)):.2f}x"
-                for v in speedups.values()]
+    geomeans = [f"{geomean(v):.2f}x" for v in speedups.values()]
     lines.append("| **geomean** | " + " | ".join([""] * len(labels) + geomeans) + " | | |")
-    report = "\n".join(lines)
-    print(report)
-    if args.out:
-        with open(args.out, "w") as handle:
-            handle.write(report + "\n")
+    publish(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -10,13 +10,13 @@
 
 #include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "dyno/Dialect/Dyno/Transforms/KernelOutlining.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Transforms/RegionUtils.h"
 
 #define DEBUG_TYPE "dyno-split-kernels-for-triton"
 
@@ -70,29 +70,16 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
     auto piece = func::FuncOp::create(moduleBuilder, op->getLoc(), name,
                                       FunctionType::get(ctx, {}, {}));
     Block *entry = piece.addEntryBlock();
-    OpBuilder builder = OpBuilder::atBlockEnd(entry);
     IRMapping mapping;
+    SmallVector<Value> kernelValues;
+    // Views, fills and constants are cloned; computed tensors come from earlier pieces.
+    cloneIntoKernel(op, entry, mapping, kernelValues,
+                    [&](Operation *def) { return !isComputeOp(def, returned); });
     SmallVector<Value> launchArgs;
-    std::function<void(Value)> importValue = [&](Value value) {
-      if (mapping.contains(value))
-        return;
-      Operation *def = value.getDefiningOp();
-      if (def && !isComputeOp(def, returned)) { // views, fills, constants: cloned
-        for (Value operand : def->getOperands())
-          importValue(operand);
-        visitUsedValuesDefinedAbove(def->getRegions(),
-                                    [&](OpOperand *use) { importValue(use->get()); });
-        builder.clone(*def, mapping);
-        return;
-      }
-      mapping.map(value, entry->addArgument(value.getType(), value.getLoc()));
+    for (Value value : kernelValues)
       launchArgs.push_back(host.lookup(value));
-    };
-    for (Value operand : op->getOperands())
-      importValue(operand);
-    visitUsedValuesDefinedAbove(op->getRegions(),
-                                [&](OpOperand *use) { importValue(use->get()); });
-    Operation *clone = builder.clone(*op, mapping);
+    OpBuilder builder = OpBuilder::atBlockEnd(entry);
+    Operation *clone = mapping.lookup(op->getResult(0)).getDefiningOp();
     SmallVector<Value> results;
     SmallVector<Type> resultTypes;
     for (auto [original, cloned] : llvm::zip(op->getResults(), clone->getResults())) {

@@ -5,13 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "dyno/Dialect/Dyno/Transforms/KernelOutlining.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <set>
@@ -266,30 +266,9 @@ private:
     OpBuilder builder = OpBuilder::atBlockEnd(entry);
     IRMapping mapping;
     SmallVector<Value> launchArgs;
-
-    std::function<void(Value)> importValue = [&](Value value) {
-      if (mapping.contains(value))
-        return;
-      Operation *def = value.getDefiningOp();
-      if (def && rematUsers.count(def)) {
-        for (Value operand : def->getOperands())
-          importValue(operand);
-        visitUsedValuesDefinedAbove(def->getRegions(),
-                                    [&](OpOperand *use) { importValue(use->get()); });
-        builder.clone(*def, mapping);
-        return;
-      }
-      mapping.map(value, entry->addArgument(value.getType(), value.getLoc()));
-      launchArgs.push_back(value);
-    };
-
-    for (Operation *op : members) {
-      for (Value operand : op->getOperands())
-        importValue(operand);
-      visitUsedValuesDefinedAbove(op->getRegions(),
-                                  [&](OpOperand *use) { importValue(use->get()); });
-      builder.clone(*op, mapping);
-    }
+    cloneIntoKernel(members, entry, mapping, launchArgs,
+                    [&](Operation *def) { return rematUsers.count(def) != 0; });
+    builder.setInsertionPointToEnd(entry);
 
     SmallVector<Value> exported;
     for (Operation *op : members)

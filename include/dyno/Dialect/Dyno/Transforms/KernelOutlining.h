@@ -1,0 +1,25 @@
+//===- KernelOutlining.h - Cloning ops into a kernel function ---*- C++ -*-===//
+//
+// Shared by kernel formation (dyno-form-kernels) and kernel splitting
+// (dyno-split-kernels-for-triton): both build kernels from ops of another function.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNO_DIALECT_DYNO_TRANSFORMS_KERNELOUTLINING_H
+#define DYNO_DIALECT_DYNO_TRANSFORMS_KERNELOUTLINING_H
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::dyno {
+
+/// Clones `ops`, in order, to the end of `entry` (a kernel's entry block). A value they
+/// use that is defined elsewhere is cloned with its defining op (recursively) when
+/// `rematerialize` holds for that op, and otherwise becomes a new argument of `entry`;
+/// `outerValues` receives, per new argument, the value it stands for.
+void cloneIntoKernel(ArrayRef<Operation *> ops, Block *entry, IRMapping &mapping,
+                     SmallVectorImpl<Value> &outerValues,
+                     function_ref<bool(Operation *)> rematerialize);
+
+} // namespace mlir::dyno
+
+#endif // DYNO_DIALECT_DYNO_TRANSFORMS_KERNELOUTLINING_H
