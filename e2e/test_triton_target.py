@@ -157,3 +157,12 @@ def test_export_without_weights_binds_a_state_dict(tmp_path):
         model[0].weight.uniform_(0.5, 1.5)  # bound values are used, not export-time ones
     torch.testing.assert_close(program.bind(model.state_dict())(x), model(x).detach(),
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.usefixtures("each_target")
+def test_float_to_bfloat16_rounds_to_nearest_even():
+    # Regression (OpInfo sweep): Triton's interpreter truncated f32 -> bf16 casts.
+    x = torch.randn(64, 33) * 100
+    x[0, :4] = torch.tensor([float("nan"), float("inf"), -float("inf"), 3.4e38])
+    got = assert_compiled_matches(lambda t: (t * 1.0).bfloat16(), x, rtol=0, atol=0)
+    assert torch.equal(got[1:], (x * 1.0).bfloat16()[1:])

@@ -78,6 +78,15 @@ def _dyno_xor(a, b):
     return a ^ b
 
 
+@triton.jit
+def _dyno_f32_to_bf16(x):
+    # Round to nearest even, as PyTorch does; Triton's interpreter truncates instead.
+    bits = x.to(tl.uint32, bitcast=True)
+    rounded = bits + 0x7FFF + ((bits >> 16) & 1)
+    y = (rounded >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True)
+    return tl.where(x != x, x.to(tl.bfloat16), y)
+
+
 # Reductions go through tl.reduce with these combine functions, not tl.sum and friends:
 # those are @triton.jit functions of triton.language itself, which cannot run when only
 # these kernels are interpreted (TRITON_INTERPRET=1 is read when triton is imported).
@@ -283,7 +292,13 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
         }
         return failure();
       })
-      .Case<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp, arith::ExtSIOp,
+      .Case<arith::TruncFOp>([&](arith::TruncFOp trunc) -> R {
+        if (getElementTypeOrSelf(trunc.getIn().getType()).isF32() &&
+            getElementTypeOrSelf(resultType).isBF16())
+          return call("_dyno_f32_to_bf16");
+        return castTo(resultType);
+      })
+      .Case<arith::ExtFOp, arith::SIToFPOp, arith::FPToSIOp, arith::ExtSIOp,
             arith::TruncIOp, arith::IndexCastOp>([&](auto) { return castTo(resultType); })
       .Case<arith::BitcastOp>([&](auto) { return castTo(resultType, /*bitcast=*/true); })
       .Case<arith::ExtUIOp, arith::UIToFPOp, arith::IndexCastUIOp>([&](auto) -> R {
