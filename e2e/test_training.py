@@ -1,0 +1,97 @@
+"""Training loops under torch.compile(backend="mlir") match eager: 20 SGD steps of an MLP,
+a small CNN with batch norm (training mode) and a transformer block, on both targets.
+Forward and backward graphs are Dyno's; ops Dyno cannot compile yet run eagerly inside
+otherwise compiled graphs, and each test names them, so a new fallback is a failure."""
+import copy
+import os
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import dyno
+from conftest import TARGET
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+from models import MLP, SmallCNN, TransformerBlock  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("each_target")
+
+
+class TransformerClassifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = TransformerBlock(dim=64, heads=4)
+        self.head = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.head(self.block(x).mean(1))
+
+
+def train_and_compare(model, batch_shape, eager_ops, steps=20):
+    """Trains an eager and a compiled copy side by side on the same batches."""
+    generator = torch.Generator().manual_seed(1)
+    compiled_model = copy.deepcopy(model)
+    compiled = torch.compile(compiled_model, backend="mlir",
+                             options={"target": TARGET["name"]})
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+                  for m in (model, compiled_model)]
+    for step in range(steps):
+        x = torch.randn(batch_shape, generator=generator)
+        y = torch.randint(0, 10, (batch_shape[0],), generator=generator)
+        losses = []
+        for run, optimizer in zip((model, compiled), optimizers):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(run(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.detach())
+        torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-5,
+                                   msg=f"loss differs at step {step}")
+    for (name, want), got in zip(model.named_parameters(), compiled_model.parameters()):
+        # After 20 steps rounding differences have grown through the updates: compare
+        # each gradient as a whole (relative L2), parameters element by element.
+        error = ((got.grad - want.grad).norm() / want.grad.norm().clamp_min(1e-12)).item()
+        assert error < 1e-3, f"gradient of {name}: relative error {error:.2e}"
+        torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-5, msg=f"parameter {name}")
+    for (name, want), got in zip(model.named_buffers(), compiled_model.buffers()):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5, msg=f"buffer {name}")
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+    assert stats["runtime_fallbacks"] == 0, stats
+    backward_compiled = stats.get("compiled_backward_graphs", 0) + stats.get(
+        "partially_compiled_graphs", 0)
+    assert backward_compiled >= 1, stats
+    assert set(stats["fallback_ops"]) == set(eager_ops[TARGET["name"]]), stats["fallback_ops"]
+
+
+def test_mlp_training():
+    torch.manual_seed(0)
+    train_and_compare(MLP(inputs=64, hidden=128, classes=10), (32, 64),
+                      {"cpu": [], "triton": []})
+
+
+@pytest.mark.xfail(strict=False, reason=(
+    "On some batches (the 3rd here) the float32 gradients of AOTAutograd's graph, with "
+    "PyTorch's decomposition of training-mode batch norm (_native_batch_norm_legit_"
+    "functional, through torch-mlir's table), differ from eager's by ~1e-2 relative on "
+    "both targets, even when that graph runs eagerly; in float64 they agree to 4e-14 and "
+    "eager float32 is within 7e-6 of float64. Target independent, not a Dyno kernel; "
+    "training parity is issue 5."))
+def test_small_cnn_with_batchnorm_training():
+    torch.manual_seed(0)
+    # Max pooling's backward (a scatter) and, on Triton, max pooling's argmax and the
+    # convolution's backward run eagerly.
+    train_and_compare(SmallCNN(), (8, 3, 32, 32), {
+        "cpu": ["aten.max_pool2d_with_indices_backward.default"],
+        "triton": ["aten.max_pool2d_with_indices.default",
+                   "aten.max_pool2d_with_indices_backward.default",
+                   "aten.convolution_backward.default"]})
+
+
+def test_transformer_block_training():
+    torch.manual_seed(0)
+    # On Triton, the concatenation in the backward of qkv.chunk runs eagerly.
+    train_and_compare(TransformerClassifier(), (4, 16, 64),
+                      {"cpu": [], "triton": ["aten.cat.default"]})
