@@ -121,6 +121,15 @@ private:
   Value maskFor(Region &region, unsigned bits);
 
   FailureOr<Value> hoist(Value scalar);
+  /// `base + sum(positions[i] * strides[i])`, skipping zero bases and unit strides.
+  Value linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
+                     ArrayRef<int64_t> strides);
+  /// What a value used in `op`'s body stands for: its block or scalar, or, for a value
+  /// defined outside the body (a constant), the scalar hoisted to the kernel's entry.
+  FailureOr<Value> bodyValue(linalg::GenericOp op, IRMapping &mapping, Value value);
+  /// Recreates an elementwise arith/math op on `operands`; when any is a block, scalars
+  /// are splatted and the results are blocks.
+  Value cloneElementwise(OpBuilder &b, Operation *op, ArrayRef<Value> operands);
   FailureOr<Value> evalIndex(AffineExpr expr, linalg::GenericOp op, Region &region);
   /// Evaluates an affine expression on index blocks; `leaf` gives dims and symbols.
   FailureOr<Value> evalAffine(AffineExpr expr, OpBuilder &b,
@@ -288,8 +297,8 @@ FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap
                                           linalg::GenericOp op, Region &region,
                                           Value *inBounds) {
   OpBuilder &b = region.builder;
-  Value offsets = memory.offset ? index(b, memory.offset) : Value();
-  for (auto [dim, expr, stride] : llvm::enumerate(map.getResults(), memory.strides)) {
+  SmallVector<Value> positions;
+  for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
     FailureOr<Value> position = evalIndex(expr, op, region);
     if (failed(position))
       return failure();
@@ -305,10 +314,40 @@ FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap
       *inBounds = *inBounds ? arith::AndIOp::create(b, loc, *inBounds, inside).getResult()
                             : inside;
     }
-    Value term = stride == 1 ? *position : indexOp<arith::MulIOp>(b, *position, index(b, stride));
+    positions.push_back(*position);
+  }
+  return linearOffset(b, memory.offset, positions, memory.strides);
+}
+
+Value KernelEmitter::linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
+                                  ArrayRef<int64_t> strides) {
+  Value offsets = base ? index(b, base) : Value();
+  for (auto [position, stride] : llvm::zip(positions, strides)) {
+    Value term = stride == 1 ? position : indexOp<arith::MulIOp>(b, position, index(b, stride));
     offsets = offsets ? indexOp<arith::AddIOp>(b, offsets, term) : term;
   }
   return offsets ? offsets : index(b, 0);
+}
+
+FailureOr<Value> KernelEmitter::bodyValue(linalg::GenericOp op, IRMapping &mapping,
+                                          Value value) {
+  if (Value mapped = mapping.lookupOrNull(value))
+    return mapped;
+  if (!op->isAncestor(value.getParentRegion()->getParentOp()))
+    return hoist(value); // a scalar of the kernel body, e.g. a constant
+  return op.emitOpError("uses a value the Triton lowering did not compute"), failure();
+}
+
+Value KernelEmitter::cloneElementwise(OpBuilder &b, Operation *op, ArrayRef<Value> operands) {
+  bool anyBlock = llvm::any_of(
+      operands, [](Value operand) { return isa<RankedTensorType>(operand.getType()); });
+  OperationState state(op->getLoc(), op->getName());
+  state.addAttributes(op->getAttrs());
+  for (Value operand : operands)
+    state.addOperands(anyBlock ? toBlock(b, operand) : operand);
+  for (Type type : op->getResultTypes())
+    state.addTypes(anyBlock ? Type(blockType(type)) : type);
+  return b.create(state)->getResult(0);
 }
 
 FailureOr<Value> KernelEmitter::load(Value pointer, Value offsets, Region &region) {
@@ -388,13 +427,7 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
       return failure();
     mapping.map(op.getMatchingBlockArgument(&operand), *value);
   }
-  auto lookup = [&](Value value) -> FailureOr<Value> {
-    if (Value mapped = mapping.lookupOrNull(value))
-      return mapped;
-    if (!op->isAncestor(value.getParentRegion()->getParentOp()))
-      return hoist(value); // a scalar of the kernel body, e.g. a constant
-    return op.emitOpError("uses a value the Triton lowering did not compute"), failure();
-  };
+  auto lookup = [&](Value value) { return bodyValue(op, mapping, value); };
   for (Operation &inner : op.getBody()->without_terminator()) {
     if (&inner == skip || isa<cf::AssertOp>(inner))
       continue; // ATen's index bounds checks have no Triton equivalent here
@@ -433,16 +466,15 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
       if (source->kind != TensorSource::Memory)
         return extract.emitOpError("gathers from a tensor that is not a kernel argument"),
                failure();
-      Value offsets = source->memory.offset ? index(b, source->memory.offset) : Value();
-      for (auto [position, stride] : llvm::zip(extract.getIndices(), source->memory.strides)) {
+      SmallVector<Value> positions;
+      for (Value position : extract.getIndices()) {
         FailureOr<Value> at = lookup(position);
         if (failed(at))
           return failure();
-        Value term = stride == 1 ? *at : indexOp<arith::MulIOp>(b, *at, index(b, stride));
-        offsets = offsets ? indexOp<arith::AddIOp>(b, offsets, term) : term;
+        positions.push_back(*at);
       }
-      if (!offsets)
-        offsets = index(b, 0);
+      Value offsets =
+          linearOffset(b, source->memory.offset, positions, source->memory.strides);
       FailureOr<Value> loaded = load(pointers[source->memory.argument], offsets, region);
       if (failed(loaded))
         return failure();
@@ -452,23 +484,17 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
     if (inner.getNumRegions() ||
         !isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
       return inner.emitOpError("is not supported by the Triton target"), failure();
+    if (inner.getNumResults() != 1)
+      return inner.emitOpError("has several results, which the Triton target does not "
+                               "support"), failure();
     SmallVector<Value> operands;
-    bool anyBlock = false;
     for (Value operand : inner.getOperands()) {
       FailureOr<Value> value = lookup(operand);
       if (failed(value))
         return failure();
       operands.push_back(*value);
-      anyBlock |= isa<RankedTensorType>(value->getType());
     }
-    OperationState state(inner.getLoc(), inner.getName());
-    state.addAttributes(inner.getAttrs());
-    for (Value operand : operands)
-      state.addOperands(anyBlock ? toBlock(b, operand) : operand);
-    for (Type type : inner.getResultTypes())
-      state.addTypes(anyBlock ? Type(blockType(type)) : type);
-    Operation *clone = b.create(state);
-    mapping.map(inner.getResults(), clone->getResults());
+    mapping.map(inner.getResult(0), cloneElementwise(b, &inner, operands));
   }
   return success();
 }
@@ -479,24 +505,16 @@ LogicalResult KernelEmitter::emitGeneric(linalg::GenericOp op, Region &region) {
     return failure();
   auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
   for (auto [result, yielded] : llvm::zip(op->getResults(), yield.getOperands())) {
-    Value value = mapping.lookupOrNull(yielded);
-    if (!value) {
-      FailureOr<Value> scalar = hoist(yielded);
-      if (failed(scalar))
-        return failure();
-      value = *scalar;
-    }
-    region.blocks[result] = value;
+    FailureOr<Value> value = bodyValue(op, mapping, yielded);
+    if (failed(value))
+      return failure();
+    region.blocks[result] = *value;
   }
   return success();
 }
 
 Value KernelEmitter::combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs) {
-  OperationState state(combiner->getLoc(), combiner->getName());
-  state.addAttributes(combiner->getAttrs());
-  state.addOperands({toBlock(b, lhs), toBlock(b, rhs)});
-  state.addTypes(blockType(combiner->getResult(0).getType()));
-  return b.create(state)->getResult(0);
+  return cloneElementwise(b, combiner, {toBlock(b, lhs), toBlock(b, rhs)});
 }
 
 std::unique_ptr<Region> KernelEmitter::makeRowRegion(OpBuilder builder, Value rowOffset) {
@@ -543,15 +561,11 @@ LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
     IRMapping mapping;
     if (failed(emitBody(op, row, combiner, mapping)))
       return failure();
-    Value value = mapping.lookupOrNull(expression);
-    if (!value) {
-      FailureOr<Value> scalar = hoist(expression);
-      if (failed(scalar))
-        return failure();
-      value = *scalar;
-    }
+    FailureOr<Value> value = bodyValue(op, mapping, expression);
+    if (failed(value))
+      return failure();
     OpBuilder &b = row.builder;
-    return arith::SelectOp::create(b, loc, maskFor(row, 3u), toBlock(b, value),
+    return arith::SelectOp::create(b, loc, maskFor(row, 3u), toBlock(b, *value),
                                    toBlock(b, identity))
         .getResult();
   };

@@ -59,11 +59,10 @@ def _interpreter(enabled: bool):
             os.environ["TRITON_INTERPRET"] = previous
 
 
-def import_kernels(path: str, interpret: bool):
-    """Imports a kernels file (Triton reads kernels' source through `inspect`, so they
-    must live in a real file)."""
-    with open(path, "rb") as file:
-        digest = hashlib.sha256(file.read()).hexdigest()[:16]
+def import_kernels(path: str, source: bytes, interpret: bool):
+    """Imports a kernels file whose content is `source` (Triton reads kernels' source
+    through `inspect`, so they must live in a real file)."""
+    digest = hashlib.sha256(source).hexdigest()[:16]
     name = f"dyno_triton_kernels_{digest}_{'interpreted' if interpret else 'compiled'}"
     with _lock:
         if name in sys.modules:
@@ -172,9 +171,9 @@ class TritonKernels:
 
     def __init__(self, kernels_path: str, device: torch.device, autotune: bool = False):
         interpret = torch.device(device).type == "cpu"
-        self.module = import_kernels(kernels_path, interpret)
         with open(kernels_path, "rb") as file:
             source = file.read()
+        self.module = import_kernels(kernels_path, source, interpret)
         device_name = "interpreter" if interpret else torch.cuda.get_device_name(device)
         self.launchers = {}
         for name, entry in self.module.KERNELS.items():

@@ -60,7 +60,8 @@ class WrapperBuilder:
 
     def __init__(self, host_func, asm_state, pass_tensors: bool = False):
         """`pass_tensors`: launch kernels with the tensors themselves (Triton) rather than
-        their data pointers (the CPU kernels' bare-pointer ABI)."""
+        their data pointers (the CPU kernels' bare-pointer ABI, which also run on OpenMP
+        and so sync its thread count with torch's on every call)."""
         self.func = host_func
         self.pass_tensors = pass_tensors
         self.state = asm_state
@@ -102,7 +103,8 @@ class WrapperBuilder:
         arguments = []
         for argument in block.arguments:
             arguments.append(self.define(argument, prefix="arg"))
-        self.lines.append("_sync_threads(_get_num_threads())")
+        if not self.pass_tensors:
+            self.lines.append("_sync_threads(_get_num_threads())")
         for op in block.operations:
             self.emit_op(op.operation, outputs)
         header = f"def call(args):\n    {', '.join(arguments)}{',' if len(arguments) == 1 else ''} = args\n" \
