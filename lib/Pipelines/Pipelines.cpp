@@ -17,6 +17,8 @@ using namespace mlir;
 
 void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
+  // Sizes of computed tensors in terms of the graph's inputs (dynamic shapes).
+  pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   // Keep-dim reductions write through (d0, 0) maps, which tiling cannot slice.
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   // Fuse elementwise chains (recomputing cheap producers) before partitioning.
@@ -58,6 +60,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // torch.bool is one byte per element; LLVM cannot store i1.
   kernels.addPass(createDynoWidenBoolMemrefs());
+  // Dynamically shaped buffers: a bare pointer plus trailing size arguments.
+  kernels.addPass(createDynoPassSizesAsArguments());
   // Polynomial erf/exp/tanh/... so that LLVM vectorizes the loops (no libm calls).
   kernels.addNestedPass<func::FuncOp>(createDynoApproximateMath());
   // Reassociation lets LLVM vectorize reductions; NaN/Inf semantics stay exact.

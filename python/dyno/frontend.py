@@ -38,14 +38,13 @@ def check_graph_ops(gm: torch.fx.GraphModule) -> None:
 
 
 def check_graph_inputs(example_inputs, device_type: str) -> None:
+    """Inputs Dyno compiles: tensors (of static or symbolic sizes) on the target's device
+    and integer scalars (a graph's symbolic sizes)."""
     for i, value in enumerate(example_inputs):
-        if isinstance(value, torch.SymInt) or (
-            isinstance(value, torch.Tensor)
-            and any(isinstance(s, torch.SymInt) for s in value.shape)
-        ):
+        if isinstance(value, (torch.SymFloat, torch.SymBool, float, bool)):
             raise DynoCompileError(
-                "frontend", f"input {i} has a symbolic shape; dynamic shapes are not supported yet"
-            )
+                "frontend", f"input {i} is a {type(value).__name__} scalar; only tensor and "
+                "integer inputs are compiled")
         if isinstance(value, torch.Tensor) and value.device.type != device_type:
             raise DynoCompileError(
                 "frontend",

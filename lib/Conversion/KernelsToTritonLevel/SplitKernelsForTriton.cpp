@@ -88,14 +88,20 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
       results.push_back(cloned);
       resultTypes.push_back(cloned.getType());
     }
+    for (Type type : resultTypes)
+      if (!cast<RankedTensorType>(type).hasStaticShape())
+        return op->emitError("dyno-split-kernels-for-triton: a kernel with dynamic shapes "
+                             "that needs several index spaces is not split yet");
     func::ReturnOp::create(builder, op->getLoc(), results);
     piece.setFunctionType(FunctionType::get(ctx, entry->getArgumentTypes(), resultTypes));
     for (unsigned i = 0, e = piece.getNumArguments(); i < e; ++i)
-      piece.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
+      if (isa<TensorType>(piece.getArgument(i).getType()))
+        piece.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
     auto callee = SymbolRefAttr::get(ctx, kernels.getSymName().value_or("kernels"),
                                      {FlatSymbolRefAttr::get(ctx, name)});
     auto pieceLaunch =
-        LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs);
+        LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs,
+                         ValueRange{});
     unsigned next = 0;
     for (Value original : op->getResults())
       if (!original.use_empty())

@@ -33,6 +33,26 @@ def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
     return tensor
 
 
+def dense_strides(shape, order):
+    """Row-major strides for `shape` with dimensions nested as `order` (outermost first)."""
+    strides, step = [0] * len(shape), 1
+    for dim in reversed(order):
+        strides[dim] = step
+        step *= max(int(shape[dim]), 1)
+    return tuple(strides)
+
+
+def divsi(a: int, b: int) -> int:
+    """arith.divsi: division rounding toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def remsi(a: int, b: int) -> int:
+    """arith.remsi: the remainder of divsi, with the dividend's sign."""
+    return a - divsi(a, b) * b
+
+
 def wrapper_globals(kernels, sync_threads, device="cpu"):
     """The names a wrapper's `call(args)` uses; tensors it allocates go on `device`."""
     return {
@@ -43,6 +63,8 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_bmm": torch.bmm, "_baddbmm": torch.baddbmm,
         "_conv2d": torch.conv2d,
         "_as_eager": as_eager,
+        "_dense_strides": dense_strides,
+        "_divsi": divsi, "_remsi": remsi,
         "_sync_threads": sync_threads,
         "_get_num_threads": torch.get_num_threads,
     }

@@ -33,6 +33,52 @@ def _shape(value) -> Tuple[int, ...]:
     return tuple(ir.RankedTensorType(value.type).shape)
 
 
+def _is_dynamic(size: int) -> bool:
+    from .. import ir
+
+    return size == ir.ShapedType.get_dynamic_size()
+
+
+def _tuple(items: Sequence[str]) -> str:
+    return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+
+# Host integer arithmetic (sizes and graph scalars) as Python expressions.
+_BINARY = {
+    "arith.addi": "({a} + {b})", "arith.subi": "({a} - {b})", "arith.muli": "({a} * {b})",
+    "arith.floordivsi": "({a} // {b})", "arith.ceildivsi": "(-(-{a} // {b}))",
+    "arith.divsi": "_divsi({a}, {b})", "arith.divui": "({a} // {b})",
+    "arith.remsi": "_remsi({a}, {b})", "arith.remui": "({a} % {b})",
+    "arith.maxsi": "max({a}, {b})", "arith.minsi": "min({a}, {b})",
+    "arith.maxui": "max({a}, {b})", "arith.minui": "min({a}, {b})",
+    "arith.andi": "({a} & {b})", "arith.ori": "({a} | {b})", "arith.xori": "({a} ^ {b})",
+}
+_CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui",
+          "arith.trunci")
+_PREDICATES = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=",
+               6: "<", 7: "<=", 8: ">", 9: ">="}  # arith.cmpi: eq ne slt sle sgt sge ult ...
+
+
+def _affine_expression(expr, operands: Sequence[str], num_dims: int) -> str:
+    from .. import ir
+
+    if isinstance(expr, ir.AffineConstantExpr):
+        return str(expr.value)
+    if isinstance(expr, ir.AffineDimExpr):
+        return operands[expr.position]
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return operands[num_dims + expr.position]
+    for kind, template in ((ir.AffineAddExpr, "({a} + {b})"), (ir.AffineMulExpr, "({a} * {b})"),
+                           (ir.AffineModExpr, "({a} % {b})"),
+                           (ir.AffineFloorDivExpr, "({a} // {b})"),
+                           (ir.AffineCeilDivExpr, "(-(-{a} // {b}))")):
+        if isinstance(expr, kind):
+            binary = expr
+            return template.format(a=_affine_expression(binary.lhs, operands, num_dims),
+                                   b=_affine_expression(binary.rhs, operands, num_dims))
+    raise DynoCompileError("wrapper", f"unsupported affine expression {expr}")
+
+
 def _i64_array(attribute) -> List[int]:
     from .. import ir
 
@@ -116,25 +162,14 @@ class WrapperBuilder:
 
         kind = op.name
         if kind == "dyno.launch":
-            kernel = _kernel_name(op.attributes["callee"])
-            inputs = [self.dense(v) for v in op.operands]
-            results = []
-            for result in op.results:
-                name = self.define(result, contiguous=True)
-                tensor_type = ir.RankedTensorType(result.type)
-                self.lines.append(
-                    f"{name} = _empty({tuple(tensor_type.shape)}, dtype={torch_dtype(tensor_type.element_type)})")
-                results.append(name)
-            suffix = "" if self.pass_tensors else ".data_ptr()"
-            pointers = ", ".join(f"{n}{suffix}" for n in inputs + results)
-            self.lines.append(f"_kernels[{kernel!r}]({pointers})")
-            self.kernel_signatures[kernel] = len(inputs) + len(results)
+            self.emit_launch(op)
         elif kind == "dyno.extern":
             self.emit_extern(op)
         elif kind in ("tensor.expand_shape", "tensor.collapse_shape"):
             source = self.name(op.operands[0])
+            shape = self.reshaped_shape(op, source)
             name = self.define(op.results[0], contiguous=source in self.contiguous)
-            self.lines.append(f"{name} = {source}.reshape({_shape(op.results[0])})")
+            self.lines.append(f"{name} = {source}.reshape({shape})")
         elif kind == "tensor.extract_slice":
             self.emit_slice(op)
         elif kind == "linalg.transpose":
@@ -144,14 +179,103 @@ class WrapperBuilder:
         elif kind == "tensor.empty":
             if all(_is_view_placeholder(use) for use in op.results[0].uses):
                 return  # only the `outs` of a transpose view: nothing to allocate
-            name = self.define(op.results[0], contiguous=True)
-            tensor_type = ir.RankedTensorType(op.results[0].type)
-            self.lines.append(
-                f"{name} = _empty({tuple(tensor_type.shape)}, dtype={torch_dtype(tensor_type.element_type)})")
+            self.allocate(op.results[0], [self.name(v) for v in op.operands])
         elif kind == "func.return":
             self.emit_return(op, outputs)
-        else:
+        elif not self.emit_scalar(op):
             raise DynoCompileError("wrapper", f"unsupported host operation {kind}")
+
+    def allocate(self, value, dynamic_sizes: Sequence[str]) -> str:
+        """A fresh contiguous tensor for `value`, its `?` sizes taken in order."""
+        from .. import ir
+
+        tensor_type = ir.RankedTensorType(value.type)
+        sizes, rest = [], iter(dynamic_sizes)
+        for size in tensor_type.shape:
+            sizes.append(next(rest) if _is_dynamic(size) else str(size))
+        name = self.define(value, contiguous=True)
+        self.lines.append(
+            f"{name} = _empty({_tuple(sizes)}, dtype={torch_dtype(tensor_type.element_type)})")
+        return name
+
+    def emit_launch(self, op):
+        from .. import ir
+
+        kernel = _kernel_name(op.attributes["callee"])
+        num_args = len(op.operands) - ir.DenseI32ArrayAttr(
+            op.attributes["operandSegmentSizes"])[1]
+        args, dims = list(op.operands)[:num_args], list(op.operands)[num_args:]
+        inputs = [self.dense(v) if isinstance(v.type, ir.RankedTensorType) else self.name(v)
+                  for v in args]
+        dim_names, results = iter([self.name(v) for v in dims]), []
+        for result in op.results:
+            count = sum(1 for size in _shape(result) if _is_dynamic(size))
+            results.append(self.allocate(result, [next(dim_names) for _ in range(count)]))
+        if self.pass_tensors:
+            operands = inputs + results
+        else:
+            # The CPU ABI: pointers (scalars in place), then every dynamic size in order.
+            operands = [f"{n}.data_ptr()" if isinstance(v.type, ir.RankedTensorType) else n
+                        for n, v in zip(inputs, args)] + [f"{n}.data_ptr()" for n in results]
+            for n, v in list(zip(inputs, args)) + list(zip(results, op.results)):
+                if isinstance(v.type, ir.RankedTensorType):
+                    operands += [f"{n}.shape[{i}]" for i, size in enumerate(_shape(v))
+                                 if _is_dynamic(size)]
+        self.lines.append(f"_kernels[{kernel!r}]({', '.join(operands)})")
+        self.kernel_signatures[kernel] = len(operands)
+
+    def reshaped_shape(self, op, source: str) -> str:
+        """The result shape of an expand/collapse_shape, as a Python tuple expression."""
+        from .. import ir
+
+        result_shape = _shape(op.results[0])
+        if not any(_is_dynamic(size) for size in result_shape):
+            return str(tuple(result_shape))
+        if op.name == "tensor.expand_shape":
+            dynamic = iter([self.name(v) for v in list(op.operands)[1:]])
+            sizes = _i64_array(op.attributes["static_output_shape"])
+            return _tuple([next(dynamic) if _is_dynamic(size) else str(size) for size in sizes])
+        groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(group)]
+                  for group in ir.ArrayAttr(op.attributes["reassociation"])]
+        return _tuple([" * ".join(f"{source}.shape[{i}]" for i in group) or "1"
+                       for group in groups])
+
+    def emit_scalar(self, op) -> bool:
+        """Host integer computations (sizes, graph scalars); False if `op` is not one."""
+        from .. import ir
+
+        kind = op.name
+        operands = [self.name(v) for v in op.operands] if kind != "arith.constant" else []
+        if kind == "arith.constant":
+            if not (isinstance(op.results[0].type, ir.IntegerType)
+                    or isinstance(op.results[0].type, ir.IndexType)):
+                return False
+            expression = str(ir.IntegerAttr(op.attributes["value"]).value)
+            if str(op.results[0].type) == "i1":
+                expression = str(bool(int(expression) & 1))
+        elif kind == "tensor.dim":
+            expression = f"{operands[0]}.shape[{operands[1]}]"
+        elif kind in _BINARY:
+            expression = _BINARY[kind].format(a=operands[0], b=operands[1])
+        elif kind in _CASTS:
+            expression = operands[0]
+        elif kind == "arith.cmpi":
+            predicate = _PREDICATES[ir.IntegerAttr(op.attributes["predicate"]).value]
+            expression = f"({operands[0]} {predicate} {operands[1]})"
+        elif kind == "arith.select":
+            expression = f"({operands[1]} if {operands[0]} else {operands[2]})"
+        elif kind == "affine.apply":
+            affine_map = ir.AffineMapAttr(op.attributes["map"]).value
+            expression = _affine_expression(affine_map.results[0], operands, affine_map.n_dims)
+        elif kind == "cf.assert":
+            message = ir.StringAttr(op.attributes["msg"]).value
+            self.lines.append(f"if not {operands[0]}: raise RuntimeError({message!r})")
+            return True
+        else:
+            return False
+        name = self.define(op.results[0], prefix="s")
+        self.lines.append(f"{name} = {expression}")
+        return True
 
     def emit_extern(self, op):
         callee = str(op.attributes["name"]).strip('"')
@@ -177,17 +301,24 @@ class WrapperBuilder:
         self.extern_calls += 1
 
     def emit_slice(self, op):
-        offsets = _i64_array(op.attributes["static_offsets"])
-        sizes = _i64_array(op.attributes["static_sizes"])
-        strides = _i64_array(op.attributes["static_strides"])
-        if any(v < 0 for v in offsets + sizes + strides) or len(op.operands) != 1:
-            raise DynoCompileError("wrapper", "dynamic tensor.extract_slice on the host")
+        static = [_i64_array(op.attributes[f"static_{part}"])
+                  for part in ("offsets", "sizes", "strides")]
+        dynamic = iter([self.name(v) for v in list(op.operands)[1:]])
+        offsets, sizes, strides = [
+            [next(dynamic) if _is_dynamic(v) else v for v in values] for values in static]
+        if any(isinstance(v, int) and v <= 0 for v in strides):
+            raise DynoCompileError("wrapper", "a host slice needs positive strides")
         result_shape = list(_shape(op.results[0]))
         # Rank-reducing slices drop unit dimensions: index those with an integer.
         indices, kept = [], 0
         for offset, size, stride in zip(offsets, sizes, strides):
-            if kept < len(result_shape) and size == result_shape[kept]:
-                end = offset + (size - 1) * stride + 1 if size else offset
+            if kept < len(result_shape) and (
+                    size == result_shape[kept] or not isinstance(size, int)):
+                if isinstance(size, int) and isinstance(offset, int) and isinstance(stride, int):
+                    end = offset + (size - 1) * stride + 1 if size else offset
+                else:
+                    end = f"{offset} + ({size} - 1) * {stride} + 1 if {size} else {offset}"
+                    end = f"({end})"
                 indices.append(f"{offset}:{end}:{stride}")
                 kept += 1
             elif size == 1:
@@ -207,7 +338,27 @@ class WrapperBuilder:
         for expected in outputs:
             if expected is None:
                 results.append("None")
-            else:
-                results.append(
-                    f"_as_eager({next(values)}, {tuple(expected.stride())}, {expected.dtype})")
+                continue
+            name = next(values)
+            stride = expected.stride()
+            if all(isinstance(s, int) for s in stride):
+                results.append(f"_as_eager({name}, {tuple(stride)}, {expected.dtype})")
+            else:  # symbolic strides: eager's dimension order, applied to this call's sizes
+                order = _stride_order(stride)
+                results.append(f"_as_eager({name}, _dense_strides({name}.shape, {order}), "
+                               f"{expected.dtype})")
         self.lines.append(f"return [{', '.join(results)}]")
+
+
+def _stride_order(stride) -> Tuple[int, ...]:
+    """Dimensions from outermost to innermost, by the example's (hinted) strides."""
+    def hint(value):
+        if isinstance(value, int):
+            return value
+        node = value.node
+        if node.hint is not None:
+            return int(node.hint)
+        return int(node.shape_env.size_hint(node.expr))
+
+    hints = [hint(s) for s in stride]
+    return tuple(sorted(range(len(hints)), key=lambda i: (-hints[i], i)))

@@ -1,7 +1,7 @@
 // RUN: dyno-opt %s -split-input-file -verify-diagnostics
 
-func.func @dyno.launch$dynamic_result(%x: tensor<4xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{results must have static shapes, the runtime allocates them}}
+func.func @dyno.launch$dynamic_result_without_size(%x: tensor<4xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{results have 1 dynamic dimension(s) but the launch gives 0 size(s) in dims(...)}}
   %0 = dyno.launch @kernels::@k(%x) : (tensor<4xf32>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
@@ -52,7 +52,7 @@ module @kernels {
 // -----
 
 func.func @dyno.launch$lowered_mismatch(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{lowered kernel takes 3 arguments but the launch passes 2 pointers}}
+  // expected-error @+1 {{lowered kernel takes 3 arguments but the launch passes 2 (operands, result buffers and dynamic sizes)}}
   %0 = dyno.launch @kernels::@k(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -119,4 +119,17 @@ func.func @dyno.extern$conv_attribute_size(%x: tensor<1x3x8x8xf32>, %w: tensor<4
   // expected-error @+1 {{'conv2d' strides, padding and dilations have two values each}}
   %0 = dyno.extern "conv2d"(%x, %w) {strides = array<i64: 1>, padding = array<i64: 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @dyno.launch$lowered_without_sizes(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  // expected-error @+1 {{lowered kernel takes 2 arguments but the launch passes 4 (operands, result buffers and dynamic sizes)}}
+  %0 = dyno.launch @kernels::@k(%x) dims(%n) : (tensor<?xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+module @kernels {
+  llvm.func @k(%a: !llvm.ptr, %b: !llvm.ptr) {
+    llvm.return
+  }
 }

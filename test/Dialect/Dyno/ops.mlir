@@ -15,6 +15,13 @@ func.func @dyno.launch$no_arguments() -> tensor<8xi64> {
   return %0 : tensor<8xi64>
 }
 
+// CHECK-LABEL: func.func @dyno.launch$dynamic
+func.func @dyno.launch$dynamic(%x: tensor<?x16xf32>, %n: i64, %d: index) -> tensor<?x16xf32> {
+  // CHECK: dyno.launch @kernels::@kernel_2(%{{.*}}, %{{.*}}) dims(%{{.*}}) : (tensor<?x16xf32>, i64) -> tensor<?x16xf32>
+  %0 = dyno.launch @kernels::@kernel_2(%x, %n) dims(%d) : (tensor<?x16xf32>, i64) -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
 // CHECK-LABEL: func.func @dyno.extern$matmul
 func.func @dyno.extern$matmul(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %c: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   // CHECK: dyno.extern "matmul"(%{{.*}}, %{{.*}}) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
@@ -46,5 +53,8 @@ module @kernels {
   func.func @kernel_1() -> tensor<8xi64> {
     %e = tensor.empty() : tensor<8xi64>
     return %e : tensor<8xi64>
+  }
+  func.func @kernel_2(%x: tensor<?x16xf32>, %n: i64) -> tensor<?x16xf32> {
+    return %x : tensor<?x16xf32>
   }
 }

@@ -14,11 +14,21 @@ using namespace mlir::dyno;
 // LaunchOp
 //===----------------------------------------------------------------------===//
 
+/// Number of dynamic dimensions over the tensor types among `types`.
+static int64_t countDynamicDims(TypeRange types) {
+  int64_t count = 0;
+  for (Type type : types)
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      count += tensor.getNumDynamicDims();
+  return count;
+}
+
 LogicalResult LaunchOp::verify() {
-  for (Type type : getResultTypes())
-    if (!cast<RankedTensorType>(type).hasStaticShape())
-      return emitOpError("results must have static shapes, the runtime allocates them; got ")
-             << type;
+  int64_t dynamicDims = countDynamicDims(getResultTypes());
+  if (dynamicDims != static_cast<int64_t>(getDims().size()))
+    return emitOpError("results have ")
+           << dynamicDims << " dynamic dimension(s) but the launch gives "
+           << getDims().size() << " size(s) in dims(...)";
   return success();
 }
 
@@ -26,11 +36,12 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   Operation *callee = symbolTable.lookupNearestSymbolFrom(*this, getCalleeAttr());
   if (!callee)
     return emitOpError("'") << getCallee() << "' does not reference a kernel";
-  unsigned numBuffers = getArgs().size() + getNumResults();
+  unsigned numOperands = getArgs().size() + getNumResults();
   if (auto func = dyn_cast<func::FuncOp>(callee)) {
     FunctionType type = func.getFunctionType();
-    bool onTensors = llvm::all_of(type.getInputs(), llvm::IsaPred<TensorType>) &&
-                     llvm::all_of(type.getResults(), llvm::IsaPred<TensorType>);
+    bool onTensors =
+        llvm::all_of(type.getResults(), llvm::IsaPred<TensorType>) &&
+        llvm::all_of(type.getInputs(), llvm::IsaPred<TensorType, IntegerType, IndexType>);
     if (onTensors) {
       if (TypeRange(type.getInputs()) != TypeRange(getArgs().getTypes()) ||
           TypeRange(type.getResults()) != TypeRange(getResultTypes()))
@@ -38,17 +49,23 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                << type << " does not match the launch's operand and result types";
       return success();
     }
-    // Bufferized: one buffer per argument, then one out-parameter per result.
-    if (type.getNumInputs() != numBuffers || type.getNumResults() != 0)
+    // Bufferized: one operand per argument, then one out-parameter per result, then
+    // (once sizes are passed as arguments) one index per dynamic dimension.
+    int64_t withSizes = numOperands + countDynamicDims(getArgs().getTypes()) +
+                        countDynamicDims(getResultTypes());
+    if ((type.getNumInputs() != numOperands && type.getNumInputs() != withSizes) ||
+        type.getNumResults() != 0)
       return emitOpError("bufferized kernel type ")
              << type << " does not take one buffer per launch operand and result";
     return success();
   }
   if (auto func = dyn_cast<LLVM::LLVMFuncOp>(callee)) {
-    if (func.getNumArguments() != numBuffers)
+    int64_t expected = numOperands + countDynamicDims(getArgs().getTypes()) +
+                       countDynamicDims(getResultTypes());
+    if (func.getNumArguments() != expected)
       return emitOpError("lowered kernel takes ")
-             << func.getNumArguments() << " arguments but the launch passes " << numBuffers
-             << " pointers";
+             << func.getNumArguments() << " arguments but the launch passes " << expected
+             << " (operands, result buffers and dynamic sizes)";
     return success();
   }
   return emitOpError("'") << getCallee() << "' is neither a func.func nor an llvm.func";

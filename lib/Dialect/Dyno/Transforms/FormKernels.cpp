@@ -9,9 +9,13 @@
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <set>
@@ -32,11 +36,12 @@ static constexpr StringLiteral kKernelsModuleName = "kernels";
 // Library calls
 //===----------------------------------------------------------------------===//
 
-static bool hasStaticFloatOperands(Operation *op) {
+/// Library calls take any sizes (the runtime passes shapes along), but one float type.
+static bool hasSameFloatOperands(Operation *op) {
   Type elementType;
   for (Type type : op->getOperandTypes()) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape() || !isa<FloatType>(tensor.getElementType()))
+    if (!tensor || !isa<FloatType>(tensor.getElementType()))
       return false;
     if (elementType && elementType != tensor.getElementType())
       return false;
@@ -84,7 +89,7 @@ static void formLibraryCalls(func::FuncOp func) {
   SmallVector<Operation *> candidates;
   func.walk([&](Operation *op) {
     if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op) &&
-        hasStaticFloatOperands(op))
+        hasSameFloatOperands(op))
       candidates.push_back(op);
   });
   for (Operation *op : candidates) {
@@ -157,10 +162,20 @@ static bool isRematerializable(Operation *op) {
          llvm::none_of(op->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
 }
 
+/// A size of a graph input or of a library call's result: computed on the host and
+/// passed as an index, so that a kernel need not take the whole tensor for it.
+static bool isHostSize(Operation *op) {
+  auto dim = dyn_cast<tensor::DimOp>(op);
+  if (!dim)
+    return false;
+  Value source = dim.getSource();
+  return isa<BlockArgument>(source) || source.getDefiningOp<ExternOp>();
+}
+
 /// Ops that the runtime performs as zero-copy views when they stay on the host.
 static bool isViewOp(Operation *op) {
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
-    return cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape();
+    return true;
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
     return slice.hasUnitStride() || llvm::all_of(slice.getStaticStrides(), [](int64_t s) {
              return !ShapedType::isDynamic(s) && s > 0;
@@ -219,7 +234,7 @@ private:
     Block &body = func.getBody().front();
     for (Operation &opRef : llvm::reverse(body)) {
       Operation *op = &opRef;
-      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ExternOp>(op))
+      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ExternOp>(op) || isHostSize(op))
         continue;
       UserGroups users = userGroupsOf(op);
       bool scalarOnly = llvm::none_of(op->getResultTypes(),
@@ -281,27 +296,41 @@ private:
     SmallVector<Type> resultTypes;
     for (Value value : exported) {
       auto type = dyn_cast<RankedTensorType>(value.getType());
-      if (!type || !type.hasStaticShape())
-        return root->emitError("a kernel result must be a statically shaped tensor, got ")
+      if (!type)
+        return root->emitError("a kernel result must be a ranked tensor, got ")
                << value.getType();
       returned.push_back(mapping.lookup(value));
       resultTypes.push_back(type);
     }
     for (Value arg : launchArgs)
-      if (!isa<RankedTensorType>(arg.getType()))
-        return root->emitError("a kernel argument must be a ranked tensor, got ")
+      if (!isa<RankedTensorType, IntegerType, IndexType>(arg.getType()))
+        return root->emitError("a kernel argument must be a ranked tensor, an integer or "
+                               "an index, got ")
                << arg.getType();
     func::ReturnOp::create(builder, root->getLoc(), returned);
     kernel.setFunctionType(FunctionType::get(ctx, entry->getArgumentTypes(), resultTypes));
     // Kernel inputs are the caller's tensors (graph inputs, parameters): never written.
     for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i)
-      kernel.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
+      if (isa<TensorType>(kernel.getArgument(i).getType()))
+        kernel.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
 
     OpBuilder hostBuilder(root);
+    SmallVector<Value> dims;
+    if (failed(hostSizesOf(hostBuilder, exported, dims)))
+      return failure();
+    // A size that still needs a value the kernel computes is data-dependent.
+    SetVector<Operation *> computed(members.begin(), members.end());
+    for (unsigned i = 0; i < computed.size(); ++i)
+      for (Operation *user : computed[i]->getUsers())
+        computed.insert(user);
+    for (Value dim : dims)
+      if (Operation *def = dim.getDefiningOp(); def && computed.contains(def))
+        return root->emitError("the size of a kernel result depends on values the kernel "
+                               "computes (a data-dependent shape)");
     auto callee = SymbolRefAttr::get(ctx, kKernelsModuleName,
                                      {FlatSymbolRefAttr::get(ctx, name)});
     auto launch =
-        LaunchOp::create(hostBuilder, root->getLoc(), resultTypes, callee, launchArgs);
+        LaunchOp::create(hostBuilder, root->getLoc(), resultTypes, callee, launchArgs, dims);
     for (auto [value, replacement] : llvm::zip(exported, launch.getResults()))
       value.replaceUsesWithIf(replacement, [&](OpOperand &use) {
         return !isInternalUse(use.getOwner(), group);
@@ -320,6 +349,39 @@ private:
     }
     for (Operation *op : dead)
       op->erase();
+    return success();
+  }
+
+  /// Host values for the dynamic sizes of `values` (results a kernel is about to
+  /// export), in order: `tensor.dim`s resolved through the shapes the ops reify, down to
+  /// the graph's inputs and host values (e.g. `tensor.dim %input` or `tensor.empty`'s
+  /// operands). The runtime allocates the results from them.
+  LogicalResult hostSizesOf(OpBuilder &builder, ArrayRef<Value> values,
+                            SmallVectorImpl<Value> &sizes) {
+    SmallVector<Operation *> dimOps;
+    for (Value value : values) {
+      auto type = cast<RankedTensorType>(value.getType());
+      for (int64_t i = 0; i < type.getRank(); ++i)
+        if (type.isDynamicDim(i))
+          dimOps.push_back(tensor::DimOp::create(builder, value.getLoc(), value, i));
+    }
+    if (dimOps.empty())
+      return success();
+    // A placeholder user keeps the sizes alive while patterns replace them.
+    SmallVector<Value> dimValues;
+    for (Operation *op : dimOps)
+      dimValues.push_back(op->getResult(0));
+    auto holder = UnrealizedConversionCastOp::create(builder, func.getLoc(), TypeRange{},
+                                                     dimValues);
+    RewritePatternSet patterns(func.getContext());
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+    memref::populateResolveShapedTypeResultDimsPatterns(patterns);
+    tensor::DimOp::getCanonicalizationPatterns(patterns, func.getContext());
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    (void)applyOpPatternsGreedily(dimOps, std::move(patterns), config);
+    llvm::append_range(sizes, holder.getOperands());
+    holder.erase();
     return success();
   }
 

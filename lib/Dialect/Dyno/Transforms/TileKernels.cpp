@@ -22,6 +22,9 @@ namespace mlir::dyno {
 
 using namespace mlir;
 
+/// Iterations assumed for a dynamic loop when sizing blocks.
+static constexpr int64_t kDynamicSizeEstimate = 64;
+
 static std::optional<unsigned> firstParallelLoop(linalg::LinalgOp op) {
   for (auto [i, type] : llvm::enumerate(op.getIteratorTypesArray()))
     if (type == utils::IteratorType::parallel)
@@ -109,24 +112,31 @@ struct TileKernelsPass : mlir::dyno::impl::DynoTileKernelsBase<TileKernelsPass> 
     while (linalg::LinalgOp root = nextRoot(kernel, done)) {
       done.insert(root);
       std::optional<unsigned> loop = firstParallelLoop(root);
-      SmallVector<int64_t> ranges = root.getStaticLoopRanges();
-      if (!loop || ShapedType::isDynamic(ranges[*loop]) || isa<linalg::FillOp>(root))
+      if (!loop || isa<linalg::FillOp>(root))
         continue;
+      SmallVector<int64_t> ranges = root.getStaticLoopRanges();
       int64_t extent = ranges[*loop];
       // Work is the iteration count (a reduction reads more than it writes). A block
       // gets about `block-iterations` of it, so that its slices of every tensor stay in
-      // L1 whatever the size; kernels too small for two blocks stay sequential.
-      int64_t iterations = 1;
-      for (int64_t range : ranges)
-        iterations *= ShapedType::isDynamic(range) ? 1 : range;
-      if (iterations < 2 * blockIterations || extent < 2)
-        continue;
-      int64_t iterationsPerRow = std::max<int64_t>(1, iterations / extent);
+      // L1 whatever the size; kernels too small for two blocks stay sequential. A
+      // dynamic size counts as `kDynamicSizeEstimate` iterations.
+      auto estimate = [](int64_t range) {
+        return ShapedType::isDynamic(range) ? kDynamicSizeEstimate : range;
+      };
+      int64_t iterationsPerRow = 1;
+      for (auto [i, range] : llvm::enumerate(ranges))
+        if (i != *loop)
+          iterationsPerRow *= estimate(range);
       int64_t blockSize = std::max<int64_t>(1, blockIterations / iterationsPerRow);
-      // Keep at least `min-blocks` blocks so that every thread has work.
-      blockSize = std::min<int64_t>(blockSize, llvm::divideCeil(extent, minBlocks));
-      if (blockSize >= extent)
-        continue;
+      if (!ShapedType::isDynamic(extent)) {
+        if (extent * iterationsPerRow < 2 * blockIterations || extent < 2)
+          continue;
+        // Keep at least `min-blocks` blocks so that every thread has work.
+        blockSize = std::min<int64_t>(blockSize, llvm::divideCeil(extent, minBlocks));
+        if (blockSize >= extent)
+          continue;
+      }
+      // A dynamic extent is tiled whatever its size: small ones run as one block.
 
       DenseMap<Operation *, unsigned> cluster = findRowFusibleCluster(root, *loop);
       SmallVector<int64_t> tileSizes(root.getNumLoops(), 0);

@@ -95,6 +95,32 @@ func.func @form$conv_named_broadcast_bias(%x: tensor<1x3x9x9xf32>, %w: tensor<4x
   return %c : tensor<1x4x4x4xf32>
 }
 
+// Dynamic shapes: the matmul with a symbolic batch still goes to the library; the kernel
+// takes the graph's scalar (a symbolic size) as an argument, and its result's size is
+// computed on the host from the inputs, for the runtime to allocate.
+// CHECK-LABEL: func.func @form$dynamic_batch
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x16xf32>, %[[W:.*]]: tensor<16x8xf32>, %[[N:.*]]: i64)
+// CHECK:         %[[D:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x16xf32>
+// CHECK:         %[[MM:.*]] = dyno.extern "matmul"(%[[X]], %[[W]]) : (tensor<?x16xf32>, tensor<16x8xf32>) -> tensor<?x8xf32>
+// CHECK:         %[[DM:.*]] = tensor.dim %[[MM]], %{{.*}} : tensor<?x8xf32>
+// CHECK:         %[[R:.*]] = dyno.launch @kernels::@[[K2:kernel_[0-9]+]](%[[MM]], %[[D]], %[[N]]) dims(%[[DM]]) : (tensor<?x8xf32>, index, i64) -> tensor<?x8xf32>
+// CHECK:         return %[[R]]
+func.func @form$dynamic_batch(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>, %n: i64) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %d = tensor.dim %x, %c0 : tensor<?x16xf32>
+  %e = tensor.empty(%d) : tensor<?x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<?x16xf32>, tensor<16x8xf32>) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.sitofp %n : i64 to f32
+    %t = arith.mulf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
 // A reduction that is also returned is a kernel of its own; the reshape of a result
 // stays on the host as a view.
 // CHECK-LABEL: func.func @form$returned_intermediate_and_host_view
@@ -110,6 +136,8 @@ func.func @form$conv_named_broadcast_bias(%x: tensor<1x3x9x9xf32>, %w: tensor<4x
 // CHECK:           linalg.fill
 // CHECK:           linalg.generic {{.*}}["parallel", "reduction"]
 // CHECK:           linalg.generic {{.*}}["parallel", "parallel"]
+// CHECK:         func.func @[[K2]](%{{.*}}: tensor<?x8xf32> {bufferization.writable = false}, %[[KD:.*]]: index, %{{.*}}: i64) -> tensor<?x8xf32>
+// CHECK:           tensor.empty(%[[KD]]) : tensor<?x8xf32>
 func.func @form$returned_intermediate_and_host_view(%x: tensor<4x16xf32>) -> (tensor<4xf32>, tensor<64xf32>) {
   %zero = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<4xf32>

@@ -72,3 +72,19 @@ func.func @tile$small_kernels_stay_sequential(%x: tensor<4x16xf32>) -> tensor<4x
   } -> tensor<4x16xf32>
   return %d : tensor<4x16xf32>
 }
+
+// A dynamic row count is tiled whatever its size, with blocks sized for the static row
+// length (4096 iterations / 1024 per row): small inputs run as one block.
+// CHECK-LABEL: func.func @tile$dynamic_rows
+// CHECK:         scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (4)
+func.func @tile$dynamic_rows(%x: tensor<?x1024xf32>) -> tensor<?x1024xf32> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?x1024xf32>
+  %e = tensor.empty(%d) : tensor<?x1024xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x1024xf32>) outs(%e : tensor<?x1024xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = math.exp %a : f32
+    linalg.yield %t : f32
+  } -> tensor<?x1024xf32>
+  return %r : tensor<?x1024xf32>
+}

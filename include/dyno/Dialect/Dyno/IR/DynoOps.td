@@ -7,25 +7,35 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Dyno_LaunchOp : Dyno_Op<"launch", [
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    AttrSizedOperandSegments, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "runs a Dyno-generated kernel";
   let description = [{
     Runs the kernel `callee` (a function in the nested `module @kernels`) on `args` and
     returns fresh tensors. The runtime allocates one contiguous buffer per result and passes
-    the arguments' and results' buffers to the kernel, in that order.
+    the arguments and the results' buffers to the kernel, in that order. `args` are
+    tensors or scalars (integers and indices, e.g. a symbolic size of the graph).
+
+    A result with dynamic dimensions takes its sizes from `dims`, one index per `?` of the
+    result types, in order: the runtime allocates before it launches.
 
     Before lowering, the callee is a `func.func` on tensors whose signature matches the
-    launch. After lowering it is an `llvm.func` taking one pointer per argument and result.
+    launch. After CPU lowering it is an `llvm.func` taking one pointer per tensor argument
+    and result, the scalars in their places, and then, for every tensor argument and result
+    in order, one index per dynamic dimension (see `dyno-pass-sizes-as-arguments`).
 
     ```mlir
     %0 = dyno.launch @kernels::@kernel_0(%a, %b)
         : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+    %1 = dyno.launch @kernels::@kernel_1(%x, %n) dims(%d0)
+        : (tensor<?x16xf32>, i64) -> tensor<?x16xf32>
     ```
   }];
-  let arguments = (ins SymbolRefAttr:$callee, Variadic<AnyRankedTensor>:$args);
+  let arguments = (ins SymbolRefAttr:$callee,
+                       Variadic<AnyTypeOf<[AnyRankedTensor, AnySignlessIntegerOrIndex]>>:$args,
+                       Variadic<Index>:$dims);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    $callee `(` $args `)` attr-dict `:` functional-type($args, $results)
+    $callee `(` $args `)` (`dims` `(` $dims^ `)`)? attr-dict `:` functional-type($args, $results)
   }];
   let hasVerifier = 1;
 }

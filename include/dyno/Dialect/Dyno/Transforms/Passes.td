@@ -196,4 +196,35 @@ def DynoWidenBoolMemrefs : Pass<"dyno-widen-bool-memrefs", "ModuleOp"> {
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
+def DynoPassSizesAsArguments : Pass<"dyno-pass-sizes-as-arguments", "ModuleOp"> {
+  let summary = "Dynamically shaped kernel buffers become a base pointer plus size arguments";
+  let description = [{
+    Kernels use the bare-pointer calling convention (one pointer per buffer), which
+    cannot carry the sizes of a dynamically shaped buffer. For every public function of
+    the module, each argument of a dynamically shaped, identity-layout memref type
+    becomes a rank-0 memref (its base pointer) and the function gains one trailing
+    `index` argument per dynamic dimension, for every such argument in order. At entry a
+    `memref.reinterpret_cast` rebuilds the contiguous buffer from the pointer and the
+    sizes, with row-major strides. Statically shaped functions are left alone.
+
+    ```mlir
+    // Before
+    func.func @k(%x: memref<?x16xf32>, %out: memref<?x16xf32>) { ... }
+    // After
+    func.func @k(%xp: memref<f32>, %outp: memref<f32>, %n: index, %m: index) {
+      %x = memref.reinterpret_cast %xp to offset: [0], sizes: [%n, 16], strides: [16, 1]
+          : memref<f32> to memref<?x16xf32>
+      %out = memref.reinterpret_cast %outp to offset: [0], sizes: [%m, 16], strides: [16, 1]
+          : memref<f32> to memref<?x16xf32>
+      ...
+    }
+    ```
+
+    Input: bufferized kernels (after `buffer-results-to-out-params`). Output: kernels
+    whose memref arguments all have static shapes. `dyno.launch` documents the order in
+    which the runtime passes the sizes.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+}
+
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD
