@@ -221,6 +221,8 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
         counters.bump(f"{target}_graphs")
+        if frontend.has_symbolic_sizes(example_inputs):
+            counters.bump("dynamic_graphs")
         counters.bump("kernels", num_kernels)
         counters.bump("extern_calls", num_externs)
     except DynoCompileError as error:

@@ -38,6 +38,7 @@ def stats() -> dict:
     (library calls such as matmul/conv placed in compiled graphs), ``runtime_fallbacks``
     (compiled graphs that failed when run and switched to eager),
     ``compiled_forward_graphs`` / ``compiled_backward_graphs`` (once any was compiled),
+    ``dynamic_graphs`` (compiled graphs with symbolic sizes, once any was compiled),
     ``partially_compiled_graphs`` (graphs compiled except for some ops run eagerly),
     ``fallback_ops`` (ATen op name -> how many partly compiled graphs run it eagerly), and
     ``fallback_reasons`` (one string per fallback, in order).

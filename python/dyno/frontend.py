@@ -5,6 +5,7 @@ that our MLIR parses what theirs prints): its FX importer runs in process, its l
 to linalg in a torch-mlir-opt subprocess.
 """
 import copy
+import operator
 import os
 import pathlib
 import shlex
@@ -35,6 +36,13 @@ def check_graph_ops(gm: torch.fx.GraphModule) -> None:
         if node.op == "call_function" and node.target in ROUTED_TO_EAGER:
             raise DynoCompileError(
                 "frontend", f"{node.target} runs eagerly: {ROUTED_TO_EAGER[node.target]}")
+
+
+def has_symbolic_sizes(example_inputs) -> bool:
+    """Whether a graph was traced with symbolic sizes (dynamic shapes)."""
+    return any(isinstance(value, torch.SymInt) or (
+        isinstance(value, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in value.shape))
+        for value in example_inputs)
 
 
 def check_graph_inputs(example_inputs, device_type: str) -> None:
@@ -97,10 +105,41 @@ def import_to_linalg(gm: torch.fx.GraphModule, directory: pathlib.Path) -> str:
     return lower_to_linalg(torch_path, directory / "02-linalg.mlir")
 
 
+class SizeOutput:
+    """A graph output that is a size (a SymInt AOTAutograd saves for the backward pass),
+    computed by the wrapper as a Python expression of its arguments `arg0, arg1, ...`."""
+
+    def __init__(self, expression: str):
+        self.expression = expression
+
+
+_SIZE_OPERATORS = {operator.add: "+", operator.sub: "-", operator.mul: "*",
+                   operator.floordiv: "//", operator.mod: "%"}
+
+
+def _size_expression(node, placeholders) -> str:
+    if isinstance(node, int):
+        return str(node)
+    if not isinstance(node, torch.fx.Node):
+        raise DynoCompileError("frontend", f"graph output {node!r} is not a size expression")
+    if node.op == "placeholder":
+        return f"arg{placeholders.index(node)}"
+    if node.op == "call_function" and node.target is torch.ops.aten.sym_size.int:
+        tensor, dim = node.args
+        return f"{_size_expression(tensor, placeholders)}.shape[{dim}]"
+    if node.op == "call_function" and node.target in _SIZE_OPERATORS:
+        lhs, rhs = (_size_expression(arg, placeholders) for arg in node.args)
+        return f"({lhs} {_SIZE_OPERATORS[node.target]} {rhs})"
+    raise DynoCompileError("frontend", f"graph output {node} is a size computed by "
+                           f"{node.target}, which Dyno does not compute on the host")
+
+
 def graph_outputs(gm: torch.fx.GraphModule):
     """The FX outputs' example values (FakeTensors), in order; None where the graph
-    returns None (a backward graph's gradient for an input that needs none)."""
+    returns None (a backward graph's gradient for an input that needs none), and a
+    SizeOutput where it returns an integer (a symbolic size)."""
     output = next(node for node in gm.graph.nodes if node.op == "output")
+    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     values = output.args[0]
     if not isinstance(values, (list, tuple)):
         values = (values,)
@@ -109,19 +148,28 @@ def graph_outputs(gm: torch.fx.GraphModule):
         if node is None:
             result.append(None)
             continue
-        value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        value = node.meta.get("val") if isinstance(node, torch.fx.Node) else node
+        if isinstance(value, (torch.SymInt, int)):
+            result.append(SizeOutput(_size_expression(node, placeholders)))
+            continue
         if not isinstance(value, torch.Tensor):
             raise DynoCompileError("frontend", f"graph output {node!r} is not a tensor")
         result.append(value)
     return result
 
 
+def is_tensor_output(node) -> bool:
+    return isinstance(node, torch.fx.Node) and isinstance(node.meta.get("val"), torch.Tensor)
+
+
 def without_none_outputs(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """A copy of `gm` that returns only its tensor outputs (torch-mlir imports no None)."""
+    """A copy of `gm` that returns only its tensor outputs (torch-mlir imports no None;
+    sizes are computed by the wrapper)."""
     stripped = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     output = next(node for node in stripped.graph.nodes if node.op == "output")
     values = output.args[0]
     if isinstance(values, (list, tuple)):
-        output.args = (type(values)(v for v in values if v is not None),)
+        output.args = (type(values)(v for v in values if is_tensor_output(v)),)
+    stripped.graph.eliminate_dead_code()
     stripped.recompile()
     return stripped

@@ -8,11 +8,18 @@
 using namespace mlir;
 using namespace mlir::dyno;
 
+/// Row-major strides; dynamic (ShapedType::kDynamic) outside a dynamic dimension.
 static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
+    strides[i] = ShapedType::isDynamic(strides[i + 1]) || ShapedType::isDynamic(shape[i + 1])
+                     ? ShapedType::kDynamic
+                     : strides[i + 1] * shape[i + 1];
   return strides;
+}
+
+bool MemoryOperand::isDynamic() const {
+  return llvm::any_of(strides, ShapedType::isDynamic);
 }
 
 Value mlir::dyno::scalarFillValue(linalg::GenericOp op) {
@@ -45,6 +52,7 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
     TensorSource source{TensorSource::Memory};
     source.memory.argument = argument.getArgNumber();
     source.memory.strides = rowMajorStrides(shapeOf(tensor));
+    source.memory.strideDims = llvm::to_vector(llvm::seq<int64_t>(0, shapeOf(tensor).size()));
     return source;
   }
   Operation *def = tensor.getDefiningOp();
@@ -94,6 +102,53 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
                               "which the Triton target cannot read"), failure();
     return source;
   };
+  auto dynamicView = [&]() {
+    return def->emitOpError("is a view with dynamic sizes inside a kernel, which the "
+                            "Triton target does not read yet (beyond reshapes that add or "
+                            "drop unit dimensions)");
+  };
+  // A reshape of a dynamically shaped argument that adds or drops unit dimensions: the
+  // other dimensions keep their strides.
+  auto unitReshapeOfDynamic = [&](Value input, ArrayRef<ReassociationIndices> groups,
+                                  bool expanding) -> FailureOr<TensorSource> {
+    FailureOr<TensorSource> source = traceView(input);
+    if (failed(source))
+      return failure();
+    ArrayRef<int64_t> wide = expanding ? shapeOf(tensor) : shapeOf(input);
+    SmallVector<int64_t> strideDims(shapeOf(tensor).size(), -1);
+    for (auto [narrowDim, group] : llvm::enumerate(groups)) {
+      int64_t kept = -1;
+      for (int64_t wideDim : group)
+        if (wide[wideDim] != 1) {
+          if (kept != -1)
+            return dynamicView(), failure();
+          kept = wideDim;
+        }
+      if (expanding) {
+        if (kept != -1)
+          strideDims[kept] = source->memory.strideDims[narrowDim];
+      } else {
+        strideDims[narrowDim] = kept == -1 ? -1 : source->memory.strideDims[kept];
+      }
+    }
+    source->memory.strideDims = strideDims;
+    source->memory.strides.assign(strideDims.size(), ShapedType::kDynamic);
+    return source;
+  };
+  auto isDynamicView = [&](Value input) {
+    return !cast<RankedTensorType>(tensor.getType()).hasStaticShape() ||
+           !cast<RankedTensorType>(input.getType()).hasStaticShape();
+  };
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def); expand && isDynamicView(expand.getSrc()))
+    return unitReshapeOfDynamic(expand.getSrc(), expand.getReassociationIndices(), true);
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def);
+      collapse && isDynamicView(collapse.getSrc()))
+    return unitReshapeOfDynamic(collapse.getSrc(), collapse.getReassociationIndices(), false);
+  if (isa<tensor::ExtractSliceOp, tensor::PadOp>(def)) {
+    Value input = def->getOperand(0);
+    if (isDynamicView(input))
+      return dynamicView(), failure();
+  }
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
     FailureOr<TensorSource> source = traceView(expand.getSrc());
     if (failed(source))
@@ -145,6 +200,9 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
         ShapedType::isDynamicShape(pad.getStaticHigh()))
       return pad.emitOpError("is not a static pad with a constant, which the Triton target "
                              "needs"), failure();
+    if (!cast<RankedTensorType>(pad.getSource().getType()).hasStaticShape())
+      return pad.emitOpError("pads a tensor of dynamic sizes, which the Triton target "
+                             "does not read yet"), failure();
     source->memory.padLow.assign(pad.getStaticLow().begin(), pad.getStaticLow().end());
     ArrayRef<int64_t> unpadded = shapeOf(pad.getSource());
     source->memory.unpaddedSizes.assign(unpadded.begin(), unpadded.end());
@@ -194,12 +252,50 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
 }
 
 namespace {
-/// Union-find over loops (and slot placeholders), each class with one extent.
+/// Where a dynamic loop extent comes from: a kernel argument's dimension, or a scalar
+/// (an index argument or value giving a `tensor.empty` its size, with dim -1).
+using SizeKey = std::pair<Value, int64_t>;
+
+std::optional<SizeKey> sizeKey(Value tensor, int64_t dim) {
+  if (isa<BlockArgument>(tensor))
+    return SizeKey{tensor, dim};
+  if (auto empty = tensor.getDefiningOp<tensor::EmptyOp>()) {
+    Value size = empty.getDynamicSize(dim);
+    if (auto dimOp = size.getDefiningOp<tensor::DimOp>())
+      if (std::optional<int64_t> index = dimOp.getConstantIndex())
+        return sizeKey(dimOp.getSource(), *index);
+    return SizeKey{size, -1};
+  }
+  if (auto dps = tensor.getDefiningOp<DestinationStyleOpInterface>())
+    return sizeKey(dps.getTiedOpOperand(cast<OpResult>(tensor))->get(), dim);
+  return std::nullopt;
+}
+
+/// The sources of loop `loop`'s extent among `op`'s operands (all equal at run time).
+SmallVector<SizeKey> sizeKeys(linalg::GenericOp op, unsigned loop) {
+  SmallVector<SizeKey> keys;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type)
+      continue;
+    for (auto [dim, expr] : llvm::enumerate(op.getMatchingIndexingMap(&operand).getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(expr);
+          d && d.getPosition() == loop && type.isDynamicDim(dim))
+        if (std::optional<SizeKey> key = sizeKey(operand.get(), dim))
+          keys.push_back(*key);
+  }
+  return keys;
+}
+
+/// Union-find over loops (and slot placeholders), each class with one extent. A dynamic
+/// extent also keeps where its size comes from, so that loops that are not linked
+/// through data share a slot only when their sizes provably agree.
 class LoopClasses {
 public:
-  unsigned add(int64_t extent) {
+  unsigned add(int64_t extent, SmallVector<SizeKey> keys = {}) {
     parent.push_back(parent.size());
     extents.push_back(extent);
+    sources.push_back(std::move(keys));
     return parent.size() - 1;
   }
   unsigned find(unsigned node) {
@@ -207,37 +303,56 @@ public:
       node = parent[node] = parent[parent[node]];
     return node;
   }
+  /// Links two loops that run over the same index (a producer's result read by its
+  /// consumer): static extents must agree, a dynamic one takes the other's.
   bool unite(unsigned a, unsigned b) {
     a = find(a);
     b = find(b);
     if (a == b)
       return true;
-    if (extents[a] != extents[b])
+    int64_t ea = extents[a], eb = extents[b];
+    if (!ShapedType::isDynamic(ea) && !ShapedType::isDynamic(eb) && ea != eb)
       return false;
+    if (ShapedType::isDynamic(ea))
+      std::swap(a, b);
     parent[b] = a;
+    sources[a].append(sources[b]);
     return true;
+  }
+  /// Whether loops `a` and `b`, not linked through data, provably have one extent.
+  bool provablySame(unsigned a, unsigned b) {
+    a = find(a);
+    b = find(b);
+    if (a == b)
+      return true;
+    if (!ShapedType::isDynamic(extents[a]) || !ShapedType::isDynamic(extents[b]))
+      return extents[a] == extents[b];
+    return llvm::any_of(sources[a], [&](const SizeKey &key) {
+      return llvm::is_contained(sources[b], key);
+    });
   }
   int64_t extent(unsigned node) { return extents[find(node)]; }
 
 private:
   SmallVector<unsigned> parent;
   SmallVector<int64_t> extents;
+  SmallVector<SmallVector<SizeKey>> sources;
 };
 } // namespace
 
-int64_t IterationSpace::xNumel() const {
+static int64_t product(ArrayRef<int64_t> extents) {
   int64_t numel = 1;
-  for (int64_t extent : xExtents)
+  for (int64_t extent : extents) {
+    if (ShapedType::isDynamic(extent))
+      return ShapedType::kDynamic;
     numel *= extent;
+  }
   return numel;
 }
 
-int64_t IterationSpace::rNumel() const {
-  int64_t numel = 1;
-  for (int64_t extent : rExtents)
-    numel *= extent;
-  return numel;
-}
+int64_t IterationSpace::xNumel() const { return product(xExtents); }
+
+int64_t IterationSpace::rNumel() const { return product(rExtents); }
 
 unsigned IterationSpace::slot(linalg::GenericOp op, unsigned loop) const {
   return slots.lookup({op.getOperation(), loop});
@@ -271,12 +386,10 @@ FailureOr<IterationSpace> IterationSpace::build(func::FuncOp kernel) {
   DenseMap<std::pair<Operation *, unsigned>, unsigned> nodes;
   for (linalg::GenericOp op : space.computeOps) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    for (auto [loop, extent] : llvm::enumerate(ranges)) {
-      if (ShapedType::isDynamic(extent))
-        return op.emitOpError("has a dynamic loop extent; the Triton target needs static "
-                              "shapes"), failure();
-      nodes[{op.getOperation(), loop}] = classes.add(extent);
-    }
+    for (auto [loop, extent] : llvm::enumerate(ranges))
+      nodes[{op.getOperation(), loop}] =
+          ShapedType::isDynamic(extent) ? classes.add(extent, sizeKeys(op, loop))
+                                        : classes.add(extent);
   }
   auto node = [&](linalg::GenericOp op, unsigned loop) { return nodes[{op.getOperation(), loop}]; };
 
@@ -333,7 +446,7 @@ FailureOr<IterationSpace> IterationSpace::build(func::FuncOp kernel) {
     for (linalg::GenericOp op : space.computeOps) {
       int64_t iterations = 1;
       for (int64_t extent : op.getStaticLoopRanges())
-        iterations *= extent;
+        iterations *= ShapedType::isDynamic(extent) ? 64 : extent; // a guess for sizes
       if (iterations >= largest) {
         largest = iterations;
         anchor = op;
@@ -342,17 +455,25 @@ FailureOr<IterationSpace> IterationSpace::build(func::FuncOp kernel) {
   }
   SmallVector<unsigned> xSlotNodes, rSlotNodes;
   SmallVector<int64_t> anchorRanges = anchor.getStaticLoopRanges();
+  space.anchorOp = anchor;
+  SmallVector<unsigned> xLoops, rLoops;
   for (auto [loop, iterator] : llvm::enumerate(anchor.getIteratorTypesArray())) {
     unsigned slotNode = classes.add(anchorRanges[loop]);
     classes.unite(slotNode, node(anchor, loop));
+    // A loop linked to a static one elsewhere has that static extent.
+    int64_t extent = classes.extent(slotNode);
     if ((iterator == utils::IteratorType::reduction)) {
       rSlotNodes.push_back(slotNode);
-      space.rExtents.push_back(anchorRanges[loop]);
+      space.rExtents.push_back(extent);
+      rLoops.push_back(loop);
     } else {
       xSlotNodes.push_back(slotNode);
-      space.xExtents.push_back(anchorRanges[loop]);
+      space.xExtents.push_back(extent);
+      xLoops.push_back(loop);
     }
   }
+  space.anchorLoops = xLoops;
+  space.anchorLoops.append(rLoops);
   SmallVector<unsigned> allSlotNodes(xSlotNodes);
   allSlotNodes.append(rSlotNodes);
   auto slotOfClass = [&](unsigned loopNode) -> std::optional<unsigned> {
@@ -382,7 +503,7 @@ FailureOr<IterationSpace> IterationSpace::build(func::FuncOp kernel) {
       if (ranges[loop] == 1)
         continue; // a unit loop of its own: index 0
       bool lined = numLoops == allSlotNodes.size() || numLoops == xSlotNodes.size();
-      if (!lined || classes.extent(allSlotNodes[loop]) != ranges[loop] ||
+      if (!lined || !classes.provablySame(allSlotNodes[loop], node(op, loop)) ||
           !classes.unite(allSlotNodes[loop], node(op, loop)))
         return op.emitOpError("has loop ") << loop << " that the Triton target cannot place "
                << "in the kernel's index space", failure();

@@ -28,6 +28,12 @@ struct MemoryOperand {
   /// size; elements outside read `padValue` (empty when not padded).
   llvm::SmallVector<int64_t> padLow, unpaddedSizes;
   Value padValue;
+  /// Whether some stride is only known at run time: a dynamically shaped argument read
+  /// row-major, possibly through reshapes that add or drop unit dimensions. Then
+  /// `strideDims` gives, per dimension, the argument dimension whose row-major stride it
+  /// steps by (-1 for a unit dimension).
+  bool isDynamic() const;
+  llvm::SmallVector<int64_t> strideDims;
 };
 
 /// What a tensor value of a kernel is, for the Triton lowering.
@@ -66,8 +72,12 @@ public:
   unsigned numRSlots() const { return rExtents.size(); }
   ArrayRef<int64_t> xSlotExtents() const { return xExtents; }
   ArrayRef<int64_t> rSlotExtents() const { return rExtents; }
+  /// Products of the extents; ShapedType::kDynamic when some extent is dynamic.
   int64_t xNumel() const;
   int64_t rNumel() const;
+  /// The op whose loops define the slots, and per slot (X slots, then R slots) its loop.
+  linalg::GenericOp anchor() const { return anchorOp; }
+  unsigned anchorLoop(unsigned slot) const { return anchorLoops[slot]; }
 
   /// Slot of loop `loop` of `op`: [0, numXSlots) are X slots, then the R slots;
   /// kUnitSlot for a loop of extent 1 that meets no other loop (its index is 0).
@@ -82,6 +92,8 @@ public:
 private:
   llvm::SmallVector<linalg::GenericOp> computeOps;
   llvm::SmallVector<int64_t> xExtents, rExtents;
+  linalg::GenericOp anchorOp;
+  llvm::SmallVector<unsigned> anchorLoops;
   llvm::DenseMap<std::pair<Operation *, unsigned>, unsigned> slots;
 };
 

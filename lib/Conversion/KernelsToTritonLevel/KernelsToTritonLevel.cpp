@@ -14,6 +14,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -85,7 +86,9 @@ public:
   KernelEmitter(func::FuncOp kernel, const IterationSpace &space, int64_t persistentRNumel)
       : oldKernel(kernel), space(space), loc(kernel.getLoc()),
         rank(space.hasReduction() ? 2 : 1),
-        persistent(!space.hasReduction() || space.rNumel() <= persistentRNumel) {}
+        persistent(!space.hasReduction() ||
+                   (!ShapedType::isDynamic(space.rNumel()) &&
+                    space.rNumel() <= persistentRNumel)) {}
 
   LogicalResult emit();
 
@@ -110,11 +113,24 @@ private:
     return OpTy::create(b, loc, lhs, rhs);
   }
   Value lessThan(OpBuilder &b, Value lhs, int64_t bound) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lhs,
-                                 toBlock(b, index(b, bound)));
+    return lessThan(b, lhs, index(b, bound));
   }
-  /// Row-major decomposition of a linear index over `extents`.
-  SmallVector<Value> decompose(OpBuilder &b, Value linear, ArrayRef<int64_t> extents);
+  Value lessThan(OpBuilder &b, Value lhs, Value bound) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lhs, toBlock(b, bound));
+  }
+  /// Row-major decomposition of a linear index over `extents` (kernel-entry scalars).
+  SmallVector<Value> decompose(OpBuilder &b, Value linear, ArrayRef<Value> extents);
+
+  /// Dynamic shapes. Size `dim` of a tensor of the old kernel as a kernel-entry scalar:
+  /// a constant, a size argument, or a scalar argument (a `tensor.empty` size); null
+  /// when the lowering cannot tell.
+  Value sizeOf(Value tensor, int64_t dim);
+  /// The extent of `slot` (see IterationSpace), read from the anchor op's operands.
+  FailureOr<Value> slotExtent(unsigned slot);
+  /// Product of `values` at kernel entry (1 when empty).
+  Value productOf(ArrayRef<Value> values);
+  /// Row-major strides of the tensor at `position` (old arguments, then results).
+  SmallVector<Value> rowMajorStrides(unsigned position);
 
   /// Which block dimensions (bit 0: X, bit 1: R) a value varies along.
   unsigned support(Value value);
@@ -124,6 +140,7 @@ private:
   /// `base + sum(positions[i] * strides[i])`, skipping zero bases and unit strides.
   Value linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
                      ArrayRef<int64_t> strides);
+  Value linearOffset(OpBuilder &b, ArrayRef<Value> positions, ArrayRef<Value> strides);
   /// What a value used in `op`'s body stands for: its block or scalar, or, for a value
   /// defined outside the body (a constant), the scalar hoisted to the kernel's entry.
   FailureOr<Value> bodyValue(linalg::GenericOp op, IRMapping &mapping, Value value);
@@ -157,7 +174,11 @@ private:
   Location loc;
   unsigned rank;
   bool persistent;
-  SmallVector<Value> pointers; // per old argument, then per old result
+  SmallVector<Value> pointers; // per old argument, then per old result (scalars as is)
+  DenseMap<std::pair<unsigned, int64_t>, Value> sizeArguments; // (position, dim) -> size
+  SmallVector<Type> positionTypes; // old argument types, then old result types
+  SmallVector<Value> xExtents, rExtents; // per slot, at kernel entry
+  Value xNumel, rNumel;
   std::optional<OpBuilder> hoistBuilder;
   IRMapping hoisted;
   std::unique_ptr<Region> outer, persistentRow;
@@ -165,27 +186,130 @@ private:
 };
 
 SmallVector<Value> KernelEmitter::decompose(OpBuilder &b, Value linear,
-                                            ArrayRef<int64_t> extents) {
+                                            ArrayRef<Value> extents) {
   SmallVector<Value> indices;
-  int64_t stride = 1;
-  SmallVector<int64_t> strides(extents.size());
+  SmallVector<Value> strides(extents.size());
+  Value stride;
   for (int64_t i = static_cast<int64_t>(extents.size()) - 1; i >= 0; --i) {
     strides[i] = stride;
-    stride *= extents[i];
+    stride = stride ? productOf({stride, extents[i]}) : extents[i];
   }
   for (auto [i, extent] : llvm::enumerate(extents)) {
-    if (extent == 1) {
+    if (matchPattern(extent, m_One())) {
       indices.push_back(index(b, 0));
       continue;
     }
     Value value = linear;
-    if (strides[i] != 1)
-      value = indexOp<arith::DivSIOp>(b, value, index(b, strides[i]));
+    if (strides[i] && !matchPattern(strides[i], m_One()))
+      value = indexOp<arith::DivSIOp>(b, value, strides[i]);
     if (i != 0)
-      value = indexOp<arith::RemSIOp>(b, value, index(b, extent));
+      value = indexOp<arith::RemSIOp>(b, value, extent);
     indices.push_back(value);
   }
   return indices;
+}
+
+Value KernelEmitter::productOf(ArrayRef<Value> values) {
+  OpBuilder &b = *hoistBuilder;
+  int64_t constant = 1;
+  Value product;
+  for (Value value : values) {
+    if (std::optional<int64_t> known = getConstantIntValue(value)) {
+      constant *= *known;
+      continue;
+    }
+    product = product ? arith::MulIOp::create(b, loc, product, value).getResult() : value;
+  }
+  if (!product)
+    return index(b, constant);
+  return constant == 1 ? product
+                       : arith::MulIOp::create(b, loc, product, index(b, constant)).getResult();
+}
+
+Value KernelEmitter::sizeOf(Value tensor, int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return index(*hoistBuilder, type.getDimSize(dim));
+  if (auto argument = dyn_cast<BlockArgument>(tensor)) {
+    if (argument.getOwner() != &oldKernel.getBody().front())
+      return {};
+    return sizeArguments.lookup({argument.getArgNumber(), dim});
+  }
+  // A returned tensor's sizes are arguments too.
+  auto returned = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator());
+  for (OpOperand &operand : returned->getOpOperands())
+    if (operand.get() == tensor)
+      return sizeArguments.lookup(
+          {oldKernel.getNumArguments() + operand.getOperandNumber(), dim});
+  if (auto empty = tensor.getDefiningOp<tensor::EmptyOp>()) {
+    FailureOr<Value> size = hoist(empty.getDynamicSize(dim));
+    return succeeded(size) ? *size : Value();
+  }
+  if (auto dps = tensor.getDefiningOp<DestinationStyleOpInterface>())
+    return sizeOf(dps.getTiedOpOperand(cast<OpResult>(tensor))->get(), dim);
+  if (auto expand = tensor.getDefiningOp<tensor::ExpandShapeOp>()) {
+    OpFoldResult size = expand.getMixedOutputShape()[dim];
+    if (auto attr = dyn_cast<Attribute>(size))
+      return index(*hoistBuilder, cast<IntegerAttr>(attr).getInt());
+    FailureOr<Value> hoistedSize = hoist(cast<Value>(size));
+    return succeeded(hoistedSize) ? *hoistedSize : Value();
+  }
+  if (auto collapse = tensor.getDefiningOp<tensor::CollapseShapeOp>()) {
+    SmallVector<Value> parts;
+    for (int64_t sourceDim : collapse.getReassociationIndices()[dim]) {
+      Value part = sizeOf(collapse.getSrc(), sourceDim);
+      if (!part)
+        return {};
+      parts.push_back(part);
+    }
+    return productOf(parts);
+  }
+  return {};
+}
+
+FailureOr<Value> KernelEmitter::slotExtent(unsigned slot) {
+  int64_t extent = slot < space.numXSlots() ? space.xSlotExtents()[slot]
+                                            : space.rSlotExtents()[slot - space.numXSlots()];
+  if (!ShapedType::isDynamic(extent))
+    return index(*hoistBuilder, extent);
+  linalg::GenericOp anchor = space.anchor();
+  unsigned loop = space.anchorLoop(slot);
+  SmallVector<OpOperand *> operands;
+  for (OpOperand &init : anchor.getDpsInitsMutable())
+    operands.push_back(&init);
+  for (OpOperand *input : anchor.getDpsInputOperands())
+    operands.push_back(input);
+  // Anchor results first: a returned one has its sizes as arguments, which the runtime
+  // also reads for the grid. Then any operand the size can be read from.
+  for (OpResult result : anchor->getResults())
+    for (auto [dim, expr] : llvm::enumerate(anchor.getIndexingMapMatchingResult(result).getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(expr); d && d.getPosition() == loop)
+        if (Value size = sizeOf(result, dim); size && isa<BlockArgument>(size))
+          return size;
+  for (OpOperand *operand : operands) {
+    if (!isa<RankedTensorType>(operand->get().getType()))
+      continue;
+    for (auto [dim, expr] : llvm::enumerate(anchor.getMatchingIndexingMap(operand).getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(expr); d && d.getPosition() == loop)
+        if (Value size = sizeOf(operand->get(), dim))
+          return size;
+  }
+  return anchor.emitOpError("has a dynamic loop ")
+             << loop << " whose size the Triton target cannot read from its operands",
+         failure();
+}
+
+SmallVector<Value> KernelEmitter::rowMajorStrides(unsigned position) {
+  auto type = cast<RankedTensorType>(positionTypes[position]);
+  SmallVector<Value> strides(type.getRank());
+  Value stride = index(*hoistBuilder, 1);
+  for (int64_t i = type.getRank() - 1; i >= 0; --i) {
+    strides[i] = stride;
+    Value size = type.isDynamicDim(i) ? sizeArguments.lookup({position, i})
+                                      : index(*hoistBuilder, type.getDimSize(i));
+    stride = productOf({stride, size});
+  }
+  return strides;
 }
 
 unsigned KernelEmitter::support(Value value) {
@@ -230,6 +354,19 @@ Value KernelEmitter::maskFor(Region &region, unsigned bits) {
 FailureOr<Value> KernelEmitter::hoist(Value scalar) {
   if (Value known = hoisted.lookupOrNull(scalar))
     return known;
+  if (auto argument = dyn_cast<BlockArgument>(scalar);
+      argument && argument.getOwner() == &oldKernel.getBody().front()) {
+    Value passed = pointers[argument.getArgNumber()]; // a scalar (e.g. a symbolic size)
+    hoisted.map(scalar, passed);
+    return passed;
+  }
+  if (auto dim = scalar.getDefiningOp<tensor::DimOp>()) {
+    std::optional<int64_t> position = dim.getConstantIndex();
+    if (Value size = position ? sizeOf(dim.getSource(), *position) : Value()) {
+      hoisted.map(scalar, size);
+      return size;
+    }
+  }
   Operation *def = scalar.getDefiningOp();
   if (!def || def->getNumRegions() || def->getNumResults() != 1 ||
       isa<RankedTensorType>(scalar.getType()) ||
@@ -316,7 +453,24 @@ FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap
     }
     positions.push_back(*position);
   }
+  if (memory.isDynamic()) { // a row-major argument or result of dynamic sizes
+    SmallVector<Value> argumentStrides = rowMajorStrides(memory.argument), strides;
+    for (int64_t dim : memory.strideDims)
+      strides.push_back(dim < 0 ? index(*hoistBuilder, 0) : argumentStrides[dim]);
+    return linearOffset(b, positions, strides);
+  }
   return linearOffset(b, memory.offset, positions, memory.strides);
+}
+
+Value KernelEmitter::linearOffset(OpBuilder &b, ArrayRef<Value> positions,
+                                  ArrayRef<Value> strides) {
+  Value offsets;
+  for (auto [position, stride] : llvm::zip(positions, strides)) {
+    Value term = matchPattern(stride, m_One()) ? position
+                                               : indexOp<arith::MulIOp>(b, position, stride);
+    offsets = offsets ? indexOp<arith::AddIOp>(b, offsets, term) : term;
+  }
+  return offsets ? offsets : index(b, 0);
 }
 
 Value KernelEmitter::linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
@@ -526,8 +680,8 @@ std::unique_ptr<Region> KernelEmitter::makeRowRegion(OpBuilder builder, Value ro
   Value rindex = tl::RangeOp::create(b, loc, blockType(b.getIndexType()), "RBLOCK", 1);
   if (rowOffset)
     rindex = indexOp<arith::AddIOp>(b, rindex, rowOffset);
-  region->rmask = lessThan(b, rindex, space.rNumel());
-  SmallVector<Value> rIndices = decompose(b, rindex, space.rSlotExtents());
+  region->rmask = lessThan(b, rindex, rNumel);
+  SmallVector<Value> rIndices = decompose(b, rindex, rExtents);
   for (auto [i, value] : llvm::enumerate(rIndices))
     region->slotIndex[space.numXSlots() + i] = value;
   return region;
@@ -580,8 +734,7 @@ LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
     Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
     Value start = tl::FullOp::create(ob, loc, blockType(element), identity,
                                      ob.getStrArrayAttr({"XBLOCK", "RBLOCK"}));
-    auto loop = scf::ForOp::create(ob, loc, index(ob, 0), index(ob, space.rNumel()), step,
-                                   ValueRange{start});
+    auto loop = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, step, ValueRange{start});
     ob.setInsertionPoint(loop);
     OpBuilder body = OpBuilder::atBlockEnd(loop.getBody());
     std::unique_ptr<Region> row = makeRowRegion(body, loop.getInductionVar());
@@ -626,11 +779,17 @@ LogicalResult KernelEmitter::store(unsigned resultNumber, Region &region) {
     value = valueOf(tensor, region);
   if (failed(value) || !*value)
     return failure();
-  SmallVector<int64_t> shape(cast<RankedTensorType>(tensor.getType()).getShape());
+  auto resultType = cast<RankedTensorType>(tensor.getType());
+  ArrayRef<int64_t> shape = resultType.getShape();
   MemoryOperand output;
+  output.argument = oldKernel.getNumArguments() + resultNumber;
+  output.strideDims = llvm::to_vector(llvm::seq<int64_t>(0, shape.size()));
   output.strides.assign(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    output.strides[i] = output.strides[i + 1] * shape[i + 1];
+    output.strides[i] = ShapedType::isDynamic(output.strides[i + 1]) ||
+                                ShapedType::isDynamic(shape[i + 1])
+                            ? ShapedType::kDynamic
+                            : output.strides[i + 1] * shape[i + 1];
   FailureOr<Value> offsets = offsetsOf(
       output, op.getIndexingMapMatchingResult(cast<OpResult>(tensor)), op, region);
   if (failed(offsets))
@@ -701,39 +860,86 @@ LogicalResult KernelEmitter::emit() {
   OpBuilder moduleBuilder(oldKernel);
   SmallVector<Type> argumentTypes;
   int64_t largest = 0;
-  auto addPointer = [&](Type tensorType) -> LogicalResult {
-    auto ranked = dyn_cast<RankedTensorType>(tensorType);
-    if (!ranked || !ranked.hasStaticShape())
-      return oldKernel.emitOpError("has a non-static tensor type ") << tensorType, failure();
-    largest = std::max(largest, ranked.getNumElements());
+  bool dynamicShapes = false;
+  // Tensors become pointers, scalars stay; then one index per dynamic size of every
+  // tensor argument and result, in order (the ABI dyno.launch documents).
+  positionTypes.assign(oldKernel.getArgumentTypes().begin(), oldKernel.getArgumentTypes().end());
+  positionTypes.append(oldKernel.getResultTypes().begin(), oldKernel.getResultTypes().end());
+  SmallVector<std::pair<unsigned, int64_t>> dynamicSizes;
+  for (auto [position, type] : llvm::enumerate(positionTypes)) {
+    if (isa<IntegerType, IndexType>(type) && position < oldKernel.getNumArguments()) {
+      argumentTypes.push_back(type);
+      continue;
+    }
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (!ranked)
+      return oldKernel.emitOpError("has an argument of type ")
+                 << type << ", which the Triton target does not pass", failure();
+    if (ranked.hasStaticShape())
+      largest = std::max(largest, ranked.getNumElements());
+    dynamicShapes |= !ranked.hasStaticShape();
+    for (int64_t dim = 0; dim < ranked.getRank(); ++dim)
+      if (ranked.isDynamicDim(dim))
+        dynamicSizes.push_back({static_cast<unsigned>(position), dim});
     argumentTypes.push_back(tl::PtrType::get(context, ranked.getElementType()));
-    return success();
-  };
-  for (Type type : oldKernel.getArgumentTypes())
-    if (failed(addPointer(type)))
-      return failure();
-  for (Type type : oldKernel.getResultTypes())
-    if (failed(addPointer(type)))
-      return failure();
+  }
+  unsigned firstSize = argumentTypes.size();
+  argumentTypes.append(dynamicSizes.size(), IndexType::get(context));
 
   newKernel = func::FuncOp::create(moduleBuilder, loc, oldKernel.getName(),
                                    FunctionType::get(context, argumentTypes, {}));
   Block *entry = newKernel.addEntryBlock();
-  pointers.assign(entry->getArguments().begin(), entry->getArguments().end());
-  Builder attrs(context);
-  newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(space.xNumel()));
-  newKernel->setAttr(tl::kRNumelAttr, attrs.getI64IntegerAttr(space.rNumel()));
-  newKernel->setAttr(tl::kIndexBitsAttr,
-                     attrs.getI64IntegerAttr(largest >= (int64_t(1) << 31) ? 64 : 32));
-  newKernel->setAttr(tl::kConfigsAttr,
-                     blockConfigs(attrs, space.hasReduction(), persistent, space.xNumel(),
-                                  space.rNumel()));
+  pointers.assign(entry->getArguments().begin(), entry->getArguments().begin() + firstSize);
+  for (auto [i, key] : llvm::enumerate(dynamicSizes))
+    sizeArguments[key] = entry->getArgument(firstSize + i);
 
   OpBuilder entryBuilder = OpBuilder::atBlockBegin(entry);
   hoistBuilder.emplace(entryBuilder);
   // Index computations go after the hoisted scalars: a marker op keeps the boundary.
   auto returnOp = func::ReturnOp::create(entryBuilder, loc);
   hoistBuilder->setInsertionPoint(returnOp);
+  // The index space's extents: constants, or sizes read at kernel entry.
+  for (unsigned slot = 0; slot < space.numXSlots() + space.numRSlots(); ++slot) {
+    FailureOr<Value> extent = slotExtent(slot);
+    if (failed(extent))
+      return failure();
+    (slot < space.numXSlots() ? xExtents : rExtents).push_back(*extent);
+  }
+  xNumel = productOf(xExtents);
+  rNumel = productOf(rExtents);
+  // The grid: the static part of xnumel, times the size arguments it multiplies.
+  int64_t staticXNumel = 1;
+  SmallVector<int64_t> xNumelArguments;
+  for (Value extent : xExtents) {
+    if (std::optional<int64_t> known = getConstantIntValue(extent)) {
+      staticXNumel *= *known;
+      continue;
+    }
+    auto argument = dyn_cast<BlockArgument>(extent);
+    if (!argument || argument.getOwner() != entry)
+      return space.anchor().emitOpError("has a dynamic row extent computed in the kernel; "
+                                        "the Triton target needs it as an argument"),
+             failure();
+    xNumelArguments.push_back(argument.getArgNumber());
+  }
+
+  Builder attrs(context);
+  newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(staticXNumel));
+  if (!xNumelArguments.empty())
+    newKernel->setAttr(tl::kXNumelArgsAttr, attrs.getDenseI64ArrayAttr(xNumelArguments));
+  int64_t rNumelEstimate =
+      ShapedType::isDynamic(space.rNumel()) ? 1024 : space.rNumel();
+  int64_t xNumelEstimate = xNumelArguments.empty() ? staticXNumel : int64_t(1) << 20;
+  newKernel->setAttr(tl::kRNumelAttr, attrs.getI64IntegerAttr(
+                                          ShapedType::isDynamic(space.rNumel()) ? -1 : space.rNumel()));
+  newKernel->setAttr(tl::kIndexBitsAttr,
+                     attrs.getI64IntegerAttr(dynamicShapes || largest >= (int64_t(1) << 31)
+                                                 ? 64
+                                                 : 32));
+  newKernel->setAttr(tl::kConfigsAttr,
+                     blockConfigs(attrs, space.hasReduction(), persistent, xNumelEstimate,
+                                  rNumelEstimate));
+
   outer = std::make_unique<Region>(OpBuilder(returnOp));
   OpBuilder &b = outer->builder;
 
@@ -741,8 +947,8 @@ LogicalResult KernelEmitter::emit() {
   Value xblock = tl::BlockSizeOp::create(b, loc, "XBLOCK");
   Value xindex = tl::RangeOp::create(b, loc, blockType(b.getIndexType()), "XBLOCK", 0);
   xindex = indexOp<arith::AddIOp>(b, indexOp<arith::MulIOp>(b, pid, xblock), xindex);
-  outer->xmask = lessThan(b, xindex, space.xNumel());
-  outer->slotIndex = decompose(b, xindex, space.xSlotExtents());
+  outer->xmask = lessThan(b, xindex, xNumel);
+  outer->slotIndex = decompose(b, xindex, xExtents);
   outer->slotIndex.resize(space.numXSlots() + space.numRSlots());
   // Scalars go before the program's index arithmetic.
   hoistBuilder->setInsertionPoint(pid.getDefiningOp());
@@ -774,7 +980,7 @@ LogicalResult KernelEmitter::emit() {
     } else {
       OpBuilder &ob = outer->builder;
       Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
-      auto loop = scf::ForOp::create(ob, loc, index(ob, 0), index(ob, space.rNumel()), step);
+      auto loop = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, step);
       ob.setInsertionPoint(loop);
       std::unique_ptr<Region> row =
           makeRowRegion(OpBuilder(loop.getBody()->getTerminator()), loop.getInductionVar());

@@ -11,7 +11,10 @@
 #include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
 #include "dyno/Dialect/Dyno/Transforms/KernelOutlining.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
@@ -44,6 +47,58 @@ bool isComputeOp(Operation *op, func::ReturnOp returned) {
   return llvm::any_of(generic->getResults(), [&](Value result) {
     return llvm::is_contained(returned.getOperands(), result);
   });
+}
+
+/// Copies a scalar of the kernel (a size) to the host: arguments map to the launch's
+/// operands, `tensor.dim`s of arguments and integer arithmetic are recreated.
+FailureOr<Value> toHost(Value value, OpBuilder &hostBuilder, IRMapping &host) {
+  if (Value mapped = host.lookupOrNull(value))
+    return mapped;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getNumRegions() || def->getNumResults() != 1 ||
+      !(isa<arith::ArithDialect, affine::AffineDialect>(def->getDialect()) ||
+        isa<tensor::DimOp>(def)))
+    return failure();
+  for (Value operand : def->getOperands())
+    if (failed(toHost(operand, hostBuilder, host)))
+      return failure();
+  return hostBuilder.clone(*def, host)->getResult(0);
+}
+
+/// Host values for the dynamic sizes of `result` (a kernel value a piece returns):
+/// resolved in the kernel to its arguments' sizes, then copied to the host.
+LogicalResult hostSizesOf(Value result, OpBuilder &hostBuilder, IRMapping &host,
+                          SmallVectorImpl<Value> &dims) {
+  auto type = cast<RankedTensorType>(result.getType());
+  if (type.hasStaticShape())
+    return success();
+  OpBuilder kernelBuilder = OpBuilder::atBlockTerminator(result.getParentBlock());
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      sizes.push_back(tensor::DimOp::create(kernelBuilder, result.getLoc(), result, i));
+  // A placeholder user keeps the sizes alive while patterns replace them.
+  auto holder = UnrealizedConversionCastOp::create(kernelBuilder, result.getLoc(),
+                                                   TypeRange{}, sizes);
+  RewritePatternSet patterns(result.getContext());
+  memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+  tensor::DimOp::getCanonicalizationPatterns(patterns, result.getContext());
+  // The kernel's own `tensor.dim`s (of views, of empties) resolve too.
+  SmallVector<Operation *> dimOps;
+  result.getParentBlock()->walk([&](tensor::DimOp dim) { dimOps.push_back(dim); });
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(dimOps, std::move(patterns), config);
+  for (Value size : holder.getOperands()) {
+    FailureOr<Value> onHost = toHost(size, hostBuilder, host);
+    if (failed(onHost))
+      return emitError(result.getLoc(), "dyno-split-kernels-for-triton: the size of an "
+                                        "intermediate depends on values the kernel computes"),
+             failure();
+    dims.push_back(*onHost);
+  }
+  holder.erase();
+  return success();
 }
 
 /// Splits `kernel`, launched by `launch`, into one kernel per computing op.
@@ -88,10 +143,10 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
       results.push_back(cloned);
       resultTypes.push_back(cloned.getType());
     }
-    for (Type type : resultTypes)
-      if (!cast<RankedTensorType>(type).hasStaticShape())
-        return op->emitError("dyno-split-kernels-for-triton: a kernel with dynamic shapes "
-                             "that needs several index spaces is not split yet");
+    SmallVector<Value> dims;
+    for (Value original : op->getResults())
+      if (!original.use_empty() && failed(hostSizesOf(original, hostBuilder, host, dims)))
+        return failure();
     func::ReturnOp::create(builder, op->getLoc(), results);
     piece.setFunctionType(FunctionType::get(ctx, entry->getArgumentTypes(), resultTypes));
     for (unsigned i = 0, e = piece.getNumArguments(); i < e; ++i)
@@ -100,8 +155,7 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
     auto callee = SymbolRefAttr::get(ctx, kernels.getSymName().value_or("kernels"),
                                      {FlatSymbolRefAttr::get(ctx, name)});
     auto pieceLaunch =
-        LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs,
-                         ValueRange{});
+        LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs, dims);
     unsigned next = 0;
     for (Value original : op->getResults())
       if (!original.use_empty())

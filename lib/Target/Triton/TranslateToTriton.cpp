@@ -460,8 +460,8 @@ LogicalResult KernelPrinter::print() {
     return kernel.emitOpError("lacks ") << tl::kConfigsAttr;
   SmallVector<std::string> parameters;
   for (BlockArgument argument : kernel.getArguments()) {
-    if (!isa<tl::PtrType>(argument.getType()))
-      return kernel.emitOpError("has a non-pointer argument");
+    if (!isa<tl::PtrType, IntegerType, IndexType>(argument.getType()))
+      return kernel.emitOpError("has an argument that is neither a pointer nor an integer");
     std::string variable = "arg" + std::to_string(argument.getArgNumber());
     names[argument] = variable;
     parameters.push_back(variable);
@@ -521,7 +521,14 @@ LogicalResult mlir::dyno::translateToTriton(Operation *op, raw_ostream &os) {
       configs.push_back(pythonDict(cast<DictionaryAttr>(config)));
     buffer << "    \"" << kernel.getName() << "\": {\"num_args\": " << kernel.getNumArguments()
            << ", \"xnumel\": " << kernel->getAttrOfType<IntegerAttr>(tl::kXNumelAttr).getInt()
-           << ", \"rnumel\": " << kernel->getAttrOfType<IntegerAttr>(tl::kRNumelAttr).getInt()
+           << ", \"rnumel\": " << kernel->getAttrOfType<IntegerAttr>(tl::kRNumelAttr).getInt();
+    if (auto sizes = kernel->getAttrOfType<DenseI64ArrayAttr>(tl::kXNumelArgsAttr)) {
+      SmallVector<std::string> indices;
+      for (int64_t index : sizes.asArrayRef())
+        indices.push_back(std::to_string(index));
+      buffer << ", \"xnumel_args\": [" << llvm::join(indices, ", ") << "]";
+    }
+    buffer
            << ",\n        \"configs\": [" << llvm::join(configs, ", ") << "]},\n";
   }
   buffer << "}\n";

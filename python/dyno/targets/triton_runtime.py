@@ -96,6 +96,7 @@ class Launcher:
         self.function = function
         self.name = function.__name__ if hasattr(function, "__name__") else str(function)
         self.xnumel = entry["xnumel"]
+        self.xnumel_args = entry.get("xnumel_args", [])  # dynamic shapes: size arguments
         self.configs = entry["configs"]
         self.interpret = interpret
         self.autotune = autotune and not interpret and len(self.configs) > 1
@@ -112,11 +113,19 @@ class Launcher:
         # Triton's JIT entry point costs tens of microseconds per launch in Python
         # (argument binding, specialization, cache lookup): after the first launch of a
         # configuration, launch the compiled kernel directly. The JIT specializes on the
-        # pointers' 16-byte alignment, so the alignment is part of the key.
+        # pointers' 16-byte alignment and on integers equal to 1 or divisible by 16, so
+        # those are part of the key, and so is the grid (it varies with dynamic sizes).
+        xnumel = self.xnumel
+        for index in self.xnumel_args:
+            xnumel *= tensors[index]
+        grid = (triton.cdiv(xnumel, config["XBLOCK"]),)
+        if grid[0] == 0:
+            return  # no rows (a dynamic size of 0)
         key = None
         if self.fast is not None:
-            key = (config["XBLOCK"], config.get("RBLOCK"),
-                   tuple(t.data_ptr() % 16 == 0 for t in tensors))
+            key = (config["XBLOCK"], config.get("RBLOCK"), grid[0],
+                   tuple((t == 1, t % 16 == 0) if isinstance(t, int) else t.data_ptr() % 16 == 0
+                         for t in tensors))
             fast = self.fast.get(key)
             if fast is not None:
                 # Triton 3.6's launcher takes the constexpr values too, in parameter order.
@@ -129,7 +138,6 @@ class Launcher:
                     self.fast = None
                     key = None
         blocks = {k: v for k, v in config.items() if k != "num_warps"}
-        grid = (triton.cdiv(self.xnumel, config["XBLOCK"]),)
         compiled = self.function[grid](*tensors, **blocks, num_warps=config["num_warps"])
         if key is not None and self.fast is not None and hasattr(compiled, "__getitem__"):
             try:

@@ -170,6 +170,13 @@ class WrapperBuilder:
             shape = self.reshaped_shape(op, source)
             name = self.define(op.results[0], contiguous=source in self.contiguous)
             self.lines.append(f"{name} = {source}.reshape({shape})")
+        elif kind == "tensor.from_elements":  # the shape of a host tensor.reshape
+            name = self.define(op.results[0], prefix="shape")
+            self.lines.append(f"{name} = {_tuple([self.name(v) for v in op.operands])}")
+        elif kind == "tensor.reshape":
+            source = self.name(op.operands[0])
+            name = self.define(op.results[0], contiguous=source in self.contiguous)
+            self.lines.append(f"{name} = {source}.reshape({self.name(op.operands[1])})")
         elif kind == "tensor.extract_slice":
             self.emit_slice(op)
         elif kind == "linalg.transpose":
@@ -211,16 +218,16 @@ class WrapperBuilder:
         for result in op.results:
             count = sum(1 for size in _shape(result) if _is_dynamic(size))
             results.append(self.allocate(result, [next(dim_names) for _ in range(count)]))
-        if self.pass_tensors:
-            operands = inputs + results
-        else:
-            # The CPU ABI: pointers (scalars in place), then every dynamic size in order.
-            operands = [f"{n}.data_ptr()" if isinstance(v.type, ir.RankedTensorType) else n
-                        for n, v in zip(inputs, args)] + [f"{n}.data_ptr()" for n in results]
-            for n, v in list(zip(inputs, args)) + list(zip(results, op.results)):
-                if isinstance(v.type, ir.RankedTensorType):
-                    operands += [f"{n}.shape[{i}]" for i, size in enumerate(_shape(v))
-                                 if _is_dynamic(size)]
+        # The kernel ABI: tensors (CPU: their data pointers) and scalars in place, then
+        # every dynamic size of every tensor argument and result, in order.
+        suffix = "" if self.pass_tensors else ".data_ptr()"
+        named = list(zip(inputs, args)) + list(zip(results, op.results))
+        operands = [f"{n}{suffix}" if isinstance(v.type, ir.RankedTensorType) else n
+                    for n, v in named]
+        for n, v in named:
+            if isinstance(v.type, ir.RankedTensorType):
+                operands += [f"{n}.shape[{i}]" for i, size in enumerate(_shape(v))
+                             if _is_dynamic(size)]
         self.lines.append(f"_kernels[{kernel!r}]({', '.join(operands)})")
         self.kernel_signatures[kernel] = len(operands)
 
@@ -330,7 +337,7 @@ class WrapperBuilder:
 
     def emit_return(self, op, outputs):
         values = iter([self.name(v) for v in op.operands])
-        tensors = [expected for expected in outputs if expected is not None]
+        tensors = [expected for expected in outputs if isinstance(expected, torch.Tensor)]
         if len(op.operands) != len(tensors):
             raise DynoCompileError(
                 "wrapper", f"graph returns {len(op.operands)} tensors, FX expects {len(tensors)}")
@@ -338,6 +345,9 @@ class WrapperBuilder:
         for expected in outputs:
             if expected is None:
                 results.append("None")
+                continue
+            if not isinstance(expected, torch.Tensor):  # a size (frontend.SizeOutput)
+                results.append(expected.expression)
                 continue
             name = next(values)
             stride = expected.stride()

@@ -13,8 +13,8 @@ func.func @kernel$tanh(%p: !tl.ptr<f32>) attributes {tl.configs = [{XBLOCK = 4 :
 
 // -----
 
-// A kernel argument must be a pointer.
-// expected-error @+1 {{'func.func' op has a non-pointer argument}}
+// A kernel argument must be a pointer or an integer (a size or a graph scalar).
+// expected-error @+1 {{'func.func' op has an argument that is neither a pointer nor an integer}}
 func.func @kernel$tensor_argument(%x: tensor<4xf32>) attributes {tl.configs = [{XBLOCK = 4 : i64, num_warps = 1 : i64}], tl.xnumel = 4 : i64, tl.rnumel = 1 : i64} {
   return
 }

@@ -8,6 +8,7 @@
 #include "dyno/Dialect/Dyno/Transforms/KernelOutlining.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -172,6 +173,16 @@ static bool isHostSize(Operation *op) {
   return isa<BlockArgument>(source) || source.getDefiningOp<ExternOp>();
 }
 
+/// A reshape with dynamic sizes of a graph input or a library call's result: a free
+/// view on the host, and kernels then read a plain tensor of dynamic sizes.
+static bool isDynamicReshapeOfInput(Operation *op) {
+  if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ReshapeOp>(op) ||
+      cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
+    return false;
+  Value source = op->getOperand(0);
+  return isa<BlockArgument>(source) || source.getDefiningOp<ExternOp>();
+}
+
 /// Ops that the runtime performs as zero-copy views when they stay on the host.
 static bool isViewOp(Operation *op) {
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
@@ -180,7 +191,7 @@ static bool isViewOp(Operation *op) {
     return slice.hasUnitStride() || llvm::all_of(slice.getStaticStrides(), [](int64_t s) {
              return !ShapedType::isDynamic(s) && s > 0;
            });
-  return isa<linalg::TransposeOp>(op);
+  return isa<linalg::TransposeOp, tensor::ReshapeOp>(op);
 }
 
 namespace {
@@ -234,7 +245,16 @@ private:
     Block &body = func.getBody().front();
     for (Operation &opRef : llvm::reverse(body)) {
       Operation *op = &opRef;
-      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ExternOp>(op) || isHostSize(op))
+      // Shape checks (torch-mlir's `cf.assert`s on sizes) stay on the host, where a
+      // failure raises an error instead of aborting in a kernel.
+      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ExternOp, cf::AssertOp>(op) ||
+          isHostSize(op))
+        continue;
+      // The shape of a reshape that stays on the host: a tuple of host integers.
+      if (isa<tensor::FromElementsOp>(op) &&
+          llvm::all_of(op->getUsers(), [&](Operation *user) {
+            return isa<tensor::ReshapeOp>(user) && !groupOf.count(user);
+          }))
         continue;
       UserGroups users = userGroupsOf(op);
       bool scalarOnly = llvm::none_of(op->getResultTypes(),
@@ -246,7 +266,7 @@ private:
         continue;
       }
       bool oneKernelUses = !users.host && users.groups.size() == 1;
-      if (isViewOp(op) && !oneKernelUses)
+      if (isViewOp(op) && (!oneKernelUses || isDynamicReshapeOfInput(op)))
         continue; // stays on the host as a view
       if (oneKernelUses) {
         int group = *users.groups.begin();

@@ -19,6 +19,9 @@ namespace mlir::dyno::tl {
 /// Names of the kernel attributes (see the dialect's description).
 inline constexpr llvm::StringLiteral kXNumelAttr = "tl.xnumel";
 inline constexpr llvm::StringLiteral kRNumelAttr = "tl.rnumel";
+/// Dynamic shapes: the arguments (sizes) whose product with `tl.xnumel` is the number of
+/// rows, from which the runtime computes the grid.
+inline constexpr llvm::StringLiteral kXNumelArgsAttr = "tl.xnumel_args";
 inline constexpr llvm::StringLiteral kConfigsAttr = "tl.configs";
 inline constexpr llvm::StringLiteral kIndexBitsAttr = "tl.index_bits";
 
