@@ -129,6 +129,8 @@ private:
   FailureOr<Value> slotExtent(unsigned slot);
   /// Product of `values` at kernel entry (1 when empty).
   Value productOf(ArrayRef<Value> values);
+  /// The size argument of a returned tensor's dimension on X slot `slot`, if any.
+  Value returnedSizeOnSlot(unsigned slot);
   /// Row-major strides of the tensor at `position` (old arguments, then results).
   SmallVector<Value> rowMajorStrides(unsigned position);
 
@@ -141,6 +143,8 @@ private:
   Value linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
                      ArrayRef<int64_t> strides);
   Value linearOffset(OpBuilder &b, ArrayRef<Value> positions, ArrayRef<Value> strides);
+  /// The element offset of `memory` at `positions` (static or dynamic strides).
+  Value offsetOf(OpBuilder &b, const MemoryOperand &memory, ArrayRef<Value> positions);
   /// What a value used in `op`'s body stands for: its block or scalar, or, for a value
   /// defined outside the body (a constant), the scalar hoisted to the kernel's entry.
   FailureOr<Value> bodyValue(linalg::GenericOp op, IRMapping &mapping, Value value);
@@ -299,6 +303,23 @@ FailureOr<Value> KernelEmitter::slotExtent(unsigned slot) {
          failure();
 }
 
+Value KernelEmitter::returnedSizeOnSlot(unsigned slot) {
+  auto returned = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator());
+  for (OpOperand &operand : returned->getOpOperands()) {
+    auto generic = operand.get().getDefiningOp<linalg::GenericOp>();
+    if (!generic || !llvm::is_contained(space.generics(), generic))
+      continue;
+    auto type = cast<RankedTensorType>(operand.get().getType());
+    AffineMap map = generic.getIndexingMapMatchingResult(cast<OpResult>(operand.get()));
+    for (auto [dim, expr] : llvm::enumerate(map.getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(expr);
+          d && type.isDynamicDim(dim) && space.slot(generic, d.getPosition()) == slot)
+        return sizeArguments.lookup(
+            {oldKernel.getNumArguments() + operand.getOperandNumber(), dim});
+  }
+  return {};
+}
+
 SmallVector<Value> KernelEmitter::rowMajorStrides(unsigned position) {
   auto type = cast<RankedTensorType>(positionTypes[position]);
   SmallVector<Value> strides(type.getRank());
@@ -453,6 +474,11 @@ FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap
     }
     positions.push_back(*position);
   }
+  return offsetOf(b, memory, positions);
+}
+
+Value KernelEmitter::offsetOf(OpBuilder &b, const MemoryOperand &memory,
+                              ArrayRef<Value> positions) {
   if (memory.isDynamic()) { // a row-major argument or result of dynamic sizes
     SmallVector<Value> argumentStrides = rowMajorStrides(memory.argument), strides;
     for (int64_t dim : memory.strideDims)
@@ -477,6 +503,7 @@ Value KernelEmitter::linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> po
                                   ArrayRef<int64_t> strides) {
   Value offsets = base ? index(b, base) : Value();
   for (auto [position, stride] : llvm::zip(positions, strides)) {
+    assert(!ShapedType::isDynamic(stride) && "dynamic strides take the Value overload");
     Value term = stride == 1 ? position : indexOp<arith::MulIOp>(b, position, index(b, stride));
     offsets = offsets ? indexOp<arith::AddIOp>(b, offsets, term) : term;
   }
@@ -585,6 +612,14 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
   for (Operation &inner : op.getBody()->without_terminator()) {
     if (&inner == skip || isa<cf::AssertOp>(inner))
       continue; // ATen's index bounds checks have no Triton equivalent here
+    if (auto dim = dyn_cast<tensor::DimOp>(inner)) {
+      // A size read in the body (an expand's broadcast check): a kernel-entry scalar.
+      FailureOr<Value> size = hoist(dim.getResult());
+      if (failed(size))
+        return failure();
+      mapping.map(dim.getResult(), *size);
+      continue;
+    }
     if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
       FailureOr<Value> position = evalIndex(getAffineDimExpr(indexOp.getDim(), op.getContext()),
                                             op, region);
@@ -627,8 +662,7 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
           return failure();
         positions.push_back(*at);
       }
-      Value offsets =
-          linearOffset(b, source->memory.offset, positions, source->memory.strides);
+      Value offsets = offsetOf(b, source->memory, positions);
       FailureOr<Value> loaded = load(pointers[source->memory.argument], offsets, region);
       if (failed(loaded))
         return failure();
@@ -910,17 +944,21 @@ LogicalResult KernelEmitter::emit() {
   // The grid: the static part of xnumel, times the size arguments it multiplies.
   int64_t staticXNumel = 1;
   SmallVector<int64_t> xNumelArguments;
-  for (Value extent : xExtents) {
+  for (auto [slot, extent] : llvm::enumerate(xExtents)) {
     if (std::optional<int64_t> known = getConstantIntValue(extent)) {
       staticXNumel *= *known;
       continue;
     }
-    auto argument = dyn_cast<BlockArgument>(extent);
-    if (!argument || argument.getOwner() != entry)
+    Value passed = extent;
+    if (auto cast = passed.getDefiningOp<arith::IndexCastOp>()) // an i64 scalar argument
+      passed = cast.getIn();
+    if (!isa<BlockArgument>(passed))
+      passed = returnedSizeOnSlot(slot);
+    if (!passed)
       return space.anchor().emitOpError("has a dynamic row extent computed in the kernel; "
                                         "the Triton target needs it as an argument"),
              failure();
-    xNumelArguments.push_back(argument.getArgNumber());
+    xNumelArguments.push_back(cast<BlockArgument>(passed).getArgNumber());
   }
 
   Builder attrs(context);

@@ -77,8 +77,16 @@ def DynoFormKernels : Pass<"dyno-form-kernels", "ModuleOp"> {
     }
     ```
 
-    Input: linalg-on-tensors with static shapes. Output: host functions made of
-    `dyno.launch`, `dyno.extern` and tensor view ops; kernels on tensors.
+    Dynamic shapes: sizes of graph inputs and library results (`tensor.dim`), size
+    arithmetic, `cf.assert` shape checks and reshapes of inputs stay on the host; a
+    kernel takes such sizes and the graph's integer scalars as arguments. The dynamic
+    sizes of a kernel's results are resolved (through the ops' shape reification) to host
+    values and passed to `dyno.launch` as `dims`; a size that depends on computed data
+    is an error.
+
+    Input: linalg-on-tensors, static or dynamic shapes. Output: host functions made of
+    `dyno.launch`, `dyno.extern`, tensor view ops and host size computations; kernels on
+    tensors.
   }];
   let dependentDialects = ["dyno::DynoDialect", "func::FuncDialect"];
 }
