@@ -1,6 +1,9 @@
 """Times eager PyTorch, Inductor and Dyno on the CPU suite in one run.
 
-    python benchmarks/run.py [--models a,b] [--rounds N] [--no-inductor] [--out FILE]
+    python benchmarks/run.py [--models a,b] [--rounds N] [--no-inductor] [--dynamic] [--out FILE]
+
+`--dynamic` compiles with `dynamic=True` (Inductor and Dyno alike): code for symbolic
+sizes, as a model whose batch size changes gets.
 
 Each backend runs in blocks (warm-up, then `--iters` calls) and the blocks are repeated
 `--rounds` times in rotation; the reported time is the median over all timed calls.
@@ -37,8 +40,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--iters", type=int, default=40)
     parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--dynamic", action="store_true")
     parser.add_argument("--out", default="")
     args = parser.parse_args()
+    dynamic = True if args.dynamic else None
     wanted = set(filter(None, args.models.split(",")))
 
     torch.manual_seed(0)
@@ -50,9 +55,9 @@ def main():
         backends = {"eager": model}
         with torch.no_grad():
             if not args.no_inductor:
-                backends["inductor"] = torch.compile(model, backend="inductor")
+                backends["inductor"] = torch.compile(model, backend="inductor", dynamic=dynamic)
             dyno.reset_stats()
-            backends["dyno"] = torch.compile(model, backend="mlir")
+            backends["dyno"] = torch.compile(model, backend="mlir", dynamic=dynamic)
             expected = model(*inputs)
             compile_seconds = {}
             for label, fn in backends.items():
@@ -63,6 +68,8 @@ def main():
             stats = dyno.stats()
             if stats["fallback_graphs"] or stats["runtime_fallbacks"]:
                 print(f"warning: {name}: Dyno fell back: {stats['fallback_reasons']}")
+            if args.dynamic and not stats.get("dynamic_graphs"):
+                print(f"warning: {name}: Dyno compiled no graph with symbolic sizes")
             samples = {label: [] for label in backends}
             for label, fn in backends.items():
                 time_calls(fn, inputs, 5)
@@ -79,7 +86,8 @@ def main():
         "",
         f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads; "
         f"torch {torch.__version__}; Python {platform.python_version()}.",
-        f"Command: python benchmarks/run.py --rounds {args.rounds} --iters {args.iters}",
+        f"Command: python benchmarks/run.py --rounds {args.rounds} --iters {args.iters}"
+        + (" --dynamic (dynamic=True: code for symbolic sizes)" if args.dynamic else ""),
         "Times are medians per call; speedups are eager time / backend time, from one run.",
         "",
         "| model | " + " | ".join(f"{l} (us)" for l in labels) + " | "
