@@ -173,3 +173,26 @@ def test_training_with_changing_batch_sizes():
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
     stats = assert_dynamic_compiled(max_graphs=2)
     assert 1 <= stats["compiled_backward_graphs"] <= 2, stats
+
+
+def test_wrong_static_size_from_the_lowering_is_caught_not_miscompiled():
+    """Regression: torch-mlir 20261001 lowers this block's `[s0, s1, 256] * [s0, s1, 1]`
+    (layernorm) with `dynamic=True` to a `tensor<?x1x256xf32>`; canonicalization then
+    trusted the 1, and the compiled code wrote past its buffers (heap corruption, the
+    process aborted). dyno-check-static-sizes now checks the assumption first: the graph
+    raises, runs eagerly from then on, and the answer is right."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    from models import TransformerBlock
+
+    model = TransformerBlock(dim=64, heads=4).eval()
+    compiled = compiled_fn(model, dynamic=True)
+    with torch.no_grad():
+        for batch, seq in ((2, 8), (3, 5)):
+            x = torch.randn(batch, seq, 64)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    stats = dyno.stats()
+    if stats["compiled_graphs"]:  # whole graph compiled (CPU): the check must have fired
+        assert stats["runtime_fallbacks"] >= 1, stats
+        assert any("assumes size 1" in reason for reason in stats["fallback_reasons"]), stats

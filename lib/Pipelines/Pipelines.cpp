@@ -16,6 +16,8 @@
 using namespace mlir;
 
 void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
+  // Before canonicalization acts on them: sizes a dynamic graph assumes, checked.
+  pm.addNestedPass<func::FuncOp>(createDynoCheckStaticSizes());
   pm.addPass(createCanonicalizerPass());
   // Sizes of computed tensors in terms of the graph's inputs (dynamic shapes).
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());

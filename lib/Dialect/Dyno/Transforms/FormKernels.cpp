@@ -208,6 +208,7 @@ public:
   LogicalResult run() {
     formLibraryCalls(func);
     eraseDeadPureOps();
+    hoistShapeChecks();
     assignGroups();
     for (SmallVector<Operation *> &members : groups) {
       llvm::sort(members, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -219,6 +220,46 @@ public:
   }
 
 private:
+  /// Moves each host shape check (`cf.assert` on sizes of the graph's inputs) with the
+  /// size arithmetic it needs to the start of the graph: a check must run before any
+  /// kernel relies on what it checks, whatever order fusion left the ops in.
+  void hoistShapeChecks() {
+    Block &body = func.getBody().front();
+    Operation *insertionPoint = &body.front();
+    DenseSet<Operation *> moved; // already at the top, before later checks' ops
+    for (auto check : llvm::make_early_inc_range(body.getOps<cf::AssertOp>())) {
+      SetVector<Operation *> slice;
+      bool movable = true;
+      std::function<void(Value)> collect = [&](Value value) {
+        Operation *def = value.getDefiningOp();
+        if (!def || slice.contains(def) || moved.contains(def) || !movable)
+          return;
+        bool sizeOfInput = isa<tensor::DimOp>(def) && isa<BlockArgument>(def->getOperand(0));
+        if (!sizeOfInput && (!isMemoryEffectFree(def) || def->getNumRegions() ||
+                             llvm::any_of(def->getOperandTypes(), llvm::IsaPred<ShapedType>) ||
+                             llvm::any_of(def->getResultTypes(), llvm::IsaPred<ShapedType>))) {
+          movable = false;
+          return;
+        }
+        for (Value operand : def->getOperands())
+          if (!isa<ShapedType>(operand.getType()))
+            collect(operand);
+        slice.insert(def);
+      };
+      collect(check.getArg());
+      if (!movable)
+        continue;
+      if (llvm::is_contained(slice, insertionPoint) || check == insertionPoint)
+        continue; // already first
+      for (Operation *op : slice) {
+        op->moveBefore(insertionPoint);
+        moved.insert(op);
+      }
+      check->moveBefore(insertionPoint);
+      moved.insert(check);
+    }
+  }
+
   void eraseDeadPureOps() {
     Block &body = func.getBody().front();
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))

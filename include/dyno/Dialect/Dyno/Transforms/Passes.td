@@ -235,4 +235,37 @@ def DynoPassSizesAsArguments : Pass<"dyno-pass-sizes-as-arguments", "ModuleOp"> 
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
+def DynoCheckStaticSizes : Pass<"dyno-check-static-sizes", "func::FuncOp"> {
+  let summary = "Check at run time the sizes a dynamically shaped graph assumes";
+  let description = [{
+    In a graph with dynamic shapes, a linalg op whose operands give one loop a static
+    size in one place and a dynamic size in another (or a `tensor.cast` that makes a
+    dynamic size static) assumes the dynamic size's value; canonicalization then acts on
+    that assumption (it casts the dynamic operand to the static type). Were the
+    assumption wrong, compiled code would read or write out of bounds. This pass puts a
+    `cf.assert` right after the definition of each such dynamic operand (before anything
+    can rely on its size), which kernel formation leaves on the host: a wrong assumption
+    raises an error (and the graph runs eagerly) instead.
+
+    Found necessary: torch-mlir 20261001 lowers a `[s0, s1, 256] * [s0, s1, 1]` multiply
+    of a transformer block compiled with `dynamic=True` to a result of type
+    `tensor<?x1x256xf32>`.
+
+    ```mlir
+    // Before
+    %r = linalg.generic ... ins(%x : tensor<?x?x256xf32>) outs(%e : tensor<?x1x256xf32>)
+    // After (%x defined above)
+    %d = tensor.dim %x, %c1 : tensor<?x?x256xf32>
+    %ok = arith.cmpi eq, %d, %c1_0 : index
+    cf.assert %ok, "dyno: the lowered graph assumes size 1 for dimension 1 of ..."
+    ...
+    %r = linalg.generic ... ins(%x : tensor<?x?x256xf32>) outs(%e : tensor<?x1x256xf32>)
+    ```
+
+    Input and output: linalg-on-tensors. Statically shaped graphs are unchanged.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
+                           "tensor::TensorDialect"];
+}
+
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD
