@@ -6,7 +6,9 @@
 // each generic's body on blocks, reductions (whole-row or looped) and masked stores.
 //
 //===----------------------------------------------------------------------===//
+#include "BlockConfigs.h"
 #include "IterationSpace.h"
+#include "ReductionKinds.h"
 
 #include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
@@ -31,44 +33,6 @@ using namespace mlir;
 using namespace mlir::dyno;
 
 namespace {
-
-/// The kinds of reduction Triton computes, by the arith op that combines two partial
-/// results; with the identity each masked lane contributes.
-struct ReductionKind {
-  StringRef name;
-  TypedAttr identity;
-};
-
-static std::optional<ReductionKind> reductionKindOf(Operation *combiner, Type element) {
-  Builder b(combiner->getContext());
-  auto floatConstant = [&](double value) -> TypedAttr { return b.getFloatAttr(element, value); };
-  auto intConstant = [&](APInt value) -> TypedAttr { return b.getIntegerAttr(element, value); };
-  unsigned width = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
-  double inf = std::numeric_limits<double>::infinity();
-  return llvm::TypeSwitch<Operation *, std::optional<ReductionKind>>(combiner)
-      .Case<arith::AddFOp>([&](auto) { return ReductionKind{"sum", floatConstant(0.0)}; })
-      .Case<arith::MulFOp>([&](auto) { return ReductionKind{"prod", floatConstant(1.0)}; })
-      .Case<arith::MaximumFOp>([&](auto) { return ReductionKind{"max", floatConstant(-inf)}; })
-      .Case<arith::MinimumFOp>([&](auto) { return ReductionKind{"min", floatConstant(inf)}; })
-      .Case<arith::MaxNumFOp>([&](auto) { return ReductionKind{"maxnum", floatConstant(-inf)}; })
-      .Case<arith::MinNumFOp>([&](auto) { return ReductionKind{"minnum", floatConstant(inf)}; })
-      .Case<arith::AddIOp>([&](auto) { return ReductionKind{"sum", intConstant(APInt(width, 0))}; })
-      .Case<arith::MulIOp>([&](auto) { return ReductionKind{"prod", intConstant(APInt(width, 1))}; })
-      .Case<arith::MaxSIOp>([&](auto) {
-        return ReductionKind{"maxsi", intConstant(APInt::getSignedMinValue(width))};
-      })
-      .Case<arith::MinSIOp>([&](auto) {
-        return ReductionKind{"minsi", intConstant(APInt::getSignedMaxValue(width))};
-      })
-      .Case<arith::MaxUIOp>([&](auto) { return ReductionKind{"maxui", intConstant(APInt(width, 0))}; })
-      .Case<arith::MinUIOp>([&](auto) {
-        return ReductionKind{"minui", intConstant(APInt::getAllOnes(width))};
-      })
-      .Case<arith::AndIOp>([&](auto) { return ReductionKind{"and", intConstant(APInt::getAllOnes(width))}; })
-      .Case<arith::OrIOp>([&](auto) { return ReductionKind{"or", intConstant(APInt(width, 0))}; })
-      .Case<arith::XOrIOp>([&](auto) { return ReductionKind{"xor", intConstant(APInt(width, 0))}; })
-      .Default([](Operation *) { return std::nullopt; });
-}
 
 /// One straight-line region of the program: the kernel's entry block, or the body of a
 /// loop over the reduced extent. Blocks computed here are valid only here.
@@ -848,45 +812,6 @@ LogicalResult KernelEmitter::store(unsigned resultNumber, Region &region) {
                    : Value();
   tl::StoreOp::create(region.builder, loc, pointer, *offsets, *value, mask);
   return success();
-}
-
-static ArrayAttr blockConfigs(Builder &b, bool reduction, bool persistent, int64_t xnumel,
-                              int64_t rnumel) {
-  auto pow2 = [](int64_t n) { return static_cast<int64_t>(llvm::PowerOf2Ceil(std::max<int64_t>(n, 1))); };
-  auto warpsFor = [](int64_t elements) {
-    return std::clamp<int64_t>(elements / 256, 1, 8);
-  };
-  SmallVector<Attribute> configs;
-  auto add = [&](int64_t x, int64_t r) {
-    SmallVector<NamedAttribute> entries{b.getNamedAttr("XBLOCK", b.getI64IntegerAttr(x))};
-    if (reduction)
-      entries.push_back(b.getNamedAttr("RBLOCK", b.getI64IntegerAttr(r)));
-    entries.push_back(b.getNamedAttr("num_warps", b.getI64IntegerAttr(warpsFor(x * r))));
-    Attribute config = b.getDictionaryAttr(entries);
-    if (!llvm::is_contained(configs, config))
-      configs.push_back(config);
-  };
-  int64_t xLimit = pow2(xnumel);
-  if (!reduction) {
-    int64_t x = std::min<int64_t>(1024, xLimit);
-    for (int64_t candidate : {x, x / 2, x * 2})
-      if (candidate >= 1 && candidate <= std::min<int64_t>(xLimit, 4096))
-        add(candidate, 1);
-  } else if (persistent) {
-    // About 2048 elements per program: a block of rows for long rows, many rows for
-    // short ones (a pooling window of 4).
-    int64_t r = pow2(rnumel);
-    int64_t xMax = std::min<int64_t>(xLimit, 1024);
-    int64_t x = std::clamp<int64_t>(2048 / r, 1, xMax);
-    for (int64_t candidate : {x, x * 2, x / 2})
-      if (candidate >= 1 && candidate <= xMax)
-        add(candidate, r);
-  } else {
-    int64_t r = std::min<int64_t>(1024, pow2(rnumel));
-    for (int64_t candidate : {r, r * 2, r / 2})
-      add(1, candidate);
-  }
-  return b.getArrayAttr(configs);
 }
 
 LogicalResult KernelEmitter::emit() {

@@ -13,8 +13,6 @@
 #include "dyno/Dialect/Dyno/Transforms/KernelOutlining.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
@@ -73,23 +71,10 @@ LogicalResult hostSizesOf(Value result, OpBuilder &hostBuilder, IRMapping &host,
   if (type.hasStaticShape())
     return success();
   OpBuilder kernelBuilder = OpBuilder::atBlockTerminator(result.getParentBlock());
-  SmallVector<Value> sizes;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    if (type.isDynamicDim(i))
-      sizes.push_back(tensor::DimOp::create(kernelBuilder, result.getLoc(), result, i));
-  // A placeholder user keeps the sizes alive while patterns replace them.
-  auto holder = UnrealizedConversionCastOp::create(kernelBuilder, result.getLoc(),
-                                                   TypeRange{}, sizes);
-  RewritePatternSet patterns(result.getContext());
-  memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
-  tensor::DimOp::getCanonicalizationPatterns(patterns, result.getContext());
   // The kernel's own `tensor.dim`s (of views, of empties) resolve too.
-  SmallVector<Operation *> dimOps;
-  result.getParentBlock()->walk([&](tensor::DimOp dim) { dimOps.push_back(dim); });
-  GreedyRewriteConfig config;
-  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-  (void)applyOpPatternsGreedily(dimOps, std::move(patterns), config);
-  for (Value size : holder.getOperands()) {
+  SmallVector<Operation *> kernelDims;
+  result.getParentBlock()->walk([&](tensor::DimOp dim) { kernelDims.push_back(dim); });
+  for (Value size : resolvedDynamicSizes(kernelBuilder, {result}, kernelDims)) {
     FailureOr<Value> onHost = toHost(size, hostBuilder, host);
     if (failed(onHost))
       return emitError(result.getLoc(), "dyno-split-kernels-for-triton: the size of an "
@@ -97,7 +82,6 @@ LogicalResult hostSizesOf(Value result, OpBuilder &hostBuilder, IRMapping &host,
              failure();
     dims.push_back(*onHost);
   }
-  holder.erase();
   return success();
 }
 

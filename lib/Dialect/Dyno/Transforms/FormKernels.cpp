@@ -10,13 +10,11 @@
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
-#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <set>
@@ -376,9 +374,8 @@ private:
         kernel.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
 
     OpBuilder hostBuilder(root);
-    SmallVector<Value> dims;
-    if (failed(hostSizesOf(hostBuilder, exported, dims)))
-      return failure();
+    // Host values for the results' dynamic sizes (the runtime allocates from them).
+    SmallVector<Value> dims = resolvedDynamicSizes(hostBuilder, exported);
     // A size that still needs a value the kernel computes is data-dependent.
     SetVector<Operation *> computed(members.begin(), members.end());
     for (unsigned i = 0; i < computed.size(); ++i)
@@ -410,39 +407,6 @@ private:
     }
     for (Operation *op : dead)
       op->erase();
-    return success();
-  }
-
-  /// Host values for the dynamic sizes of `values` (results a kernel is about to
-  /// export), in order: `tensor.dim`s resolved through the shapes the ops reify, down to
-  /// the graph's inputs and host values (e.g. `tensor.dim %input` or `tensor.empty`'s
-  /// operands). The runtime allocates the results from them.
-  LogicalResult hostSizesOf(OpBuilder &builder, ArrayRef<Value> values,
-                            SmallVectorImpl<Value> &sizes) {
-    SmallVector<Operation *> dimOps;
-    for (Value value : values) {
-      auto type = cast<RankedTensorType>(value.getType());
-      for (int64_t i = 0; i < type.getRank(); ++i)
-        if (type.isDynamicDim(i))
-          dimOps.push_back(tensor::DimOp::create(builder, value.getLoc(), value, i));
-    }
-    if (dimOps.empty())
-      return success();
-    // A placeholder user keeps the sizes alive while patterns replace them.
-    SmallVector<Value> dimValues;
-    for (Operation *op : dimOps)
-      dimValues.push_back(op->getResult(0));
-    auto holder = UnrealizedConversionCastOp::create(builder, func.getLoc(), TypeRange{},
-                                                     dimValues);
-    RewritePatternSet patterns(func.getContext());
-    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
-    memref::populateResolveShapedTypeResultDimsPatterns(patterns);
-    tensor::DimOp::getCanonicalizationPatterns(patterns, func.getContext());
-    GreedyRewriteConfig config;
-    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-    (void)applyOpPatternsGreedily(dimOps, std::move(patterns), config);
-    llvm::append_range(sizes, holder.getOperands());
-    holder.erase();
     return success();
   }
 

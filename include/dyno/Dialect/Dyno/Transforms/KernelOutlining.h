@@ -8,6 +8,7 @@
 #define DYNO_DIALECT_DYNO_TRANSFORMS_KERNELOUTLINING_H
 
 #include "mlir/IR/Block.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::dyno {
@@ -19,6 +20,13 @@ namespace mlir::dyno {
 void cloneIntoKernel(ArrayRef<Operation *> ops, Block *entry, IRMapping &mapping,
                      SmallVectorImpl<Value> &outerValues,
                      function_ref<bool(Operation *)> rematerialize);
+
+/// The dynamic sizes of `tensors`, in order, as `tensor.dim`s created at `builder`'s
+/// insertion point and resolved through the shapes ops reify (down to arguments' sizes
+/// and the scalars that size `tensor.empty`s). `alsoResolve` (other `tensor.dim`s) are
+/// resolved on the way. A size that cannot be resolved stays a `tensor.dim`.
+SmallVector<Value> resolvedDynamicSizes(OpBuilder &builder, ArrayRef<Value> tensors,
+                                        ArrayRef<Operation *> alsoResolve = {});
 
 } // namespace mlir::dyno
 
