@@ -101,3 +101,17 @@ def test_odd_and_unit_sizes():
         torch._dynamo.reset()
         dyno.reset_stats()
         assert_compiled_matches(fn, torch.randn(*shape))
+
+
+def test_tensors_with_no_elements():
+    # Regression: a zero-size dimension crashed dyno-opt's tiling (SIGFPE), and a kernel
+    # passed an empty tensor could not be lowered (CPU bare-pointer ABI): every OpInfo op
+    # with a [1, 0, 3] sample fell back. Empty tensors now fold away before kernel
+    # formation; the rest of the graph is compiled.
+    def fn(x, empty):
+        total = empty.sum(dim=1, keepdim=True)           # a sum over nothing: zeros
+        joined = torch.cat([empty, x, empty], dim=1)     # empty pieces dropped
+        rolled = torch.roll(joined, shifts=0, dims=1)    # torch-mlir: concat with an empty piece
+        return rolled.exp() + total, empty.acos() * 2, empty.amax(dim=0)
+    out = assert_compiled_matches(fn, torch.randn(4, 5), torch.randn(4, 0))
+    assert out[1].shape == (4, 0) and out[2].shape == (0,)

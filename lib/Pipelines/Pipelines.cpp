@@ -19,6 +19,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   // Before canonicalization acts on them: sizes a dynamic graph assumes, checked.
   pm.addNestedPass<func::FuncOp>(createDynoCheckStaticSizes());
   pm.addPass(createCanonicalizerPass());
+  // No kernel computes (or is passed) a tensor with no elements.
+  pm.addNestedPass<func::FuncOp>(createDynoFoldEmptyTensors());
   // Sizes of computed tensors in terms of the graph's inputs (dynamic shapes).
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   // Keep-dim reductions write through (d0, 0) maps, which tiling cannot slice.

@@ -119,10 +119,9 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
         module, host, kernels_module = _host_function(lowered)  # module keeps host alive
         builder = wrapper.WrapperBuilder(host, ir.AsmState(host))
         source = builder.emit(outputs)
-        kernels_text = str(kernels_module)
     dump.write("05-wrapper.py", source)
 
-    kernels = cpu.CpuKernels(kernels_text, builder.kernel_signatures)
+    kernels = cpu.CpuKernels(lowered, builder.kernel_signatures)
     namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
     exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
     dump.discard_temporary()

@@ -125,13 +125,24 @@ class CpuKernels:
     """The JIT-compiled `module @kernels` of one graph."""
 
     def __init__(self, llvm_dialect_text: str, signatures: Dict[str, int]):
+        """`llvm_dialect_text`: the kernels in the LLVM dialect, either as a module or
+        nested as `module @kernels` in the lowered graph (whose host function is
+        dropped). Pass the whole lowered graph: a nested module printed alone loses the
+        `dense_resource` constants, which live in the top-level module's resources."""
         from .. import ir
         from ..execution_engine import ExecutionEngine
 
         runtime = openmp_runtime()
         self._context = ir.Context()
-        with self._context:
+        with self._context, ir.Location.unknown():
             module = ir.Module.parse(llvm_dialect_text)
+            nested = [op for op in module.body.operations
+                      if op.operation.name == "builtin.module"]
+            if nested:
+                kernels = ir.Module.create()
+                for op in list(nested[0].regions[0].blocks[0].operations):
+                    kernels.body.append(op.detach_from_parent())
+                module = kernels
         try:
             self._engine = ExecutionEngine(
                 module, opt_level=3,

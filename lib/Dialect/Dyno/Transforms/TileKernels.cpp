@@ -115,6 +115,9 @@ struct TileKernelsPass : mlir::dyno::impl::DynoTileKernelsBase<TileKernelsPass> 
       if (!loop || isa<linalg::FillOp>(root))
         continue;
       SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+      // An empty iteration space (a zero-size dimension) has nothing to share out.
+      if (llvm::is_contained(ranges, 0))
+        continue;
       int64_t extent = ranges[*loop];
       // Work is the iteration count (a reduction reads more than it writes). A block
       // gets about `block-iterations` of it, so that its slices of every tensor stay in

@@ -88,3 +88,18 @@ func.func @tile$dynamic_rows(%x: tensor<?x1024xf32>) -> tensor<?x1024xf32> {
   } -> tensor<?x1024xf32>
   return %r : tensor<?x1024xf32>
 }
+
+// No iterations (a zero-size dimension), nothing to tile: this divided by zero (SIGFPE)
+// when the row length was 0.
+// CHECK-LABEL: func.func @tile$empty_iteration_space
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.generic
+func.func @tile$empty_iteration_space(%x: tensor<4096x0xf32>) -> tensor<4096x0xf32> {
+  %e = tensor.empty() : tensor<4096x0xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4096x0xf32>) outs(%e : tensor<4096x0xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %q = arith.negf %a : f32
+    linalg.yield %q : f32
+  } -> tensor<4096x0xf32>
+  return %r : tensor<4096x0xf32>
+}
