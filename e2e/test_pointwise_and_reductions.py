@@ -115,3 +115,14 @@ def test_tensors_with_no_elements():
         return rolled.exp() + total, empty.acos() * 2, empty.amax(dim=0)
     out = assert_compiled_matches(fn, torch.randn(4, 5), torch.randn(4, 0))
     assert out[1].shape == (4, 0) and out[2].shape == (0,)
+
+
+def test_float64_relu_and_unordered_comparisons():
+    # Regression: torch-mlir lowers a float64 ReLU to `cmpf ugt %x, 0.0`; the Triton
+    # printer tested the constant for NaN too (`0.0 != 0.0` on a 0-d block), which
+    # Triton's interpreter cannot `|` with a block: the graph fell back at run time.
+    def fn(x):
+        return torch.relu(x * 2 - 0.5), x.clamp(min=0.25)
+    x = torch.randn(33, 17, dtype=torch.float64)
+    x[0, 0] = float("nan")
+    assert_compiled_matches(fn, x)

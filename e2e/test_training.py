@@ -29,8 +29,10 @@ class TransformerClassifier(torch.nn.Module):
         return self.head(self.block(x).mean(1))
 
 
-def train_and_compare(model, batch_shape, eager_ops, steps=20):
-    """Trains an eager and a compiled copy side by side on the same batches."""
+def train_and_compare(model, batch_shape, eager_ops, steps=20, compare_gradients=True):
+    """Trains an eager and a compiled copy side by side on the same batches (in the
+    default dtype). Without `compare_gradients` only the losses and compile statistics
+    are compared: not gradients, nor what they move (parameters, batch-norm statistics)."""
     generator = torch.Generator().manual_seed(1)
     compiled_model = copy.deepcopy(model)
     compiled = torch.compile(compiled_model, backend="mlir",
@@ -38,7 +40,7 @@ def train_and_compare(model, batch_shape, eager_ops, steps=20):
     optimizers = [torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
                   for m in (model, compiled_model)]
     for step in range(steps):
-        x = torch.randn(batch_shape, generator=generator)
+        x = torch.randn(batch_shape, generator=generator)  # in the default dtype
         y = torch.randint(0, 10, (batch_shape[0],), generator=generator)
         losses = []
         for run, optimizer in zip((model, compiled), optimizers):
@@ -50,12 +52,16 @@ def train_and_compare(model, batch_shape, eager_ops, steps=20):
         torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-5,
                                    msg=f"loss differs at step {step}")
     for (name, want), got in zip(model.named_parameters(), compiled_model.parameters()):
+        if not compare_gradients:
+            break
         # After 20 steps rounding differences have grown through the updates: compare
         # each gradient as a whole (relative L2), parameters element by element.
         error = ((got.grad - want.grad).norm() / want.grad.norm().clamp_min(1e-12)).item()
         assert error < 1e-3, f"gradient of {name}: relative error {error:.2e}"
         torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-5, msg=f"parameter {name}")
     for (name, want), got in zip(model.named_buffers(), compiled_model.buffers()):
+        if not compare_gradients:
+            break
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5, msg=f"buffer {name}")
     stats = dyno.stats()
     assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
@@ -72,22 +78,34 @@ def test_mlp_training():
                       {"cpu": [], "triton": []})
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "On some batches (the 3rd here) the float32 gradients of AOTAutograd's graph, with "
-    "PyTorch's decomposition of training-mode batch norm (_native_batch_norm_legit_"
-    "functional, through torch-mlir's table), differ from eager's by ~1e-2 relative on "
-    "both targets, even when that graph runs eagerly; in float64 they agree to 4e-14 and "
-    "eager float32 is within 7e-6 of float64. Target independent, not a Dyno kernel; "
-    "training parity is issue 5."))
+# Max pooling's backward (a scatter) and, on Triton, max pooling's argmax and the
+# convolution's backward run eagerly.
+CNN_EAGER_OPS = {"cpu": ["aten.max_pool2d_with_indices_backward.default"],
+                 "triton": ["aten.max_pool2d_with_indices.default",
+                            "aten.max_pool2d_with_indices_backward.default",
+                            "aten.convolution_backward.default"]}
+
+
 def test_small_cnn_with_batchnorm_training():
+    # In float64, so that gradients can be compared at all. In float32 a batch-norm
+    # output within rounding (~1e-6) of 0 can land on either side of the ReLU that
+    # follows, depending only on the order of the float32 operations; the gradients of
+    # the whole network then change by ~1e-2 relative. Measured on this model: on the
+    # 3rd batch, AOTAutograd's float32 graph run *eagerly* (no Dyno code) already
+    # differs from eager by 1.3e-2, while float64 versions of both agree to 1e-14
+    # (bisected to the batch-norm forward decomposition, i.e. to rounding order).
+    # The float32 run is checked through its losses below.
     torch.manual_seed(0)
-    # Max pooling's backward (a scatter) and, on Triton, max pooling's argmax and the
-    # convolution's backward run eagerly.
-    train_and_compare(SmallCNN(), (8, 3, 32, 32), {
-        "cpu": ["aten.max_pool2d_with_indices_backward.default"],
-        "triton": ["aten.max_pool2d_with_indices.default",
-                   "aten.max_pool2d_with_indices_backward.default",
-                   "aten.convolution_backward.default"]})
+    torch.set_default_dtype(torch.float64)
+    try:
+        train_and_compare(SmallCNN(), (8, 3, 32, 32), CNN_EAGER_OPS)
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def test_small_cnn_with_batchnorm_training_float32_losses():
+    torch.manual_seed(0)
+    train_and_compare(SmallCNN(), (8, 3, 32, 32), CNN_EAGER_OPS, compare_gradients=False)
 
 
 def test_transformer_block_training():

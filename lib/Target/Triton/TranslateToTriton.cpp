@@ -269,24 +269,47 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       })
       .Case<arith::CmpFOp>([&](arith::CmpFOp cmp) -> R {
         std::string a = operand(0), b = operand(1);
-        std::string unordered = "(" + a + " != " + a + ") | (" + b + " != " + b + ")";
-        std::string ordered = "(" + a + " == " + a + ") & (" + b + " == " + b + ")";
+        // NaN tests of operands that may be NaN: a constant that is not NaN is left out
+        // (`0.0 != 0.0` on 0-d blocks also breaks the interpreter's `|`).
+        SmallVector<Value> mayBeNaN;
+        for (Value value : {cmp.getLhs(), cmp.getRhs()}) {
+          Value scalar = value;
+          if (auto splat = value.getDefiningOp<tl::SplatOp>())
+            scalar = splat.getOperand();
+          FloatAttr constant;
+          if (!matchPattern(scalar, m_Constant(&constant)) || constant.getValue().isNaN())
+            mayBeNaN.push_back(value);
+        }
+        std::string unordered = "False", ordered = "True";
+        for (auto [i, value] : llvm::enumerate(mayBeNaN)) {
+          std::string x = name(value);
+          unordered = (i ? unordered + " | " : "") + "(" + x + " != " + x + ")";
+          ordered = (i ? ordered + " & " : "") + "(" + x + " == " + x + ")";
+        }
         auto cmpText = [&](StringRef symbol) { return "(" + a + " " + symbol.str() + " " + b + ")"; };
+        auto orUnordered = [&](std::string text) {
+          return mayBeNaN.empty() ? text : "(" + text + " | " + unordered + ")";
+        };
+        auto andOrdered = [&](std::string text) {
+          return mayBeNaN.empty() ? text : "(" + text + " & " + ordered + ")";
+        };
         switch (cmp.getPredicate()) {
         case arith::CmpFPredicate::OEQ: return cmpText("==");
         case arith::CmpFPredicate::OGT: return cmpText(">");
         case arith::CmpFPredicate::OGE: return cmpText(">=");
         case arith::CmpFPredicate::OLT: return cmpText("<");
         case arith::CmpFPredicate::OLE: return cmpText("<=");
-        case arith::CmpFPredicate::ONE: return "(" + cmpText("!=") + " & " + ordered + ")";
-        case arith::CmpFPredicate::ORD: return "(" + ordered + ")";
-        case arith::CmpFPredicate::UEQ: return "(" + cmpText("==") + " | " + unordered + ")";
-        case arith::CmpFPredicate::UGT: return "(" + cmpText(">") + " | " + unordered + ")";
-        case arith::CmpFPredicate::UGE: return "(" + cmpText(">=") + " | " + unordered + ")";
-        case arith::CmpFPredicate::ULT: return "(" + cmpText("<") + " | " + unordered + ")";
-        case arith::CmpFPredicate::ULE: return "(" + cmpText("<=") + " | " + unordered + ")";
+        case arith::CmpFPredicate::ONE: return andOrdered(cmpText("!="));
+        case arith::CmpFPredicate::ORD:
+          return mayBeNaN.empty() ? "(" + a + " == " + a + ")" : "(" + ordered + ")";
+        case arith::CmpFPredicate::UEQ: return orUnordered(cmpText("=="));
+        case arith::CmpFPredicate::UGT: return orUnordered(cmpText(">"));
+        case arith::CmpFPredicate::UGE: return orUnordered(cmpText(">="));
+        case arith::CmpFPredicate::ULT: return orUnordered(cmpText("<"));
+        case arith::CmpFPredicate::ULE: return orUnordered(cmpText("<="));
         case arith::CmpFPredicate::UNE: return cmpText("!=");
-        case arith::CmpFPredicate::UNO: return "(" + unordered + ")";
+        case arith::CmpFPredicate::UNO:
+          return mayBeNaN.empty() ? "(" + a + " != " + a + ")" : "(" + unordered + ")";
         case arith::CmpFPredicate::AlwaysTrue: return "((" + a + " == " + a + ") | True)";
         case arith::CmpFPredicate::AlwaysFalse: return "((" + a + " == " + a + ") & False)";
         }
