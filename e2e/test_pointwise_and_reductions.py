@@ -5,7 +5,7 @@ import torch.nn.functional as F
 
 import dyno
 
-from conftest import assert_compiled_matches
+from conftest import TARGET, assert_compiled_matches
 
 # Every case runs on the CPU target and on the Triton target (interpreted on CPU).
 pytestmark = pytest.mark.usefixtures("each_target")
@@ -126,3 +126,40 @@ def test_float64_relu_and_unordered_comparisons():
     x = torch.randn(33, 17, dtype=torch.float64)
     x[0, 0] = float("nan")
     assert_compiled_matches(fn, x)
+
+
+@pytest.mark.parametrize("name", ["clamp", "clamp_tensor", "hardtanh", "relu6", "hardsigmoid",
+                                  "maximum", "minimum", "self_equal", "argmax", "argmin"])
+def test_nan_propagates_like_eager(name):
+    # Regression (miscompiles): torch-mlir 20261001 lowers these to compare-and-select
+    # forms that drop NaN (clamp(nan, min=0.25) gave 0.25), folds x == x to true and
+    # never picks a NaN in argmax; Dyno's decompositions (dyno/decompositions.py) keep
+    # PyTorch's NaN semantics.
+    cases = {
+        "clamp": lambda x, y: (x.clamp(min=0.25), x.clamp(max=0.25), x.clamp(-0.5, 0.5)),
+        "clamp_tensor": lambda x, y: (torch.clamp(x, min=y), torch.clamp_max(x, y)),
+        "hardtanh": lambda x, y: F.hardtanh(x * 2),
+        "relu6": lambda x, y: F.relu6(x * 4),
+        "hardsigmoid": lambda x, y: F.hardsigmoid(x),
+        "maximum": lambda x, y: torch.maximum(x, y) + torch.max(y, x),
+        "minimum": lambda x, y: torch.minimum(x, y) * 2,
+        "self_equal": lambda x, y: (x == x, (x + 1) == (x + 1)),
+        "argmax": lambda x, y: (x.argmax(1), x.argmax(), (x * 2).argmax(0, keepdim=True)),
+        "argmin": lambda x, y: (x.argmin(1), x.argmin()),
+    }
+    nan = float("nan")
+    x = torch.randn(6, 9)
+    x[0, 3] = x[0, 7] = x[2, 0] = x[5, 8] = nan
+    y = torch.randn(6, 9)
+    y[1, 1] = y[2, 0] = nan
+    y[3, 4] = float("inf")
+    if name in ("argmax", "argmin") and TARGET["name"] == "triton":
+        # Multi-result reductions are not lowered for Triton yet: those ops run eagerly
+        # (per-op fallback), the NaN tests around them are compiled.
+        fn = cases[name]
+        actual = torch.compile(fn, backend="mlir", options={"target": "triton"})(x, y)
+        for got, want in zip(actual, fn(x, y)):
+            assert torch.equal(got, want)
+        assert dyno.stats()["partially_compiled_graphs"] >= 1
+        return
+    assert_compiled_matches(cases[name], x, y)

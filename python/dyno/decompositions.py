@@ -1,6 +1,10 @@
 """Decompositions Dyno applies in AOTAutograd, on top of torch-mlir's table.
 
 GELU: torch-mlir's tanh form uses an inexact constant (see `gelu`).
+NaN: torch-mlir 20261001 lowers maximum/minimum/clamp (and with them hardtanh, relu6,
+clip, hardsigmoid) to compare-and-select forms that drop a NaN, folds `x == x` to true,
+and its argmax never picks a NaN; PyTorch propagates NaN in all of them. The forms below
+do (see `_nan_max`).
 var/var_mean: torch-mlir accumulates in f64; these compute in the input's
 dtype with two passes (mean, then squared deviations), which is accurate and vectorizes at
 full width, as Inductor's layernorm does. PyTorch's own decompositions would emit prims
@@ -58,6 +62,110 @@ def gelu(x, approximate="none"):
     return aten.mul.Tensor(half_x, aten.add.Tensor(aten.erf.default(scaled), 1.0))
 
 
+def _is_float(x) -> bool:
+    return isinstance(x, torch.Tensor) and x.dtype.is_floating_point
+
+
+def _nan_max(a, b):
+    """max(a, b) that propagates a NaN of either operand, as PyTorch's does."""
+    return aten.where.self(aten.logical_or(aten.gt.Tensor(a, b), aten.isnan(a)), a, b)
+
+
+def _nan_min(a, b):
+    return aten.where.self(aten.logical_or(aten.lt.Tensor(a, b), aten.isnan(a)), a, b)
+
+
+def _as_tensor(value, like):
+    if isinstance(value, torch.Tensor):
+        return value
+    return aten.scalar_tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _clamp(x, low=None, high=None):
+    if not _is_float(x):
+        return NotImplemented
+    result = x
+    if low is not None:
+        result = _nan_max(result, _as_tensor(low, x))
+    if high is not None:
+        result = _nan_min(result, _as_tensor(high, x))
+    if result is x:
+        return aten.clone.default(x)
+    return aten._to_copy.default(result, dtype=x.dtype) if result.dtype != x.dtype else result
+
+
+def clamp(x, min=None, max=None):
+    return _clamp(x, min, max)
+
+
+def clamp_min(x, min):
+    return _clamp(x, min, None)
+
+
+def clamp_max(x, max):
+    return _clamp(x, None, max)
+
+
+def maximum(a, b):
+    if not (_is_float(a) or _is_float(b)) or a.dtype != b.dtype:
+        return NotImplemented
+    return _nan_max(a, b)
+
+
+def minimum(a, b):
+    if not (_is_float(a) or _is_float(b)) or a.dtype != b.dtype:
+        return NotImplemented
+    return _nan_min(a, b)
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    return _clamp(x, min_val, max_val)
+
+
+def hardsigmoid(x):
+    if not _is_float(x):
+        return NotImplemented
+    return aten.div.Scalar(_clamp(aten.add.Scalar(x, 3.0), 0.0, 6.0), 6.0)
+
+
+def eq_tensor(a, b):
+    # torch-mlir folds eq(x, x) to true; NaN != NaN.
+    if a is b and _is_float(a):
+        return aten.logical_not.default(aten.isnan.default(a))
+    return NotImplemented
+
+
+def argmax(x, dim=None, keepdim=False):
+    """PyTorch's argmax picks the first NaN; torch-mlir's never picks one."""
+    if not _is_float(x):
+        return NotImplemented
+    flat = x if dim is not None else aten.reshape.default(x, [-1])
+    axis = dim if dim is not None else 0
+    keep = keepdim if dim is not None else False
+    nans = aten.isnan.default(flat)
+    first_nan = aten.argmax.default(aten._to_copy.default(nans, dtype=torch.int32), axis, keep)
+    plain = aten.max.dim(flat, axis, keep)[1]
+    result = aten.where.self(aten.any.dim(nans, axis, keep), first_nan, plain)
+    if dim is None and keepdim:
+        result = aten.reshape.default(result, [1] * x.dim())
+    return result
+
+
+def argmin(x, dim=None, keepdim=False):
+    if not _is_float(x):
+        return NotImplemented
+    flat = x if dim is not None else aten.reshape.default(x, [-1])
+    axis = dim if dim is not None else 0
+    keep = keepdim if dim is not None else False
+    nans = aten.isnan.default(flat)
+    first_nan = aten.argmax.default(aten._to_copy.default(nans, dtype=torch.int32), axis, keep)
+    plain = aten.min.dim(flat, axis, keep)[1]
+    result = aten.where.self(aten.any.dim(nans, axis, keep), first_nan, plain)
+    if dim is None and keepdim:
+        result = aten.reshape.default(result, [1] * x.dim())
+    return result
+
+
 def table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -65,4 +173,13 @@ def table() -> dict:
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction
     decompositions[aten.gelu.default] = gelu
+    for op, function in [
+            (aten.clamp.default, clamp), (aten.clamp.Tensor, clamp),
+            (aten.clamp_min.default, clamp_min), (aten.clamp_min.Tensor, clamp_min),
+            (aten.clamp_max.default, clamp_max), (aten.clamp_max.Tensor, clamp_max),
+            (aten.maximum.default, maximum), (aten.minimum.default, minimum),
+            (aten.hardtanh.default, hardtanh), (aten.hardsigmoid.default, hardsigmoid),
+            (aten.eq.Tensor, eq_tensor), (aten.argmax.default, argmax),
+            (aten.argmin.default, argmin)]:
+        decompositions[op] = function
     return decompositions
