@@ -2,7 +2,8 @@
 
     python e2e/fuzz.py --cases 2000 --seed 7      # a long run; prints each failure's seed
 
-Each case is a straight-line program of 3 to 8 steps over 1 to 3 random inputs: pointwise
+Each case is a straight-line program of 3 to 8 steps over 1 to 3 random inputs (one case in
+four with NaN, infinities and negative zeros among them): pointwise
 unary and binary ops (with broadcasting), reductions along a random dim, softmax, views
 (reshape, permute, transpose, slice, expand), matmul and comparisons with where. Sizes are
 1, small primes and a few others. A case passes when Dyno compiled its graph (no fallback)
@@ -24,6 +25,8 @@ UNARY = {
     "gelu": "torch.nn.functional.gelu({x})", "sqrt_abs": "torch.sqrt({x}.abs() + 1)",
     "log1p_abs": "torch.log1p({x}.abs())", "square": "{x} * {x}", "sin": "torch.sin({x})",
     "rsqrt": "torch.rsqrt({x}.abs() + 0.5)", "erf": "torch.erf({x})",
+    "clamp": "{x}.clamp(-0.5, 0.75)", "hardtanh": "torch.nn.functional.hardtanh({x})",
+    "relu6": "torch.nn.functional.relu6({x} * 4)",
 }
 BINARY = {"add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}",
           "div": "{a} / ({b}.abs() + 1)", "max": "torch.maximum({a}, {b})",
@@ -39,6 +42,8 @@ class Program:
     def __init__(self, seed: int):
         self.rng = random.Random(seed)
         self.seed = seed
+        # One case in four has NaN, infinities and negative zeros among its inputs.
+        self.special_values = self.rng.random() < 0.25
         rank = self.rng.choice([1, 2, 2, 3, 3, 4])
         self.base_shape = [self.rng.choice(SIZES) for _ in range(rank)]
         self.inputs = [list(self.base_shape)]
@@ -119,11 +124,22 @@ class Program:
     def source(self) -> str:
         arguments = ", ".join(f"x{i}" for i in range(len(self.inputs)))
         body = "".join(f"    {line}\n" for line in self.lines)
-        return f"def program({arguments}):\n{body}    return {self.result}\n"
+        note = "    # inputs with NaN, inf, -inf, -0.0\n" if self.special_values else ""
+        return f"def program({arguments}):\n{note}{body}    return {self.result}\n"
 
     def make_inputs(self):
         generator = torch.Generator().manual_seed(self.seed)
-        return [torch.randn(shape, generator=generator) for shape in self.inputs]
+        inputs = [torch.randn(shape, generator=generator) for shape in self.inputs]
+        if self.special_values:
+            # A few NaN, +-inf and -0.0 elements: eager's semantics for them must hold.
+            for tensor in inputs:
+                flat = tensor.view(-1)
+                count = max(1, flat.numel() // 8)
+                where = torch.randint(0, flat.numel(), (count,), generator=generator)
+                which = torch.randint(0, 4, (count,), generator=generator)
+                values = torch.tensor([float("nan"), float("inf"), float("-inf"), -0.0])
+                flat[where] = values[which]
+        return inputs
 
 
 def _broadcastable(a, b) -> bool:

@@ -61,7 +61,9 @@ def test_op_without_triton_lowering_runs_eagerly_alone():
     assert torch.equal(got[0], want[0])
     torch.testing.assert_close(got[1], want[1])
     stats = dyno.stats()
-    assert stats["fallback_ops"] == {"aten.argmax.default": 1}, stats
+    # argmax is decomposed (NaN semantics) into an argmax of the NaN mask and a max.dim:
+    # both multi-result reductions, which the Triton target does not lower yet.
+    assert stats["fallback_ops"] == {"aten.argmax.default": 1, "aten.max.dim": 1}, stats
     assert stats["partially_compiled_graphs"] == 1 and stats["kernels"] >= 1, stats
     assert any("argmax" in str(w.message) for w in caught)
 

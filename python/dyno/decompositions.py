@@ -166,6 +166,15 @@ def argmin(x, dim=None, keepdim=False):
     return result
 
 
+def reciprocal(x):
+    """1 / x. torch-mlir's lowering asserts, per element, that x != 0 ("unimplemented:
+    tensor with zero element"), which aborted the process in a CPU kernel; eager gives
+    inf."""
+    if not _is_float(x):
+        return NotImplemented
+    return aten.div.Tensor(aten.scalar_tensor(1.0, dtype=x.dtype, device=x.device), x)
+
+
 def table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -180,6 +189,6 @@ def table() -> dict:
             (aten.maximum.default, maximum), (aten.minimum.default, minimum),
             (aten.hardtanh.default, hardtanh), (aten.hardsigmoid.default, hardsigmoid),
             (aten.eq.Tensor, eq_tensor), (aten.argmax.default, argmax),
-            (aten.argmin.default, argmin)]:
+            (aten.argmin.default, argmin), (aten.reciprocal.default, reciprocal)]:
         decompositions[op] = function
     return decompositions

@@ -192,6 +192,20 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
   auto binary = [&](StringRef symbol) {
     return "(" + operand(0) + " " + symbol.str() + " " + operand(1) + ")";
   };
+  // Triton's interpreter cannot combine a block of booleans with a broadcast scalar
+  // boolean (a comparison of a loaded scalar): those go through int8. Compiled Triton
+  // folds the casts.
+  auto logical = [&](StringRef symbol) {
+    bool scalarBool = getElementTypeOrSelf(op->getResult(0).getType()).isInteger(1) &&
+                      llvm::any_of(op->getOperands(), [](Value v) {
+                        auto splat = v.getDefiningOp<tl::SplatOp>();
+                        return splat && !splat.getValue().getDefiningOp<arith::ConstantOp>();
+                      });
+    if (!scalarBool)
+      return binary(symbol);
+    return "((" + operand(0) + ".to(tl.int8) " + symbol.str() + " " + operand(1) +
+           ".to(tl.int8)) != 0)";
+  };
   auto call = [&](StringRef function) {
     std::string text = function.str() + "(";
     for (unsigned i = 0; i < op->getNumOperands(); ++i)
@@ -234,9 +248,9 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       .Case<arith::DivUIOp>([&](auto) { return isIndex ? R(binary("//")) : R(failure()); })
       .Case<arith::RemUIOp>([&](auto) { return isIndex ? R(binary("%")) : R(failure()); })
       .Case<arith::NegFOp>([&](auto) { return R("(-" + operand(0) + ")"); })
-      .Case<arith::AndIOp>([&](auto) { return R(binary("&")); })
-      .Case<arith::OrIOp>([&](auto) { return R(binary("|")); })
-      .Case<arith::XOrIOp>([&](auto) { return R(binary("^")); })
+      .Case<arith::AndIOp>([&](auto) { return R(logical("&")); })
+      .Case<arith::OrIOp>([&](auto) { return R(logical("|")); })
+      .Case<arith::XOrIOp>([&](auto) { return R(logical("^")); })
       .Case<arith::ShLIOp>([&](auto) { return R(binary("<<")); })
       .Case<arith::ShRSIOp>([&](auto) { return R(binary(">>")); })
       .Case<arith::MaximumFOp>([&](auto) { return R(call("_dyno_max")); })

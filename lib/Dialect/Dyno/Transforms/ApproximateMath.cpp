@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -69,6 +71,40 @@ struct ErfAbramowitzStegun : OpRewritePattern<math::ErfOp> {
   }
 };
 
+/// Upstream's log and log2 approximations read the exponent field, which is wrong for
+/// subnormal inputs (log(1e-40) gave -87.3, not -92.1). A subnormal is scaled by 2^24
+/// into the normal range first and 24 log(2) subtracted after: one log either way.
+void scaleSubnormalLogArguments(Operation *root) {
+  SmallVector<Operation *> logs;
+  root->walk([&](Operation *op) {
+    if (isa<math::LogOp, math::Log2Op>(op) && getElementTypeOrSelf(op->getResultTypes()[0]).isF32())
+      logs.push_back(op);
+  });
+  for (Operation *op : logs) {
+    OpBuilder builder(op);
+    Location loc = op->getLoc();
+    Value x = op->getOperand(0);
+    Type type = x.getType();
+    auto splat = [&](float value) -> Value {
+      Attribute attr = builder.getF32FloatAttr(value);
+      if (auto shaped = dyn_cast<ShapedType>(type))
+        attr = DenseElementsAttr::get(shaped, value);
+      return arith::ConstantOp::create(builder, loc, cast<TypedAttr>(attr));
+    };
+    Value subnormal = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
+                                            math::AbsFOp::create(builder, loc, x),
+                                            splat(0x1p-126f));
+    Value scaled = arith::MulFOp::create(builder, loc, x, splat(0x1p24f));
+    Value argument = arith::SelectOp::create(builder, loc, subnormal, scaled, x);
+    float shift = isa<math::LogOp>(op) ? 24.0f * 0.69314718055994531f : 24.0f;
+    Value correction = arith::SelectOp::create(builder, loc, subnormal, splat(shift), splat(0.0f));
+    op->setOperand(0, argument);
+    builder.setInsertionPointAfter(op);
+    Value result = arith::SubFOp::create(builder, loc, op->getResult(0), correction);
+    op->getResult(0).replaceAllUsesExcept(result, result.getDefiningOp());
+  }
+}
+
 struct ApproximateMathPass
     : mlir::dyno::impl::DynoApproximateMathBase<ApproximateMathPass> {
   using Base::Base;
@@ -79,6 +115,8 @@ struct ApproximateMathPass
       name.consume_front("math.");
       return opNames.empty() || llvm::is_contained(opNames, name.str());
     };
+    if (selected("log") || selected("log2"))
+      scaleSubnormalLogArguments(getOperation());
     if (selected("erf"))
       patterns.add<ErfAbramowitzStegun>(&getContext(), /*benefit=*/2);
     if (opNames.empty()) {

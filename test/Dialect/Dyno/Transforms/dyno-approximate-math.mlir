@@ -1,5 +1,6 @@
 // RUN: dyno-opt %s --dyno-approximate-math | FileCheck %s
 // RUN: dyno-opt %s --dyno-approximate-math="ops=atan,log1p" | FileCheck %s --check-prefix=SELECTED
+// RUN: dyno-opt %s --dyno-approximate-math="ops=log" | FileCheck %s --check-prefix=LOG
 
 // erf uses ATen's formula: one division, one exp (itself approximated), no libm call.
 // CHECK-LABEL: func.func @math.erf$f32
@@ -54,4 +55,20 @@ func.func @math.ops$selected(%x: f32) -> (f32, f32, f32, f32) {
   %2 = math.exp %x : f32
   %3 = math.erf %x : f32
   return %0, %1, %2, %3 : f32, f32, f32, f32
+}
+
+// Subnormal arguments of log are scaled into the normal range first (upstream's
+// approximation reads the exponent field): one (approximated) log either way.
+// LOG-LABEL: func.func @math.log$subnormals
+// LOG:         %[[ABS:.*]] = math.absf %arg0
+// LOG:         %[[SUB:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}} : vector<8xf32>
+// LOG:         %[[SCALED:.*]] = arith.mulf %arg0, %{{.*}} : vector<8xf32>
+// LOG:         %[[ARG:.*]] = arith.select %[[SUB]], %[[SCALED]], %arg0
+// LOG:         %[[SHIFT:.*]] = arith.select %[[SUB]]
+// LOG-NOT:     math.log
+// LOG:         %[[RESULT:.*]] = arith.subf %{{.*}}, %[[SHIFT]] : vector<8xf32>
+// LOG:         return %[[RESULT]]
+func.func @math.log$subnormals(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.log %x : vector<8xf32>
+  return %0 : vector<8xf32>
 }

@@ -168,7 +168,10 @@ def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
     `x / sqrt(2)`, softmax's `exp / sum`) with a multiplication by its reciprocal. Results
     then differ from strict evaluation by rounding only, as in Inductor's vectorized
     kernels. Flags that change semantics (`nnan`, `ninf`, `nsz`, `afn`) are never added:
-    NaN and infinity propagate exactly as in eager.
+    NaN and infinity propagate exactly as in eager. Square roots and divisions by them
+    get no `arcp`: LLVM turned `1 / sqrt(x)` into x86's rsqrt estimate with a Newton
+    step, which returned NaN for 0 and infinity and -inf for subnormals (found by the
+    fuzzer's special values).
 
     ```mlir
     // Before
