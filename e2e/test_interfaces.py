@@ -215,3 +215,31 @@ def test_crash_in_torch_mlir_lowering_does_not_kill_the_program():
             torch._dynamo.reset()
             compiled = torch.compile(lambda t: unfold(t, **kwargs), backend="mlir")
             torch.testing.assert_close(compiled(x), unfold(x, **kwargs))
+
+
+@pytest.mark.parametrize("target", ["cpu", "triton"])
+def test_out_of_range_index_raises_eagers_error_not_a_crash(target):
+    # Regression: torch-mlir checks gather indices with per-element asserts; in a CPU
+    # kernel a failed one aborted the process ("index must be smaller than dim size").
+    # dyno-hoist-kernel-assertions checks them on the host before the gather runs: the
+    # call runs eagerly and eager raises IndexError; later calls run compiled again.
+    weight = torch.randn(10, 4)
+
+    def fn(indices):
+        return torch.nn.functional.embedding(indices, weight) * 2 + weight[indices].sum(-1, keepdim=True)
+
+    compiled = torch.compile(fn, backend="mlir", options={"target": target})
+    good = torch.tensor([1, 3, 9])
+    torch.testing.assert_close(compiled(good), fn(good))
+    stats = dyno.stats()
+    assert stats["compiled_graphs"] == 1 and stats["runtime_fallbacks"] == 0, stats
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(IndexError):
+            compiled(torch.tensor([1, 12, 2]))
+        with pytest.raises(IndexError):
+            compiled(torch.tensor([-11, 0, 2]))
+    assert dyno.stats()["runtime_fallbacks"] == 2
+    other = torch.tensor([0, 0, 5])
+    torch.testing.assert_close(compiled(other), fn(other))
+    assert dyno.stats()["runtime_fallbacks"] == 2  # compiled again, not eager from now on

@@ -21,6 +21,10 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // No kernel computes (or is passed) a tensor with no elements.
   pm.addNestedPass<func::FuncOp>(createDynoFoldEmptyTensors());
+  // Per-element index checks (torch-mlir's, and Dyno's for gathers) run as reductions
+  // asserted on the host, before the ops.
+  pm.addNestedPass<func::FuncOp>(createDynoCheckGatherBounds());
+  pm.addNestedPass<func::FuncOp>(createDynoHoistKernelAssertions());
   // Sizes of computed tensors in terms of the graph's inputs (dynamic shapes).
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   // Keep-dim reductions write through (d0, 0) maps, which tiling cannot slice.

@@ -18,6 +18,7 @@ from typing import Callable, List
 import torch
 
 from . import counters, frontend, pipeline
+from .targets import host_runtime
 from .debug import GraphDump
 from .errors import DynoCompileError
 
@@ -148,7 +149,7 @@ def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump):
 
 
 def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
-    from .targets import host_runtime, triton_runtime
+    from .targets import triton_runtime
 
     kernels_source, source, num_kernels, num_externs = lower_to_triton(gm, dump)
     kernels = triton_runtime.TritonKernels(
@@ -237,6 +238,14 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         if not state["eager"]:
             try:
                 return call(args)
+            except host_runtime.CheckFailed as error:
+                # These inputs fail a check (an index out of range, sizes this dynamic
+                # graph cannot take): this call runs eagerly, which raises eager's own
+                # error for bad inputs; the next call runs compiled again.
+                failure = DynoCompileError("runtime check", str(error))
+                counters.record_runtime_fallback(f"{kind} graph {dump.graph_id}: {failure}")
+                _warn_once(dump.graph_id, failure)
+                return gm(*args)
             except Exception as error:  # a runtime failure switches this graph to eager
                 state["eager"] = True
                 failure = DynoCompileError("runtime", f"{type(error).__name__}: {error}")

@@ -53,6 +53,11 @@ def remsi(a: int, b: int) -> int:
     return a - divsi(a, b) * b
 
 
+class CheckFailed(RuntimeError):
+    """A check of the inputs failed on the host (an index out of range, sizes a dynamic
+    graph cannot take): this call cannot run compiled; eager reports the error."""
+
+
 def wrapper_globals(kernels, sync_threads, device="cpu"):
     """The names a wrapper's `call(args)` uses; tensors it allocates go on `device`."""
     return {
@@ -67,4 +72,5 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_divsi": divsi, "_remsi": remsi,
         "_sync_threads": sync_threads,
         "_get_num_threads": torch.get_num_threads,
+        "_CheckFailed": CheckFailed,
     }

@@ -274,9 +274,11 @@ class WrapperBuilder:
         elif kind == "affine.apply":
             affine_map = ir.AffineMapAttr(op.attributes["map"]).value
             expression = _affine_expression(affine_map.results[0], operands, affine_map.n_dims)
+        elif kind == "tensor.extract" and len(operands) == 1:  # a host-checked condition
+            expression = f"{operands[0]}.item()"
         elif kind == "cf.assert":
             message = ir.StringAttr(op.attributes["msg"]).value
-            self.lines.append(f"if not {operands[0]}: raise RuntimeError({message!r})")
+            self.lines.append(f"if not {operands[0]}: raise _CheckFailed({message!r})")
             return True
         else:
             return False

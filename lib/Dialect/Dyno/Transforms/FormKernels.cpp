@@ -258,6 +258,14 @@ private:
     }
   }
 
+  /// A scalar read from a computed tensor only for host assertions
+  /// (dyno-hoist-kernel-assertions): stays on the host.
+  static bool isHostCheckedValue(Operation *op) {
+    auto extract = dyn_cast<tensor::ExtractOp>(op);
+    return extract && extract.getIndices().empty() && !op->use_empty() &&
+           llvm::all_of(op->getUsers(), llvm::IsaPred<cf::AssertOp>);
+  }
+
   void eraseDeadPureOps() {
     Block &body = func.getBody().front();
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
@@ -287,7 +295,7 @@ private:
       // Shape checks (torch-mlir's `cf.assert`s on sizes) stay on the host, where a
       // failure raises an error instead of aborting in a kernel.
       if (op->hasTrait<OpTrait::IsTerminator>() || isa<ExternOp, cf::AssertOp>(op) ||
-          isHostSize(op))
+          isHostSize(op) || isHostCheckedValue(op))
         continue;
       // The shape of a reshape that stays on the host: a tuple of host integers.
       if (isa<tensor::FromElementsOp>(op) &&

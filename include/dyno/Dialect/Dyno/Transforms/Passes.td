@@ -297,4 +297,72 @@ def DynoFoldEmptyTensors : Pass<"dyno-fold-empty-tensors", "func::FuncOp"> {
   let dependentDialects = ["tensor::TensorDialect"];
 }
 
+def DynoHoistKernelAssertions : Pass<"dyno-hoist-kernel-assertions", "func::FuncOp"> {
+  let summary = "Check per-element assertions on the host before the op runs";
+  let description = [{
+    torch-mlir checks indices per element with `cf.assert` inside linalg bodies (an
+    embedding's or gather's "index must be smaller than dim size"). Inside a kernel a
+    failed assertion can only abort the process, and an out-of-range index would be
+    read first. For the assertions of one op this pass builds one reduction computing
+    their conditions for every element (`and` over the loops the conditions read),
+    extracts the result on the host and asserts it there, right before the op, and
+    removes the assertions from the body. The wrapper then raises before the kernel that would read
+    out of bounds; the graph runs eagerly, and eager raises its own error (IndexError).
+
+    ```mlir
+    // Before
+    %r = linalg.generic ... ins(%idx : tensor<3xi64>) outs(%e : tensor<3x4xf32>) {
+    ^bb0(%i: i64, %o: f32):
+      %ok = arith.cmpi slt, %i, %c10 : i64
+      cf.assert %ok, "index must be smaller than dim size"
+      ...
+    // After
+    %all = linalg.generic {iterator_types = ["reduction"]} ins(%idx : tensor<3xi64>)
+        outs(%true : tensor<i1>) {
+    ^bb0(%i: i64, %acc: i1):
+      %ok = arith.cmpi slt, %i, %c10 : i64
+      %and = arith.andi %acc, %ok : i1
+      linalg.yield %and : i1
+    }
+    %holds = tensor.extract %all[] : tensor<i1>
+    cf.assert %holds, "index must be smaller than dim size"
+    %r = linalg.generic ... (no assertion)
+    ```
+
+    An assertion whose condition reads the op's outputs, or a loop no input it reads
+    spans, stays where it is. Input and output: linalg-on-tensors.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
+                           "linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
+def DynoCheckGatherBounds : Pass<"dyno-check-gather-bounds", "func::FuncOp"> {
+  let summary = "Assert the bounds of reads at data-dependent indices";
+  let description = [{
+    A linalg body that reads another tensor (`tensor.extract`) at an index computed
+    from input values (a gather: index_select, advanced indexing `w[idx]`) would read out
+    of bounds where eager raises IndexError: torch-mlir 20261001 checks an embedding's
+    indices but not these. This pass puts `cf.assert (0 <= index < size)` before each
+    such read; `dyno-hoist-kernel-assertions` then checks it on the host before the op
+    runs. Reads at indices computed from loop indices only (padding, slices) are in
+    bounds by construction and get no check.
+
+    ```mlir
+    // Before
+    %i = arith.index_cast %in : i64 to index
+    %v = tensor.extract %w[%i, %col] : tensor<10x4xf32>
+    // After
+    %i = arith.index_cast %in : i64 to index
+    %d = tensor.dim %w, %c0 : tensor<10x4xf32>
+    %ok = arith.andi (%i >= 0), (%i < %d)
+    cf.assert %ok, "index out of range: ..."
+    %v = tensor.extract %w[%i, %col] : tensor<10x4xf32>
+    ```
+
+    Input and output: linalg-on-tensors.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
+                           "tensor::TensorDialect"];
+}
+
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD
