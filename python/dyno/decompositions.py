@@ -5,6 +5,8 @@ NaN: torch-mlir 20261001 lowers maximum/minimum/clamp (and with them hardtanh, r
 clip, hardsigmoid) to compare-and-select forms that drop a NaN, folds `x == x` to true,
 and its argmax never picks a NaN; PyTorch propagates NaN in all of them. The forms below
 do (see `_nan_max`).
+Lowerings torch-mlir lacks: fmax/fmin, view_copy/permute_copy, amax/amin of a 0-d tensor;
+and its reciprocal asserts x != 0 per element (see `reciprocal`).
 var/var_mean: torch-mlir accumulates in f64; these compute in the input's
 dtype with two passes (mean, then squared deviations), which is accurate and vectorizes at
 full width, as Inductor's layernorm does. PyTorch's own decompositions would emit prims
@@ -139,6 +141,8 @@ def argmax(x, dim=None, keepdim=False):
     """PyTorch's argmax picks the first NaN; torch-mlir's never picks one."""
     if not _is_float(x):
         return NotImplemented
+    if x.dim() == 0:  # the only element (torch-mlir cannot lower this)
+        return aten.scalar_tensor(0, dtype=torch.int64, device=x.device)
     flat = x if dim is not None else aten.reshape.default(x, [-1])
     axis = dim if dim is not None else 0
     keep = keepdim if dim is not None else False
@@ -154,6 +158,8 @@ def argmax(x, dim=None, keepdim=False):
 def argmin(x, dim=None, keepdim=False):
     if not _is_float(x):
         return NotImplemented
+    if x.dim() == 0:  # the only element (torch-mlir cannot lower this)
+        return aten.scalar_tensor(0, dtype=torch.int64, device=x.device)
     flat = x if dim is not None else aten.reshape.default(x, [-1])
     axis = dim if dim is not None else 0
     keep = keepdim if dim is not None else False
@@ -175,6 +181,36 @@ def reciprocal(x):
     return aten.div.Tensor(aten.scalar_tensor(1.0, dtype=x.dtype, device=x.device), x)
 
 
+def fmax(a, b):
+    """The larger operand, ignoring a NaN unless both are (torch-mlir cannot lower it)."""
+    if not (_is_float(a) and isinstance(b, torch.Tensor)) or a.dtype != b.dtype:
+        return NotImplemented
+    return aten.where.self(aten.logical_or(aten.gt.Tensor(a, b), aten.isnan(b)), a, b)
+
+
+def fmin(a, b):
+    if not (_is_float(a) and isinstance(b, torch.Tensor)) or a.dtype != b.dtype:
+        return NotImplemented
+    return aten.where.self(aten.logical_or(aten.lt.Tensor(a, b), aten.isnan(b)), a, b)
+
+
+def _zero_dim_extremum(x, dim=(), keepdim=False):
+    # torch-mlir cannot lower amax/amin of a 0-d tensor, which is the tensor itself.
+    if x.dim() != 0:
+        return NotImplemented
+    return aten.clone.default(x)
+
+
+def view_copy(x, size):
+    return aten.clone.default(aten.view.default(x, size),
+                              memory_format=torch.contiguous_format)
+
+
+def permute_copy(x, dims):
+    return aten.clone.default(aten.permute.default(x, dims),
+                              memory_format=torch.contiguous_format)
+
+
 def table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -189,6 +225,9 @@ def table() -> dict:
             (aten.maximum.default, maximum), (aten.minimum.default, minimum),
             (aten.hardtanh.default, hardtanh), (aten.hardsigmoid.default, hardsigmoid),
             (aten.eq.Tensor, eq_tensor), (aten.argmax.default, argmax),
-            (aten.argmin.default, argmin), (aten.reciprocal.default, reciprocal)]:
+            (aten.argmin.default, argmin), (aten.reciprocal.default, reciprocal),
+            (aten.fmax.default, fmax), (aten.fmin.default, fmin),
+            (aten.amax.default, _zero_dim_extremum), (aten.amin.default, _zero_dim_extremum),
+            (aten.view_copy.default, view_copy), (aten.permute_copy.default, permute_copy)]:
         decompositions[op] = function
     return decompositions
