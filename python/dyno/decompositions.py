@@ -137,8 +137,9 @@ def eq_tensor(a, b):
     return NotImplemented
 
 
-def argmax(x, dim=None, keepdim=False):
-    """PyTorch's argmax picks the first NaN; torch-mlir's never picks one."""
+def _arg_extremum(x, dim, keepdim, extremum):
+    """argmax/argmin with PyTorch's NaN rule: the first NaN wins; torch-mlir's never
+    picks one. `extremum` is max.dim or min.dim (their indices are the plain answer)."""
     if not _is_float(x):
         return NotImplemented
     if x.dim() == 0:  # the only element (torch-mlir cannot lower this)
@@ -148,28 +149,19 @@ def argmax(x, dim=None, keepdim=False):
     keep = keepdim if dim is not None else False
     nans = aten.isnan.default(flat)
     first_nan = aten.argmax.default(aten._to_copy.default(nans, dtype=torch.int32), axis, keep)
-    plain = aten.max.dim(flat, axis, keep)[1]
+    plain = extremum(flat, axis, keep)[1]
     result = aten.where.self(aten.any.dim(nans, axis, keep), first_nan, plain)
     if dim is None and keepdim:
         result = aten.reshape.default(result, [1] * x.dim())
     return result
+
+
+def argmax(x, dim=None, keepdim=False):
+    return _arg_extremum(x, dim, keepdim, aten.max.dim)
 
 
 def argmin(x, dim=None, keepdim=False):
-    if not _is_float(x):
-        return NotImplemented
-    if x.dim() == 0:  # the only element (torch-mlir cannot lower this)
-        return aten.scalar_tensor(0, dtype=torch.int64, device=x.device)
-    flat = x if dim is not None else aten.reshape.default(x, [-1])
-    axis = dim if dim is not None else 0
-    keep = keepdim if dim is not None else False
-    nans = aten.isnan.default(flat)
-    first_nan = aten.argmax.default(aten._to_copy.default(nans, dtype=torch.int32), axis, keep)
-    plain = aten.min.dim(flat, axis, keep)[1]
-    result = aten.where.self(aten.any.dim(nans, axis, keep), first_nan, plain)
-    if dim is None and keepdim:
-        result = aten.reshape.default(result, [1] * x.dim())
-    return result
+    return _arg_extremum(x, dim, keepdim, aten.min.dim)
 
 
 def reciprocal(x):
