@@ -58,6 +58,16 @@ class CheckFailed(RuntimeError):
     graph cannot take): this call cannot run compiled; eager reports the error."""
 
 
+def check_condition(condition: torch.Tensor, message: str):
+    """A check computed by a kernel (a 0-d bool tensor: gather indices in range). On a
+    GPU it is asserted on the device, without a host sync (and inside CUDA graphs), as
+    eager CUDA ops assert bad indices; elsewhere a failure raises CheckFailed."""
+    if condition.is_cuda:
+        torch._assert_async(condition, message)
+    elif not bool(condition):
+        raise CheckFailed(message)
+
+
 def wrapper_globals(kernels, sync_threads, device="cpu"):
     """The names a wrapper's `call(args)` uses; tensors it allocates go on `device`."""
     return {
@@ -73,4 +83,5 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_sync_threads": sync_threads,
         "_get_num_threads": torch.get_num_threads,
         "_CheckFailed": CheckFailed,
+        "_check_condition": check_condition,
     }

@@ -113,6 +113,7 @@ class WrapperBuilder:
         self.state = asm_state
         self.names: Dict[str, str] = {}
         self.contiguous = set()  # variables known to be dense row-major tensors
+        self.tensor_conditions = set()  # 0-d bool tensors checked by cf.assert
         self.lines: List[str] = []
         self.kernel_signatures: Dict[str, int] = {}
         self.extern_calls = 0
@@ -274,11 +275,17 @@ class WrapperBuilder:
         elif kind == "affine.apply":
             affine_map = ir.AffineMapAttr(op.attributes["map"]).value
             expression = _affine_expression(affine_map.results[0], operands, affine_map.n_dims)
-        elif kind == "tensor.extract" and len(operands) == 1:  # a host-checked condition
-            expression = f"{operands[0]}.item()"
+        elif kind == "tensor.extract" and len(operands) == 1:  # a kernel-computed check
+            name = self.define(op.results[0], prefix="check")
+            self.lines.append(f"{name} = {operands[0]}")
+            self.tensor_conditions.add(name)
+            return True
         elif kind == "cf.assert":
             message = ir.StringAttr(op.attributes["msg"]).value
-            self.lines.append(f"if not {operands[0]}: raise _CheckFailed({message!r})")
+            if operands[0] in self.tensor_conditions:  # no host sync on a GPU
+                self.lines.append(f"_check_condition({operands[0]}, {message!r})")
+            else:
+                self.lines.append(f"if not {operands[0]}: raise _CheckFailed({message!r})")
             return True
         else:
             return False
