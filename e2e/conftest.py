@@ -70,4 +70,19 @@ def assert_compiled_matches(fn, *inputs, rtol=1e-5, atol=1e-5, options=None, min
     return actual
 
 
+def step_side_by_side(runs, optimizers, x, y):
+    """One training step (cross-entropy, backward, optimizer step) of each of `runs`
+    (eager and compiled copies) on the same batch; returns their losses."""
+    import torch.nn.functional as F
+
+    losses = []
+    for run, optimizer in zip(runs, optimizers):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(run(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach())
+    return losses
+
+
 sys.path.insert(0, os.path.dirname(__file__))

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import dyno
-from conftest import TARGET
+from conftest import TARGET, step_side_by_side
 
 pytestmark = pytest.mark.usefixtures("each_target")
 
@@ -160,13 +160,7 @@ def test_training_with_changing_batch_sizes():
     optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, compiled_model)]
     for step, batch in enumerate([4, 7, 3, 16, 5, 11, 8, 2]):
         x, y = torch.randn(batch, 12), torch.randint(0, 5, (batch,))
-        losses = []
-        for run, optimizer in zip((model, compiled), optimizers):
-            optimizer.zero_grad()
-            loss = F.cross_entropy(run(x), y)
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.detach())
+        losses = step_side_by_side((model, compiled), optimizers, x, y)
         torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-5,
                                    msg=lambda m: f"step {step}: {m}")
     for want, got in zip(model.parameters(), compiled_model.parameters()):

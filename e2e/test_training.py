@@ -8,10 +8,9 @@ import sys
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 import dyno
-from conftest import TARGET
+from conftest import TARGET, step_side_by_side
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 from models import MLP, SmallCNN, TransformerBlock  # noqa: E402
@@ -42,13 +41,7 @@ def train_and_compare(model, batch_shape, eager_ops, steps=20, compare_gradients
     for step in range(steps):
         x = torch.randn(batch_shape, generator=generator)  # in the default dtype
         y = torch.randint(0, 10, (batch_shape[0],), generator=generator)
-        losses = []
-        for run, optimizer in zip((model, compiled), optimizers):
-            optimizer.zero_grad()
-            loss = F.cross_entropy(run(x), y)
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.detach())
+        losses = step_side_by_side((model, compiled), optimizers, x, y)
         torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-5,
                                    msg=f"loss differs at step {step}")
     for (name, want), got in zip(model.named_parameters(), compiled_model.parameters()):

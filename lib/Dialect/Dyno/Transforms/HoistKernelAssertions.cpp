@@ -30,7 +30,7 @@ using namespace mlir;
 namespace {
 /// What one assertion's condition needs from the op that holds it.
 struct ConditionSlice {
-  SetVector<Operation *> ops;        // body ops computing the condition, in order
+  SetVector<Operation *> ops;        // body ops computing the condition
   SetVector<unsigned> inputs;        // indices of the `ins` operands read
   SetVector<unsigned> indexedLoops;  // loops read through linalg.index
 };
@@ -69,10 +69,6 @@ FailureOr<ConditionSlice> sliceOf(linalg::GenericOp op, Value condition) {
   visit(condition);
   if (!ok)
     return failure();
-  // Keep the body's order (operands before users).
-  SmallVector<Operation *> ordered(slice.ops.begin(), slice.ops.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  slice.ops = SetVector<Operation *>(ordered.begin(), ordered.end());
   return slice;
 }
 
