@@ -177,3 +177,31 @@ def test_special_values_in_transcendental_math():
                       -1.0, 7.0, 0.5] * 3)
     angles = torch.linspace(-3000.0, 3000.0, 4099)
     assert_compiled_matches(fn, x, angles, atol=1e-5, rtol=1e-5)
+
+
+def test_rounded_quotients_are_exact():
+    # Miscompiles, each off by one (or by a whole divisor) wherever a / b rounds up to an
+    # integer: torch-mlir computed floor division as floor(a / b) and fmod as
+    # a - b * trunc(a / b) (eager: from the exact fmod), and under `arcp` LLVM divided by
+    # a constant as a * (1 / c): trunc(1083 * 0.3 / 0.3) gave 1082. A floored quotient by
+    # a broadcast divisor must not become a multiplication by its reciprocal either.
+    k = torch.arange(1, 4097, dtype=torch.float32)
+    a = torch.cat([k * 0.1, -k * 0.3, k * 0.3, torch.tensor([0.0, -0.0, 5.0, -5.0])])
+    b = torch.full_like(a, 0.1)
+    b[-4:] = torch.tensor([0.0, 3.0, float("inf"), -3.0])
+
+    def fn(a, b):
+        return (torch.div(a, 0.1, rounding_mode="floor"), torch.floor_divide(a, b),
+                torch.div(a, 0.3, rounding_mode="trunc"), torch.fmod(a, b),
+                torch.fmod(a, 0.1), torch.remainder(a, b), torch.floor(a / b[:1]),
+                torch.div(a.view(4, -1), b[:4].view(4, 1), rounding_mode="floor"))
+    assert_compiled_matches(fn, a, b, rtol=0, atol=0)
+
+
+def test_float_constants_compared_with_int_scalars():
+    # torch-mlir folded scalar_tensor(0.1) < 0 to true and scalar_tensor(0.1) > 0 to false
+    # (Dyno's own floor division compares such constants).
+    def fn(x):
+        c = torch.scalar_tensor(0.1)
+        return x * (c < 0), x * (c > 0), x * (c <= 0), x * (torch.scalar_tensor(-0.5) >= -1)
+    assert_compiled_matches(fn, torch.randn(16), rtol=0, atol=0)

@@ -31,6 +31,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   // Fuse elementwise chains (recomputing cheap producers) before partitioning.
   pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
+  // One division per element of a broadcast divisor, not per element of the loop.
+  pm.addNestedPass<func::FuncOp>(createDynoMultiplyByReciprocals());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Host schedule: library calls, views, and outlined kernels in module @kernels.

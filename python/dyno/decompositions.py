@@ -186,6 +186,71 @@ def fmin(a, b):
     return aten.where.self(aten.logical_or(aten.lt.Tensor(a, b), aten.isnan(b)), a, b)
 
 
+def fmod(a, b):
+    """C's fmod of floats, exact as eager's. torch-mlir computes a - b * trunc(a / b),
+    which is off by a whole b wherever a / b rounds up to an integer (fmod(k * 0.1, 0.1)
+    gave -7e-9 instead of 0.1 for 1837 of k = 1..4096). torch-mlir's remainder is exact
+    (arith.remf with a sign fix): fmod is the remainder with the sign of a, and r - b is
+    exact because the result it stands for is representable."""
+    if not _is_float(a) or isinstance(b, torch.Tensor) and b.dtype != a.dtype:
+        return NotImplemented
+    b = _as_tensor(b, a)
+    remainder = aten.remainder.Tensor(a, b)
+    wrong_sign = aten.logical_and(aten.ne.Scalar(remainder, 0),
+                                  aten.ne.Tensor(aten.lt.Scalar(remainder, 0),
+                                                 aten.lt.Scalar(a, 0)))
+    result = aten.where.self(wrong_sign, aten.sub.Tensor(remainder, b), remainder)
+    # fmod(a, +-inf) is a for finite a (the remainder's sign fix would add the infinity).
+    keeps_a = aten.logical_and(aten.isinf.default(b),
+                               aten.logical_not.default(aten.isinf.default(a)))
+    return aten.where.self(keeps_a, a, result)
+
+
+def _floor_divide(a, b):
+    """Python's floor division of floats, computed as eager does (ATen's
+    div_floor_floating): from fmod, so that the quotient is the floor of the exact one.
+    torch-mlir computes floor(a / b), which is one too large wherever a / b rounds up to
+    an integer (div(k * 0.1, 0.1, rounding_mode="floor") for 1837 of k = 1..4096)."""
+    if not _is_float(a) or isinstance(b, torch.Tensor) and b.dtype != a.dtype:
+        return NotImplemented
+    b = _as_tensor(b, a)
+    dtype = a.dtype
+    if dtype in (torch.float16, torch.bfloat16):  # eager computes in float32
+        a = aten._to_copy.default(a, dtype=torch.float32)
+        b = aten._to_copy.default(b, dtype=torch.float32)
+    quotient = aten.div.Tensor(a, b)
+    mod = fmod(a, b)
+    exact = aten.div.Tensor(aten.sub.Tensor(a, mod), b)
+    signs_differ = aten.ne.Tensor(aten.lt.Scalar(b, 0), aten.lt.Scalar(mod, 0))
+    exact = aten.where.self(aten.logical_and(aten.ne.Scalar(mod, 0), signs_differ),
+                            aten.sub.Scalar(exact, 1), exact)
+    floored = aten.floor.default(exact)
+    floored = aten.where.self(aten.gt.Scalar(aten.sub.Tensor(exact, floored), 0.5),
+                              aten.add.Scalar(floored, 1), floored)
+    # A zero quotient keeps the sign of a / b (finite here: |a| < |b|).
+    floored = aten.where.self(aten.ne.Scalar(exact, 0), floored,
+                              aten.mul.Scalar(quotient, 0))
+    result = aten.where.self(aten.eq.Scalar(b, 0), quotient, floored)
+    return result if result.dtype == dtype else aten._to_copy.default(result, dtype=dtype)
+
+
+def div_mode(a, b, *, rounding_mode=None):
+    if rounding_mode != "floor":
+        return NotImplemented
+    return _floor_divide(a, b)
+
+
+def _float_scalar_comparison(op):
+    """torch-mlir folds a comparison of a constant float tensor with an int scalar
+    wrongly (scalar_tensor(0.1) < 0 folded to true, > 0 to false): a float tensor is
+    compared with the scalar as a float."""
+    def compare(x, other):
+        if not _is_float(x) or type(other) is not int:
+            return NotImplemented
+        return op(x, float(other))
+    return compare
+
+
 def _zero_dim_extremum(x, dim=(), keepdim=False):
     # torch-mlir cannot lower amax/amin of a 0-d tensor, which is the tensor itself.
     if x.dim() != 0:
@@ -220,6 +285,13 @@ def table() -> dict:
             (aten.argmin.default, argmin), (aten.reciprocal.default, reciprocal),
             (aten.fmax.default, fmax), (aten.fmin.default, fmin),
             (aten.amax.default, _zero_dim_extremum), (aten.amin.default, _zero_dim_extremum),
-            (aten.view_copy.default, view_copy), (aten.permute_copy.default, permute_copy)]:
+            (aten.view_copy.default, view_copy), (aten.permute_copy.default, permute_copy),
+            (aten.div.Tensor_mode, div_mode), (aten.div.Scalar_mode, div_mode),
+            (aten.floor_divide.default, _floor_divide),
+            (aten.floor_divide.Scalar, _floor_divide),
+            (aten.fmod.Tensor, fmod), (aten.fmod.Scalar, fmod)]:
         decompositions[op] = function
+    for op in (aten.lt.Scalar, aten.le.Scalar, aten.gt.Scalar, aten.ge.Scalar,
+               aten.eq.Scalar, aten.ne.Scalar):
+        decompositions[op] = _float_scalar_comparison(op)
     return decompositions

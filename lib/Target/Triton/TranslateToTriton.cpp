@@ -8,6 +8,7 @@
 #include "dyno/Target/Triton/TranslateToTriton.h"
 
 #include "dyno/Dialect/Dyno/IR/DynoDialect.h"
+#include "dyno/Dialect/Dyno/Transforms/ExactQuotients.h"
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -231,7 +232,15 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       .Case<arith::AddFOp, arith::AddIOp>([&](auto) { return R(binary("+")); })
       .Case<arith::SubFOp, arith::SubIOp>([&](auto) { return R(binary("-")); })
       .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return R(binary("*")); })
-      .Case<arith::DivFOp>([&](auto) { return R(binary("/")); })
+      .Case<arith::DivFOp>([&](auto division) {
+        // Triton's f32 `/` is PTX div.full (2 ulp); a floored, truncated or compared
+        // quotient must be correctly rounded (ExactQuotients.h).
+        if (dyno::quotientIsRoundedOrCompared(division) &&
+            !getElementTypeOrSelf(division.getType()).isF16() &&
+            !getElementTypeOrSelf(division.getType()).isBF16())
+          return R("tl.math.div_rn(" + operand(0) + ", " + operand(1) + ")");
+        return R(binary("/"));
+      })
       .Case<arith::DivSIOp>([&](auto) { return R(binary("//")); }) // C semantics in Triton
       .Case<arith::RemSIOp, arith::RemFOp>([&](auto) { return R(binary("%")); })
       .Case<arith::FloorDivSIOp>([&](auto) {

@@ -5,10 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
+#include "dyno/Dialect/Dyno/Transforms/ExactQuotients.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #define DEBUG_TYPE "dyno-reassociate-floats"
 
@@ -20,6 +22,23 @@ namespace mlir::dyno {
 using namespace mlir;
 
 namespace {
+/// `op` updates a reduction's accumulator as loops over memrefs do: one operand is loaded
+/// from the element the result is stored back to.
+bool updatesAccumulator(Operation *op) {
+  for (Value operand : op->getOperands()) {
+    auto load = operand.getDefiningOp<memref::LoadOp>();
+    if (!load)
+      continue;
+    for (Operation *user : op->getResult(0).getUsers()) {
+      auto store = dyn_cast<memref::StoreOp>(user);
+      if (store && store.getMemRef() == load.getMemRef() &&
+          store.getIndices() == load.getIndices())
+        return true;
+    }
+  }
+  return false;
+}
+
 bool dividesBySquareRoot(Operation *op) {
   auto divide = dyn_cast<arith::DivFOp>(op);
   return divide && divide.getRhs().getDefiningOp<math::SqrtOp>();
@@ -38,6 +57,22 @@ struct ReassociateFloatsPass
       // square roots, and divisions by them, keep exact reciprocals.
       arith::FastMathFlags add = allowed;
       if (isa<math::SqrtOp, math::RsqrtOp>(op) || dividesBySquareRoot(op))
+        add = add & ~arith::FastMathFlags::arcp;
+      // A quotient that is floored, truncated or compared must be exact (see
+      // ExactQuotients.h): LLVM would divide by a constant as x * (1 / c) under `arcp`.
+      if (auto division = dyn_cast<arith::DivFOp>(op.getOperation()))
+        if (dyno::quotientIsRoundedOrCompared(division))
+          add = add & ~arith::FastMathFlags::arcp;
+      // Only a reduction's update needs `reassoc` (to vectorize). Elsewhere it would let
+      // LLVM reorder computations whose rounding is the point: eager's floor division
+      // computes (a - fmod(a, b)) / b, and reassociated it was off by one (4083 of
+      // 4096 quotients). With `reassoc` or `arcp` on a multiplication, instcombine also
+      // sinks a reciprocal into it, x * (1 / y) -> x / y, which moves a division
+      // computed once per row (layernorm's rsqrt, dyno-multiply-by-reciprocals) into
+      // the loop over the row.
+      if (!updatesAccumulator(op))
+        add = add & ~arith::FastMathFlags::reassoc;
+      if (isa<arith::MulFOp>(op))
         add = add & ~arith::FastMathFlags::arcp;
       auto updated = arith::FastMathFlagsAttr::get(op->getContext(), current | add);
       op->setAttr(op.getFastMathAttrName(), updated);

@@ -2,19 +2,21 @@
 // RUN: dyno-opt %s --dyno-approximate-math="ops=atan,log1p" | FileCheck %s --check-prefix=SELECTED
 // RUN: dyno-opt %s --dyno-approximate-math="ops=log" | FileCheck %s --check-prefix=LOG
 
-// erf uses ATen's formula: one division, one exp (itself approximated), no libm call.
+// erf is one rational function of x*x on x clamped to [-4, 4] (NaN stays NaN: the
+// clamp compares and selects): no exp, no select between formulas, no libm call.
 // CHECK-LABEL: func.func @math.erf$f32
 // CHECK-NOT:     math.erf
-// CHECK:         %[[ABS:.*]] = math.absf %arg0
-// CHECK:         %[[DEN:.*]] = math.fma %{{.*}}, %[[ABS]], %{{.*}}
-// CHECK:         arith.divf %{{.*}}, %[[DEN]]
+// CHECK:         %[[ABOVE:.*]] = arith.cmpf ogt, %arg0, %[[FOUR:.*]] : f32
+// CHECK:         %[[UPPER:.*]] = arith.select %[[ABOVE]], %[[FOUR]], %arg0
+// CHECK:         %[[BELOW:.*]] = arith.cmpf olt, %[[UPPER]], %[[MINUS_FOUR:.*]] : f32
+// CHECK:         %[[X:.*]] = arith.select %[[BELOW]], %[[MINUS_FOUR]], %[[UPPER]]
+// CHECK:         %[[T:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK-COUNT-6: math.fma %{{.*}}, %[[T]], %{{.*}}
+// CHECK-COUNT-4: math.fma %{{.*}}, %[[T]], %{{.*}}
+// CHECK:         %[[P:.*]] = arith.mulf %[[X]], %{{.*}}
+// CHECK:         %[[ERF:.*]] = arith.divf %[[P]], %{{.*}}
 // CHECK-NOT:     math.exp
-// CHECK:         %[[FORMULA:.*]] = math.copysign %{{.*}}, %arg0
-// Near zero, a Taylor series keeps the relative error small.
-// CHECK:         %[[X:.*]] = arith.mulf %arg0, %{{.*}}
-// CHECK:         %[[TAYLOR:.*]] = arith.mulf %[[X]], %{{.*}}
-// CHECK:         %[[SMALL:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}}
-// CHECK:         arith.select %[[SMALL]], %[[TAYLOR]], %[[FORMULA]]
+// CHECK:         return %[[ERF]]
 func.func @math.erf$f32(%x: f32) -> f32 {
   %0 = math.erf %x : f32
   return %0 : f32

@@ -1,4 +1,5 @@
-// RUN: dyno-opt %s --dyno-tile-kernels | FileCheck %s
+// The blocks of these tests are 4096 loop iterations (the default is 1024).
+// RUN: dyno-opt %s --dyno-tile-kernels="block-iterations=4096" | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
