@@ -161,12 +161,23 @@ class CpuKernels:
         Pointers = ctypes.c_void_p * num_pointers
         stride = ctypes.sizeof(ctypes.c_void_p)
         engine = self._engine  # the launcher keeps the JIT-compiled code alive
+        # Per calling thread, built once: the argument values, and the array of their
+        # addresses that the packed wrapper takes. A launch then only stores the
+        # pointers (a few microseconds less per call than building both arrays).
+        per_thread = threading.local()
+
+        def buffers():
+            values = Pointers()
+            base = ctypes.addressof(values)
+            addresses = Pointers(*range(base, base + stride * num_pointers, stride))
+            per_thread.buffers = (values, addresses)
+            return per_thread.buffers
 
         def launch(*pointers):
             assert engine is not None
-            values = Pointers(*pointers)
-            base = ctypes.addressof(values)
-            packed(Pointers(*range(base, base + stride * num_pointers, stride)))
+            values, addresses = getattr(per_thread, "buffers", None) or buffers()
+            values[:] = pointers
+            packed(addresses)
 
         return launch
 
