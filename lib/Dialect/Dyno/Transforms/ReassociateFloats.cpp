@@ -66,13 +66,17 @@ struct ReassociateFloatsPass
       // Only a reduction's update needs `reassoc` (to vectorize). Elsewhere it would let
       // LLVM reorder computations whose rounding is the point: eager's floor division
       // computes (a - fmod(a, b)) / b, and reassociated it was off by one (4083 of
-      // 4096 quotients). With `reassoc` or `arcp` on a multiplication, instcombine also
-      // sinks a reciprocal into it, x * (1 / y) -> x / y, which moves a division
-      // computed once per row (layernorm's rsqrt, dyno-multiply-by-reciprocals) into
-      // the loop over the row.
+      // 4096 quotients). With `reassoc` on a multiplication, instcombine also sinks a
+      // reciprocal into it, x * (1 / y) -> x / y, which moves a division computed once
+      // per row (layernorm's rsqrt, dyno-multiply-by-reciprocals) into the loop over
+      // the row.
       if (!updatesAccumulator(op))
         add = add & ~arith::FastMathFlags::reassoc;
-      if (isa<arith::MulFOp>(op))
+      // `arcp` only where it is meant, on divisions: on other ops it licenses folds
+      // into neighbouring divisions, e.g. -(1 / sqrt(x)) became (-1) / sqrt(x) with the
+      // negation's `arcp`, i.e. the rsqrt estimate (NaN for x = inf); and on a
+      // multiplication, x * (1 / y) -> x / y (see above).
+      if (!isa<arith::DivFOp>(op))
         add = add & ~arith::FastMathFlags::arcp;
       auto updated = arith::FastMathFlagsAttr::get(op->getContext(), current | add);
       op->setAttr(op.getFastMathAttrName(), updated);

@@ -1,15 +1,15 @@
 // RUN: dyno-opt %s --dyno-reassociate-floats | FileCheck %s
 
-// Outside reduction updates: `contract` and `arcp`, no `reassoc`.
+// Outside reduction updates: `contract`, and `arcp` on divisions only.
 // CHECK-LABEL: func.func @arith$flags
 func.func @arith$flags(%a: f32, %b: f32) -> (f32, f32, f32, f32, i32) {
-  // CHECK: arith.addf %arg0, %arg1 fastmath<arcp,contract> : f32
+  // CHECK: arith.addf %arg0, %arg1 fastmath<contract> : f32
   %0 = arith.addf %a, %b : f32
   // Flags already present are kept; none that change NaN/Inf semantics are added.
   // A multiplication gets no `arcp`: LLVM would sink x * (1 / y) into x / y.
   // CHECK: arith.mulf %arg0, %arg1 fastmath<contract,afn> : f32
   %1 = arith.mulf %a, %b fastmath<afn> : f32
-  // CHECK: arith.maximumf %arg0, %arg1 fastmath<arcp,contract> : f32
+  // CHECK: arith.maximumf %arg0, %arg1 fastmath<contract> : f32
   %2 = arith.maximumf %a, %b : f32
   // CHECK: arith.divf %arg0, %arg1 fastmath<arcp,contract> : f32
   %3 = arith.divf %a, %b : f32
@@ -28,7 +28,7 @@ func.func @reduction$updates(%x: memref<8xf32>, %sum: memref<1xf32>, %product: m
   scf.for %i = %c0 to %c8 step %c1 {
     %v = memref.load %x[%i] : memref<8xf32>
     %s = memref.load %sum[%c0] : memref<1xf32>
-    // CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc,arcp,contract> : f32
+    // CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc,contract> : f32
     %s2 = arith.addf %v, %s : f32
     memref.store %s2, %sum[%c0] : memref<1xf32>
     %p = memref.load %product[%c0] : memref<1xf32>
@@ -58,14 +58,16 @@ func.func @division$exact_when_rounded(%a: f32) -> (f32, i1) {
 }
 
 // No reciprocal approximation around square roots: LLVM turned 1 / sqrt(x) into x86's
-// rsqrt estimate (NaN for 0 and infinity).
+// rsqrt estimate (NaN for 0 and infinity), also through a negation with `arcp`.
 // CHECK-LABEL: func.func @sqrt$exact_reciprocal
-func.func @sqrt$exact_reciprocal(%a: f32, %b: f32) -> (f32, f32, f32) {
+func.func @sqrt$exact_reciprocal(%a: f32, %b: f32) -> (f32, f32, f32, f32) {
   // CHECK: %[[S:.*]] = math.sqrt %arg0 fastmath<contract> : f32
   %0 = math.sqrt %a : f32
   // CHECK: arith.divf %arg1, %[[S]] fastmath<contract> : f32
   %1 = arith.divf %b, %0 : f32
   // CHECK: math.rsqrt %arg0 fastmath<contract> : f32
   %2 = math.rsqrt %a : f32
-  return %0, %1, %2 : f32, f32, f32
+  // CHECK: arith.negf %{{.*}} fastmath<contract> : f32
+  %3 = arith.negf %2 : f32
+  return %0, %1, %2, %3 : f32, f32, f32, f32
 }

@@ -213,8 +213,10 @@ def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
       (eager's floor division, `(a - fmod(a, b)) / b`, was off by one), and on a
       multiplication it lets instcombine sink a reciprocal computed once per row back
       into the loop (`x * (1 / y)` -> `x / y`).
-    * `arcp` on everything but multiplications: a division by a constant becomes a
-      multiplication by its reciprocal. Not on a quotient that is floored, truncated,
+    * `arcp` on divisions only (on other ops it licenses folds into neighbouring
+      divisions: `-(1 / sqrt(x))` became `(-1) / sqrt(x)` with the negation's `arcp`,
+      the rsqrt estimate): a division by a constant becomes a multiplication by its
+      reciprocal. Not on a quotient that is floored, truncated,
       rounded, converted to an integer or compared (ExactQuotients.h): `x * (1 / c)`
       may be one ulp below an exact integer quotient (`trunc(1083 * 0.3 / 0.3)` gave
       1082). Not on square roots and divisions by them: LLVM turned `1 / sqrt(x)` into
@@ -228,7 +230,7 @@ def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
     // Before
     %s = arith.addf %a, %b : f32
     // After
-    %s = arith.addf %a, %b fastmath<arcp,contract> : f32
+    %s = arith.addf %a, %b fastmath<contract> : f32
     ```
 
     Input and output: any IR with arith ops.
