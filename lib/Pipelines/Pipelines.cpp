@@ -68,6 +68,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   kernels.addPass(createCanonicalizerPass());
   // Loops: the forall over row blocks is the parallel loop, the rest is sequential.
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // A producer's loop and its consumer's become one where their iterations line up.
+  kernels.addNestedPass<func::FuncOp>(createDynoFuseSiblingLoops());
   // torch.bool is one byte per element; LLVM cannot store i1.
   kernels.addPass(createDynoWidenBoolMemrefs());
   // Dynamically shaped buffers: a bare pointer plus trailing size arguments.

@@ -170,6 +170,40 @@ def DynoTileKernels : Pass<"dyno-tile-kernels", "ModuleOp"> {
                            "affine::AffineDialect", "arith::ArithDialect"];
 }
 
+def DynoFuseSiblingLoops : Pass<"dyno-fuse-sibling-loops", "func::FuncOp"> {
+  let summary = "Merge consecutive loops whose iterations touch the same elements";
+  let description = [{
+    After linalg-to-loops each op of a kernel block is its own loop nest: GELU writes a
+    row buffer in one loop and softmax's max reads it in the next; exp writes a buffer
+    and the sum reads it. This pass merges two consecutive `scf.for` loops with the same
+    bounds and step, the second's body after the first's, when that keeps every
+    dependence: for each buffer one loop writes and the other touches (same buffer after
+    subviews and casts), both access it through the same memref with the induction
+    variable itself as one of the indices, so an iteration only meets the elements of
+    its own iteration. A reduction's accumulator (indexed without the induction
+    variable) that one loop writes and the other reads keeps them apart: softmax's sum
+    still waits for the max. Ops between the loops move above the first when they use
+    nothing defined after it and touch no buffer it writes (a fill of the next
+    accumulator). Nests are fused from the outside in. The fused loop reads each
+    element once and LLVM forwards the stored value to the load.
+
+    ```mlir
+    // Before
+    scf.for %j = %c0 to %c1024 step %c1 {
+      memref.store %g, %t[%j] : memref<1024xf32>
+    }
+    scf.for %j = %c0 to %c1024 step %c1 {
+      %v = memref.load %t[%j] : memref<1024xf32>
+      ... memref.store %m, %max[%c0] ...
+    }
+    // After: one loop, the store then the load of %t[%j]
+    ```
+
+    Input and output: loops over memrefs (after `convert-linalg-to-loops`).
+  }];
+  let dependentDialects = ["scf::SCFDialect", "memref::MemRefDialect"];
+}
+
 def DynoApproximateMath : Pass<"dyno-approximate-math", "func::FuncOp"> {
   let summary = "Replace f32 transcendental math ops with vectorizable polynomials";
   let description = [{
