@@ -93,7 +93,9 @@ struct MultiplyByReciprocalsPass
       return;
     for (OpOperand *operand : op.getDpsInputOperands()) {
       auto type = dyn_cast<RankedTensorType>(operand->get().getType());
-      if (!type || !isa<FloatType>(type.getElementType()) ||
+      // f32 and f64 only: a reciprocal rounded to f16 or bf16 costs up to one ulp of
+      // that type, the whole of its comparison tolerance.
+      if (!type || !(type.getElementType().isF32() || type.getElementType().isF64()) ||
           !op.getMatchingIndexingMap(operand).isProjectedPermutation())
         continue;
       int64_t reads = readsPerElement(op, *operand);

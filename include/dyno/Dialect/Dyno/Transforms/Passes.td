@@ -44,7 +44,7 @@ def DynoFuseElementwise : Pass<"dyno-fuse-elementwise", "func::FuncOp"> {
 def DynoMultiplyByReciprocals : Pass<"dyno-multiply-by-reciprocals", "func::FuncOp"> {
   let summary = "Divide by a broadcast divisor as one reciprocal and many multiplications";
   let description = [{
-    In a `linalg.generic` that reads a float operand through a broadcasting indexing map
+    In a `linalg.generic` that reads an f32 or f64 operand through a broadcasting indexing map
     (softmax's `x / sum(x)`, a normalization by per-row statistics) and uses it only as a
     divisor, every element of that operand divides `min-reuse` or more elements.
     This pass computes the operand's reciprocals once, in a new elementwise
