@@ -268,10 +268,47 @@ def permute_copy(x, dims):
                               memory_format=torch.contiguous_format)
 
 
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """An uninitialized tensor with the given strides (new_zeros, new_full and block_diag
+    create one, then fill it; torch-mlir cannot lower it): an empty tensor in the order
+    the strides describe, permuted into place. Strides that are not a permutation of a
+    dense layout are left to eager."""
+    if layout not in (None, torch.strided) or any(not isinstance(s, int) for s in size) \
+            or any(not isinstance(s, int) for s in stride):
+        return NotImplemented
+    if 0 in size:  # no element: any strides describe it
+        return aten.empty.memory_format(list(size), dtype=dtype, device=device)
+    order = sorted(range(len(size)), key=lambda d: (stride[d], size[d]), reverse=True)
+    expected = 1
+    for d in reversed(order):
+        if size[d] != 1 and stride[d] != expected:
+            return NotImplemented
+        expected *= size[d]
+    dense = aten.empty.memory_format([size[d] for d in order], dtype=dtype, device=device)
+    if order == list(range(len(size))):
+        return dense
+    inverse = [order.index(d) for d in range(len(size))]
+    return aten.permute.default(dense, inverse)
+
+
+# PyTorch's own decompositions of ops torch-mlir cannot lower, where they produce ops it
+# can (checked by the OpInfo sweep; each is PyTorch's reference implementation).
+_PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
+                       "max_pool3d_with_indices.default", "narrow_copy.default",
+                       "dist.default", "unbind_copy.int", "all.dim", "all.dims", "any.dim",
+                       "any.dims")
+
+
 def table() -> dict:
+    from torch._decomp import decomposition_table
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
     decompositions = dict(get_decomposition_table())
+    for name in _PYTORCH_DECOMPOSED:
+        packet, overload = name.split(".")
+        op = getattr(getattr(aten, packet), overload)
+        decompositions[op] = decomposition_table[op]
+    decompositions[aten.empty_strided.default] = empty_strided
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction
     decompositions[aten.gelu.default] = gelu
