@@ -27,3 +27,42 @@ def test_reductions_and_products_decomposed_by_pytorch():
                 torch.narrow_copy(a, 1, 2, 4))
     assert_compiled_matches(fn, torch.randn(8, 5), torch.randn(5), torch.randn(8),
                             torch.randn(6, 7), torch.randn(6, 7), rtol=1e-4, atol=1e-5)
+
+
+def _special_values():
+    """A grid over [-30, 30] and the values where the algorithms branch or misbehave:
+    signed zeros, infinities, NaN, poles (non-positive integers), branch points."""
+    grid = torch.linspace(-30.0, 30.0, 241)
+    points = torch.tensor([0.0, -0.0, inf, -inf, nan, 1e-30, -1e-30, 1e-6, 0.5, 0.49999997,
+                           1.0, 2.0, 3.0, -1.0, -2.0, -2.5, -0.5, 7.9999995, 8.0, 8.0000005,
+                           9.9999990, 10.0, 10.000001, 1e17, 3e38, -3e38, 0.7, -0.7,
+                           0.70000005, 0.9999999, -0.9999999, 1.0000001, 40.0, 88.0, 89.0])
+    return torch.cat([grid, points])
+
+
+@pytest.mark.parametrize("name", ["i0", "i0e", "i1", "i1e", "digamma", "trigamma",
+                                  "lgamma", "erfinv", "mvlgamma"])
+def test_special_functions_match_eager(name):
+    # Decomposed as ATen computes them (dyno/special_functions.py); values in relative
+    # terms where results are large, absolute near zeros of the functions.
+    cases = {
+        "i0": torch.i0, "i0e": torch.special.i0e, "i1": torch.special.i1,
+        "i1e": torch.special.i1e, "digamma": torch.digamma,
+        "trigamma": lambda x: torch.polygamma(1, x), "lgamma": torch.lgamma,
+        "erfinv": torch.erfinv,
+        "mvlgamma": lambda x: torch.mvlgamma(x.abs() + 3.0, p=3),
+    }
+    fn = cases[name]
+    x = _special_values()
+    if name == "erfinv":  # its domain is [-1, 1]: the grid scaled into it, and its edges
+        x = torch.cat([x / 31.0, torch.tensor([1.0, -1.0, 1.0000001, 0.99999994, -0.99999994,
+                                               0.69999999, 0.70000005, 1e-30])])
+    assert_compiled_matches(fn, x, rtol=2e-5, atol=1e-5)
+
+
+def test_special_functions_in_half_precision():
+    # float16/bfloat16 are computed in float32 and rounded, as eager does.
+    def fn(h, b):
+        return torch.special.i0e(h), torch.digamma(h), torch.lgamma(b), torch.erfinv(b / 4)
+    x = torch.linspace(-3.9, 3.9, 97)
+    assert_compiled_matches(fn, x.half(), x.bfloat16(), rtol=1e-2, atol=1e-3)

@@ -17,6 +17,8 @@ from typing import List
 
 import torch
 
+from . import special_functions
+
 aten = torch.ops.aten
 
 
@@ -309,6 +311,7 @@ def table() -> dict:
         op = getattr(getattr(aten, packet), overload)
         decompositions[op] = decomposition_table[op]
     decompositions[aten.empty_strided.default] = empty_strided
+    decompositions.update(special_functions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction
     decompositions[aten.gelu.default] = gelu
