@@ -60,6 +60,20 @@ def test_special_functions_match_eager(name):
     assert_compiled_matches(fn, x, rtol=2e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+                                  "modified_bessel_i0", "modified_bessel_i1",
+                                  "modified_bessel_k0", "modified_bessel_k1",
+                                  "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                                  "spherical_bessel_j0"])
+def test_bessel_functions_match_eager(name):
+    # dyno/bessel_functions.py: both sides of the crossovers (2, 5, 8), zeros, poles,
+    # negative arguments (NaN for Y and K), infinities and NaN.
+    x = torch.cat([_special_values(), torch.tensor([1.9999999, 2.0, 2.0000002, 4.9999995,
+                                                     5.0, 5.0000005, 1e-5, 9.9999e-6, 0.25,
+                                                     -0.25, 1e4, -1e4])])
+    assert_compiled_matches(getattr(torch.special, name), x, rtol=2e-5, atol=1e-5)
+
+
 def test_special_functions_in_half_precision():
     # float16/bfloat16 are computed in float32 and rounded, as eager does.
     def fn(h, b):

@@ -17,7 +17,7 @@ from typing import List
 
 import torch
 
-from . import special_functions
+from . import bessel_functions, special_functions
 
 aten = torch.ops.aten
 
@@ -312,6 +312,7 @@ def table() -> dict:
         decompositions[op] = decomposition_table[op]
     decompositions[aten.empty_strided.default] = empty_strided
     decompositions.update(special_functions.table())
+    decompositions.update(bessel_functions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction
     decompositions[aten.gelu.default] = gelu

@@ -12,8 +12,9 @@ x < 0.5.
 
 Not here (they stay eager through per-op fallback): zeta and polygamma of order 2 and more
 (Hurwitz zeta's series loop runs until q + i > 9, unbounded for negative q), erfcx and
-log_ndtr (ATen's erfcx is a table of 100 Chebyshev fits), the Bessel functions of
-special.*.
+log_ndtr (ATen's erfcx is a table of 100 Chebyshev fits), the orthogonal polynomials
+of special.* (a recurrence as long as the tensor n's values). The Bessel functions are in
+bessel_functions.py.
 """
 import math
 
