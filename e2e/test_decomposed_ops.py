@@ -41,7 +41,7 @@ def _special_values():
 
 
 @pytest.mark.parametrize("name", ["i0", "i0e", "i1", "i1e", "digamma", "trigamma",
-                                  "lgamma", "erfinv", "mvlgamma"])
+                                  "lgamma", "erfinv", "mvlgamma", "ndtri"])
 def test_special_functions_match_eager(name):
     # Decomposed as ATen computes them (dyno/special_functions.py); values in relative
     # terms where results are large, absolute near zeros of the functions.
@@ -51,9 +51,14 @@ def test_special_functions_match_eager(name):
         "trigamma": lambda x: torch.polygamma(1, x), "lgamma": torch.lgamma,
         "erfinv": torch.erfinv,
         "mvlgamma": lambda x: torch.mvlgamma(x.abs() + 3.0, p=3),
+        "ndtri": torch.special.ndtri,
     }
     fn = cases[name]
     x = _special_values()
+    if name == "ndtri":  # its domain is [0, 1]: the grid mapped into it, tails, edges
+        x = torch.cat([x / 61.0 + 0.5, torch.tensor([0.0, 1.0, 1e-30, 1e-10, 0.13533528,
+                                                      0.8646647, 0.86466473, 1.0000001,
+                                                      -1e-7, 0.99999994, 1e-38, 1e-45])])
     if name == "erfinv":  # its domain is [-1, 1]: the grid scaled into it, and its edges
         x = torch.cat([x / 31.0, torch.tensor([1.0, -1.0, 1.0000001, 0.99999994, -0.99999994,
                                                0.69999999, 0.70000005, 1e-30])])

@@ -270,8 +270,61 @@ def lgamma(x):
     return result.to(x.dtype)
 
 
+_NDTRI_P0 = [
+    -5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
+    1.39312609387279679503E1, -1.23916583867381258016E0]
+_NDTRI_Q0 = [
+    1.00000000000000000000E0, 1.95448858338141759834E0, 4.67627912898881538453E0,
+    8.63602421390890590575E1, -2.25462687854119370527E2, 2.00260212380060660359E2,
+    -8.20372256168333339912E1, 1.59056225126211695515E1, -1.18331621121330003142E0]
+_NDTRI_P1 = [
+    4.05544892305962419923E0, 3.15251094599893866154E1, 5.71628192246421288162E1,
+    4.40805073893200834700E1, 1.46849561928858024014E1, 2.18663306850790267539E0,
+    -1.40256079171354495875E-1, -3.50424626827848203418E-2, -8.57456785154685413611E-4]
+_NDTRI_Q1 = [
+    1.00000000000000000000E0, 1.57799883256466749731E1, 4.53907635128879210584E1,
+    4.13172038254672030440E1, 1.50425385692907503408E1, 2.50464946208309415979E0,
+    -1.42182922854787788574E-1, -3.80806407691578277194E-2, -9.33259480895457427372E-4]
+_NDTRI_P2 = [
+    3.23774891776946035970E0, 6.91522889068984211695E0, 3.93881025292474443415E0,
+    1.33303460815807542389E0, 2.01485389549179081538E-1, 1.23716634817820021358E-2,
+    3.01581553508235416007E-4, 2.65806974686737550832E-6, 6.23974539184983293730E-9]
+_NDTRI_Q2 = [
+    1.00000000000000000000E0, 6.02427039364742014255E0, 3.67983563856160859403E0,
+    1.37702099489081330271E0, 2.16236993594496635890E-1, 1.34204006088543189037E-2,
+    3.28014464682127739104E-4, 2.89247864745380683936E-6, 6.79019408009981274425E-9]
+
+
+_EXP_MINUS_2 = 0.13533528323661269189
+
+
+@_computed_as_float
+def ndtri(y0):
+    """ATen's calc_ndtri (Cephes): a rational function of y - 1/2 in the middle, of
+    1 / sqrt(-2 log y) in the tails (y folded to the lower tail)."""
+    upper = y0 > 1.0 - _EXP_MINUS_2
+    y = torch.where(upper, 1.0 - y0, y0)
+    middle_y = y - 0.5
+    y2 = middle_y * middle_y
+    middle = (middle_y + middle_y * (y2 * _polevl(y2, _NDTRI_P0) / _polevl(y2, _NDTRI_Q0))) \
+        * 2.50662827463100050242
+    x = torch.sqrt(-2.0 * torch.log(y))
+    x0 = x - torch.log(x) / x
+    z = 1.0 / x
+    x1 = torch.where(x < 8.0, z * _polevl(z, _NDTRI_P1) / _polevl(z, _NDTRI_Q1),
+                     z * _polevl(z, _NDTRI_P2) / _polevl(z, _NDTRI_Q2))
+    tail = x0 - x1
+    tail = torch.where(upper, tail, -tail)
+    result = torch.where(y > _EXP_MINUS_2, middle, tail)
+    result = torch.where(torch.logical_or(y0 < 0.0, y0 > 1.0), torch.full_like(y0, math.nan),
+                         result)
+    result = torch.where(y0 == 1.0, torch.full_like(y0, math.inf), result)
+    return torch.where(y0 == 0.0, torch.full_like(y0, -math.inf), result)
+
+
 def table() -> dict:
     return {aten.i0.default: i0, aten.special_i0e.default: i0e,
             aten.special_i1.default: i1, aten.special_i1e.default: i1e,
             aten.digamma.default: digamma, aten.polygamma.default: polygamma,
-            aten.erfinv.default: erfinv, aten.lgamma.default: lgamma}
+            aten.erfinv.default: erfinv, aten.lgamma.default: lgamma,
+            aten.special_ndtri.default: ndtri}
