@@ -85,3 +85,16 @@ def test_special_functions_in_half_precision():
         return torch.special.i0e(h), torch.digamma(h), torch.lgamma(b), torch.erfinv(b / 4)
     x = torch.linspace(-3.9, 3.9, 97)
     assert_compiled_matches(fn, x.half(), x.bfloat16(), rtol=1e-2, atol=1e-3)
+
+
+def test_hypot_and_angle():
+    # hypot neither overflows nor underflows (1e30, 3e38, subnormals) and an infinity
+    # wins over a NaN, as in eager; angle of a real is pi below zero and keeps NaN.
+    special = torch.tensor([inf, nan, 0.0, 3.0, -inf, 1e30, 1e-30, -0.0, 3e38, 1e-45, nan])
+    other = torch.tensor([nan, inf, 0.0, -4.0, 2.0, 1e30, 1e-30, 0.0, 3e38, 1e-45, 1.0])
+    grid = torch.linspace(-5.0, 5.0, 41)
+    a, b = torch.cat([special, grid]), torch.cat([other, grid.flip(0) * 0.3])
+
+    def fn(a, b):
+        return torch.hypot(a, b), torch.angle(a)
+    assert_compiled_matches(fn, a, b, rtol=1e-6, atol=0)

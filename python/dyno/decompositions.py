@@ -270,6 +270,34 @@ def permute_copy(x, dims):
                               memory_format=torch.contiguous_format)
 
 
+def hypot(a, b):
+    """sqrt(a^2 + b^2) without overflow or underflow (eager calls SLEEF's hypot):
+    the larger magnitude times sqrt(1 + ratio^2); an infinity wins over a NaN."""
+    if not (_is_float(a) and _is_float(b)) or a.dtype != b.dtype:
+        return NotImplemented
+    x, y = aten.abs.default(a), aten.abs.default(b)
+    larger = aten.where.self(aten.gt.Tensor(y, x), y, x)
+    smaller = aten.where.self(aten.gt.Tensor(y, x), x, y)
+    ratio = aten.div.Tensor(smaller, larger)
+    scaled = aten.mul.Tensor(larger, aten.sqrt.default(
+        aten.add.Scalar(aten.mul.Tensor(ratio, ratio), 1.0)))
+    result = aten.where.self(aten.eq.Scalar(larger, 0.0), larger, scaled)
+    infinite = aten.logical_or(aten.isinf.default(a), aten.isinf.default(b))
+    nan = aten.logical_or(aten.isnan.default(a), aten.isnan.default(b))
+    result = aten.where.self(nan, aten.add.Tensor(a, b), result)
+    return aten.where.self(infinite, _as_tensor(math.inf, result), result)
+
+
+def angle(x):
+    """The argument of a real number: pi below zero, 0 otherwise, NaN for NaN
+    (torch-mlir cannot lower it)."""
+    if not _is_float(x):
+        return NotImplemented
+    result = aten.where.self(aten.lt.Scalar(x, 0.0), _as_tensor(math.pi, x),
+                             _as_tensor(0.0, x))
+    return aten.where.self(aten.isnan.default(x), x, result)
+
+
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     """An uninitialized tensor with the given strides (new_zeros, new_full and block_diag
     create one, then fill it; torch-mlir cannot lower it): an empty tensor in the order
@@ -311,6 +339,8 @@ def table() -> dict:
         op = getattr(getattr(aten, packet), overload)
         decompositions[op] = decomposition_table[op]
     decompositions[aten.empty_strided.default] = empty_strided
+    decompositions[aten.hypot.default] = hypot
+    decompositions[aten.angle.default] = angle
     decompositions.update(special_functions.table())
     decompositions.update(bessel_functions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction
