@@ -62,3 +62,24 @@ def test_embedding_bag_with_weights_is_routed_to_eager():
     stats = dyno.stats()
     assert "aten._embedding_bag_forward_only.default" in stats["fallback_ops"], stats
     assert stats["partially_compiled_graphs"] == 1, stats
+
+
+def test_runtime_failure_of_a_compiled_part_runs_the_whole_graph_eagerly(monkeypatch):
+    # Regression (OpInfo sweep, max_pool3d on the Triton target): a compiled part failed
+    # at run time, and the eager fallback ran the partitioned graph module, which the
+    # partitioner had rewritten in place, so it called the failing part again and the
+    # error reached the user. The partitioner now works on a copy.
+    from dyno import partition
+
+    def fn(x):
+        return torch.tanh(x.cumsum(-1)) * 2 + x.sum(-1, keepdim=True)
+
+    def failing(self, *args):
+        raise RuntimeError("a compiled part failed")
+
+    monkeypatch.setattr(partition._CompiledPartition, "forward", failing)
+    got, expected, messages = _run(fn, torch.randn(6, 7))
+    torch.testing.assert_close(got, expected)
+    stats = dyno.stats()
+    assert stats["partially_compiled_graphs"] == 1 and stats["runtime_fallbacks"] == 1, stats
+    assert any("a compiled part failed" in message for message in messages), messages

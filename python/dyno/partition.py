@@ -5,6 +5,7 @@ torch-mlir and parsed by Dyno's MLIR, once per op, dtypes and ranks), PyTorch's 
 partitioner groups the supported ops into maximal subgraphs, and each subgraph is compiled
 as a graph of its own. Unsupported ops stay in the outer graph and run eagerly.
 """
+import copy
 import operator
 import pathlib
 import tempfile
@@ -134,6 +135,9 @@ def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable,
 
     `compile_subgraph(submodule)` returns a boxed callable or raises DynoCompileError.
     """
+    # The partitioner rewrites the graph module it is given; the caller's `gm` stays the
+    # whole eager graph, which a runtime failure of a compiled part falls back to.
+    gm = copy.deepcopy(gm)
     partitioner = CapabilityBasedPartitioner(gm, _DynoSupport(target),
                                              allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()

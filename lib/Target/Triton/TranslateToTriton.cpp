@@ -234,10 +234,10 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return R(binary("*")); })
       .Case<arith::DivFOp>([&](auto division) {
         // Triton's f32 `/` is PTX div.full (2 ulp); a floored, truncated or compared
-        // quotient must be correctly rounded (ExactQuotients.h).
+        // quotient must be correctly rounded (ExactQuotients.h). div_rn takes f32 only
+        // (f64's `/` is div.rn already; f16/bf16 are computed in f32 and rounded).
         if (dyno::quotientIsRoundedOrCompared(division) &&
-            !getElementTypeOrSelf(division.getType()).isF16() &&
-            !getElementTypeOrSelf(division.getType()).isBF16())
+            getElementTypeOrSelf(division.getType()).isF32())
           return R("tl.math.div_rn(" + operand(0) + ", " + operand(1) + ")");
         return R(binary("/"));
       })
@@ -504,6 +504,10 @@ LogicalResult KernelPrinter::print() {
   auto configs = kernel->getAttrOfType<ArrayAttr>(tl::kConfigsAttr);
   if (!configs || configs.empty())
     return kernel.emitOpError("lacks ") << tl::kConfigsAttr;
+  // The launch table needs both index-space sizes.
+  for (StringRef size : {tl::kXNumelAttr, tl::kRNumelAttr})
+    if (!kernel->getAttrOfType<IntegerAttr>(size))
+      return kernel.emitOpError("lacks the integer attribute ") << size;
   SmallVector<std::string> parameters;
   for (BlockArgument argument : kernel.getArguments()) {
     if (!isa<tl::PtrType, IntegerType, IndexType>(argument.getType()))

@@ -18,3 +18,11 @@ func.func @kernel$tanh(%p: !tl.ptr<f32>) attributes {tl.configs = [{XBLOCK = 4 :
 func.func @kernel$tensor_argument(%x: tensor<4xf32>) attributes {tl.configs = [{XBLOCK = 4 : i64, num_warps = 1 : i64}], tl.xnumel = 4 : i64, tl.rnumel = 1 : i64} {
   return
 }
+
+// -----
+
+// The launch table needs the index-space sizes: a kernel without them is a diagnostic.
+// expected-error @+1 {{'func.func' op lacks the integer attribute tl.rnumel}}
+func.func @kernel$no_rnumel(%p: !tl.ptr<f32>) attributes {tl.configs = [{XBLOCK = 4 : i64, num_warps = 1 : i64}], tl.xnumel = 4 : i64} {
+  return
+}

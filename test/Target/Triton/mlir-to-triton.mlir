@@ -33,6 +33,14 @@
 // CHECK:             v[[NEXT:[0-9]+]] = (v[[ACC]] + v{{[0-9]+}})
 // CHECK-NEXT:        v[[ACC]] = v[[NEXT]]
 // CHECK:         tl.reduce(v[[ACC]], 1, _dyno_sum, keep_dims=True)
+//
+// A floored quotient is correctly rounded: tl.math.div_rn for f32 (Triton's f32 `/` is
+// approximate); f64's `/` already is, and div_rn rejects f64.
+// CHECK-LABEL: def kernel_3(
+// CHECK:         = tl.math.div_rn(v{{[0-9]+}}, v{{[0-9]+}})
+// CHECK:         v{{[0-9]+}} = (v{{[0-9]+}} / v{{[0-9]+}})
+// CHECK-NOT:     div_rn
+//
 // The launch table: sizes and configurations, the heuristic's first.
 // CHECK:       KERNELS = {
 // CHECK-NEXT:    "kernel_0": {"num_args": 2, "xnumel": 8, "rnumel": 64,
@@ -93,6 +101,21 @@ module {
     %sum = tl.reduce "sum" %acc along 1 : tensor<?x?xf32>
     %at = tl.full %c0 ["XBLOCK", "1"] : index -> tensor<?x?xindex>
     tl.store %sum, %out[%at] : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>
+    return
+  }
+  func.func @kernel_3(%a: !tl.ptr<f32>, %b: !tl.ptr<f64>, %out32: !tl.ptr<f32>,
+                      %out64: !tl.ptr<f64>) attributes {
+      tl.configs = [{XBLOCK = 4 : i64, num_warps = 1 : i64}],
+      tl.xnumel = 4 : i64, tl.rnumel = 1 : i64, tl.index_bits = 32 : i64} {
+    %xs = tl.range "XBLOCK" along 0 : tensor<?x?xindex>
+    %x = tl.load %a[%xs] : !tl.ptr<f32>, tensor<?x?xindex> -> tensor<?x?xf32>
+    %q = arith.divf %x, %x : tensor<?x?xf32>
+    %fq = math.floor %q : tensor<?x?xf32>
+    tl.store %fq, %out32[%xs] : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>
+    %y = tl.load %b[%xs] : !tl.ptr<f64>, tensor<?x?xindex> -> tensor<?x?xf64>
+    %r = arith.divf %y, %y : tensor<?x?xf64>
+    %fr = math.floor %r : tensor<?x?xf64>
+    tl.store %fr, %out64[%xs] : tensor<?x?xf64>, !tl.ptr<f64>, tensor<?x?xindex>
     return
   }
   module @kernels {
