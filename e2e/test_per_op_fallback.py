@@ -83,3 +83,17 @@ def test_runtime_failure_of_a_compiled_part_runs_the_whole_graph_eagerly(monkeyp
     stats = dyno.stats()
     assert stats["partially_compiled_graphs"] == 1 and stats["runtime_fallbacks"] == 1, stats
     assert any("a compiled part failed" in message for message in messages), messages
+
+
+def test_graph_with_a_tensor_constant_is_partly_compiled():
+    # Regression (OpInfo sweep, masked.cumsum): copying the graph module for the
+    # partitioner deep-copied its fake-tensor metadata, which failed for a graph holding
+    # a tensor constant, and the whole graph ran eagerly.
+    def fn(x, mask):
+        zero = torch.tensor(0.0)  # becomes a tensor constant of the graph
+        return torch.tanh(torch.cumsum(torch.where(mask, x, zero), 1)) * 2
+    got, expected, _ = _run(fn, torch.randn(5, 6), torch.rand(5, 6) > 0.5)
+    torch.testing.assert_close(got, expected)
+    stats = dyno.stats()
+    assert stats["partially_compiled_graphs"] == 1 and stats["fallback_graphs"] == 0, stats
+    assert stats["fallback_ops"] == {"aten.cumsum.default": 1}, stats

@@ -136,8 +136,10 @@ def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable,
     `compile_subgraph(submodule)` returns a boxed callable or raises DynoCompileError.
     """
     # The partitioner rewrites the graph module it is given; the caller's `gm` stays the
-    # whole eager graph, which a runtime failure of a compiled part falls back to.
-    gm = copy.deepcopy(gm)
+    # whole eager graph, which a runtime failure of a compiled part falls back to. (The
+    # graph is copied, not the module: deep-copying a module's fake-tensor metadata or
+    # tensor constants fails.)
+    gm = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     partitioner = CapabilityBasedPartitioner(gm, _DynoSupport(target),
                                              allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
