@@ -111,11 +111,13 @@ def _small_and_large(x):
     return ax, ax / 2.0 - 2.0, 32.0 / ax - 2.0
 
 
-@_computed_as_float
-def i0(x):
+def _i0(x):
     ax, small, large = _small_and_large(x)
     return torch.where(ax <= 8.0, torch.exp(ax) * _chbevl(small, _I0E_A),
                        torch.exp(ax) * _chbevl(large, _I0E_B) / torch.sqrt(ax))
+
+
+i0 = _computed_as_float(_i0)
 
 
 @_computed_as_float
