@@ -168,3 +168,19 @@ def test_float_to_bfloat16_rounds_to_nearest_even():
     x[0, :4] = torch.tensor([float("nan"), float("inf"), -float("inf"), 3.4e38])
     got = assert_compiled_matches(lambda t: (t * 1.0).bfloat16(), x, rtol=0, atol=0)
     assert torch.equal(got[1:], (x * 1.0).bfloat16()[1:])
+
+
+def test_concatenation_and_padding_between_kernels():
+    # A Triton program cannot read back a concatenation or a padding it did not store:
+    # SplitKernelsForTriton runs them on the host (torch.cat, F.pad) between the kernels
+    # that compute their operands and those that read them. Before, such graphs ran
+    # partly (cat) or wholly (pad) eagerly.
+    def fn(x, y):
+        half = x.shape[-1] // 2
+        rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)  # rotary embeddings
+        mixed = torch.tanh(rotated * y + x)
+        padded = torch.nn.functional.pad(mixed.exp(), (1, 2, 0, 1), value=-1.5)
+        return padded.sum(-1), torch.cat([mixed, y], 0) * 2
+    assert_compiled_matches(fn, torch.randn(6, 8), torch.randn(6, 8),
+                            options={"target": "triton"})
+    assert dyno.stats()["partially_compiled_graphs"] == 0

@@ -3,7 +3,9 @@
 // A Triton program walks one index space (rows, and one reduced extent). Kernel
 // formation groups ops by data flow, so a kernel may hold, say, a column reduction and
 // a row reduction; such a kernel is split here into one kernel per computing op, in
-// order, passing intermediates through memory. Kernels that fit stay whole.
+// order, passing intermediates through memory. Concatenations, which a Triton program
+// cannot read back, are done on the host between the pieces (torch.cat). Kernels that
+// fit stay whole.
 //
 //===----------------------------------------------------------------------===//
 #include "IterationSpace.h"
@@ -16,6 +18,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -85,13 +88,45 @@ LogicalResult hostSizesOf(Value result, OpBuilder &hostBuilder, IRMapping &host,
   return success();
 }
 
-/// Splits `kernel`, launched by `launch`, into one kernel per computing op.
+/// Ops the host performs between the pieces of a split kernel: a Triton program cannot
+/// read a concatenation or a padding it did not store, so `tensor.concat` becomes
+/// torch.cat and a constant `tensor.pad` with static widths torch.nn.functional.pad.
+bool isHostOp(Operation *op) {
+  if (isa<tensor::ConcatOp>(op))
+    return true;
+  auto pad = dyn_cast<tensor::PadOp>(op);
+  return pad && pad.getLow().empty() && pad.getHigh().empty() &&
+         matchPattern(pad.getConstantPaddingValue(), m_Constant());
+}
+
+/// Recreates the kernel tensor `value` on the host: a value the host already has (an
+/// argument, an earlier piece's result), or a view of one.
+FailureOr<Value> tensorToHost(Value value, OpBuilder &hostBuilder, IRMapping &host) {
+  if (Value mapped = host.lookupOrNull(value))
+    return mapped;
+  Operation *def = value.getDefiningOp();
+  if (!def || !isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
+                   tensor::CastOp>(def))
+    return failure();
+  for (Value operand : def->getOperands()) {
+    FailureOr<Value> onHost = isa<TensorType>(operand.getType())
+                                  ? tensorToHost(operand, hostBuilder, host)
+                                  : toHost(operand, hostBuilder, host);
+    if (failed(onHost))
+      return failure();
+  }
+  return hostBuilder.clone(*def, host)->getResult(0);
+}
+
+/// Splits `kernel`, launched by `launch`, into one kernel per computing op (and host ops
+/// between them).
 LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
   MLIRContext *ctx = kernel.getContext();
   Block &body = kernel.getBody().front();
   auto returned = cast<func::ReturnOp>(body.getTerminator());
   for (Value value : returned.getOperands())
-    if (!value.getDefiningOp() || !isComputeOp(value.getDefiningOp(), returned))
+    if (!value.getDefiningOp() || !(isComputeOp(value.getDefiningOp(), returned) ||
+                                    isHostOp(value.getDefiningOp())))
       return kernel.emitOpError("returns a value no op of it computes; cannot split it");
 
   // Host value of each kernel value that crosses kernels.
@@ -103,6 +138,16 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
   unsigned part = 0;
   for (Operation &opRef : body.without_terminator()) {
     Operation *op = &opRef;
+    if (isHostOp(op)) {
+      for (Value operand : op->getOperands())
+        if (failed(tensorToHost(operand, hostBuilder, host)))
+          return op->emitOpError("reads a tensor the host cannot compute; cannot split its "
+                                 "kernel");
+      if (auto pad = dyn_cast<tensor::PadOp>(op)) // its padding value, a constant
+        hostBuilder.clone(*pad.getConstantPaddingValue().getDefiningOp(), host);
+      hostBuilder.clone(*op, host);
+      continue;
+    }
     if (!isComputeOp(op, returned))
       continue;
     std::string name = (kernel.getName() + "_" + Twine(part++)).str();
@@ -112,8 +157,9 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
     IRMapping mapping;
     SmallVector<Value> kernelValues;
     // Views, fills and constants are cloned; computed tensors come from earlier pieces.
-    cloneIntoKernel(op, entry, mapping, kernelValues,
-                    [&](Operation *def) { return !isComputeOp(def, returned); });
+    cloneIntoKernel(op, entry, mapping, kernelValues, [&](Operation *def) {
+      return !isComputeOp(def, returned) && !isHostOp(def);
+    });
     SmallVector<Value> launchArgs;
     for (Value value : kernelValues)
       launchArgs.push_back(host.lookup(value));

@@ -180,6 +180,23 @@ class WrapperBuilder:
             self.lines.append(f"{name} = {source}.reshape({self.name(op.operands[1])})")
         elif kind == "tensor.extract_slice":
             self.emit_slice(op)
+        elif kind == "tensor.cast":  # a static/dynamic size refinement: the same tensor
+            source = self.name(op.operands[0])
+            name = self.define(op.results[0], contiguous=source in self.contiguous)
+            self.lines.append(f"{name} = {source}")
+        elif kind == "tensor.pad":  # Triton: between the pieces of a split kernel
+            self.emit_constant_pad(op)
+        elif kind == "tensor.yield":
+            return  # the padding value of a tensor.pad, read by emit_constant_pad
+        elif kind == "arith.constant" and isinstance(op.results[0].type, ir.FloatType):
+            value = ir.FloatAttr(op.attributes["value"]).value
+            name = self.define(op.results[0], prefix="c")
+            self.lines.append(f"{name} = float({str(value)!r})")
+        elif kind == "tensor.concat":  # Triton: between the pieces of a split kernel
+            parts = ", ".join(self.name(v) for v in op.operands)
+            name = self.define(op.results[0], contiguous=True)
+            dim = ir.IntegerAttr(op.attributes["dim"]).value
+            self.lines.append(f"{name} = torch.cat([{parts}], {dim})")
         elif kind == "linalg.transpose":
             permutation = _i64_array(op.attributes["permutation"])
             name = self.define(op.results[0])
@@ -192,6 +209,22 @@ class WrapperBuilder:
             self.emit_return(op, outputs)
         elif not self.emit_scalar(op):
             raise DynoCompileError("wrapper", f"unsupported host operation {kind}")
+
+    def emit_constant_pad(self, op):
+        """tensor.pad with static widths and a constant value (SplitKernelsForTriton
+        leaves only those on the host) as torch.nn.functional.pad."""
+        from .. import ir
+
+        low = _i64_array(op.attributes["static_low"])
+        high = _i64_array(op.attributes["static_high"])
+        yielded = op.regions[0].blocks[0].operations[0].operands[0]
+        widths = []
+        for lo, hi in reversed(list(zip(low, high))):  # F.pad lists the last dim first
+            widths += [lo, hi]
+        source = self.name(op.operands[0])
+        name = self.define(op.results[0], contiguous=True)
+        self.lines.append(f"{name} = torch.nn.functional.pad({source}, {widths}, "
+                          f"value={self.name(yielded)})")
 
     def allocate(self, value, dynamic_sizes: Sequence[str]) -> str:
         """A fresh contiguous tensor for `value`, its `?` sizes taken in order."""

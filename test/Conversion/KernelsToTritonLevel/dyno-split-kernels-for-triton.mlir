@@ -81,3 +81,54 @@ module @kernels {
     return %cst : tensor<1x1xf32>
   }
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// A Triton program cannot read back a concatenation or a padding: they run on the host
+// (torch.cat, torch.nn.functional.pad) between the pieces that compute their operands
+// and the pieces that read them; views of computed tensors go along.
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[NEG:.*]] = dyno.launch @kernels::@kernel_0_0(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK:         %[[HALF:.*]] = tensor.extract_slice %[[NEG]][0, 0] [4, 4] [1, 1]
+// CHECK:         %[[CAT:.*]] = tensor.concat dim(1) %[[HALF]], %arg0 : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x12xf32>
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[PAD:.*]] = tensor.pad %[[CAT]] low[1, 0] high[0, 2]
+// CHECK:           tensor.yield %[[ZERO]]
+// CHECK:         %[[EXP:.*]] = dyno.launch @kernels::@kernel_0_1(%[[PAD]]) : (tensor<5x14xf32>) -> tensor<5x14xf32>
+// CHECK:         return %[[EXP]]
+// CHECK:       func.func @kernel_0_0(
+// CHECK:         arith.negf
+// CHECK:       func.func @kernel_0_1(%{{.*}}: tensor<5x14xf32>
+// CHECK-NOT:     tensor.concat
+// CHECK-NOT:     tensor.pad
+// CHECK:         math.exp
+func.func @main(%x: tensor<4x8xf32>) -> tensor<5x14xf32> {
+  %0 = dyno.launch @kernels::@kernel_0(%x) : (tensor<4x8xf32>) -> tensor<5x14xf32>
+  return %0 : tensor<5x14xf32>
+}
+module @kernels {
+  func.func @kernel_0(%x: tensor<4x8xf32>) -> tensor<5x14xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x8xf32>
+    %neg = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %n = arith.negf %a : f32
+      linalg.yield %n : f32
+    } -> tensor<4x8xf32>
+    %half = tensor.extract_slice %neg[0, 0] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+    %cat = tensor.concat dim(1) %half, %x : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x12xf32>
+    %padded = tensor.pad %cat low[1, 0] high[0, 2] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+    } : tensor<4x12xf32> to tensor<5x14xf32>
+    %e2 = tensor.empty() : tensor<5x14xf32>
+    %exp = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%padded : tensor<5x14xf32>) outs(%e2 : tensor<5x14xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %n = math.exp %a : f32
+      linalg.yield %n : f32
+    } -> tensor<5x14xf32>
+    return %exp : tensor<5x14xf32>
+  }
+}
