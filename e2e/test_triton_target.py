@@ -184,3 +184,42 @@ def test_concatenation_and_padding_between_kernels():
     assert_compiled_matches(fn, torch.randn(6, 8), torch.randn(6, 8),
                             options={"target": "triton"})
     assert dyno.stats()["partially_compiled_graphs"] == 0
+
+
+def test_rounding_is_exact():
+    # Regression (found when round first compiled for Triton): upstream's expansion of
+    # roundeven computed trunc(x + 0.5), and 0.49999997 + 0.5 rounds up to 1.0 in float32,
+    # so round(0.49999997) gave 1. An exact helper prints it now.
+    values = torch.tensor([0.49999997, -0.49999997, 0.5, 1.5, 2.5, -0.5, -2.5, -0.0, 0.0,
+                           -0.3, 8388607.5, 8388609.0, 4194304.5, 1e20, -1e-30,
+                           float("nan"), float("inf"), -float("inf")])
+    x = torch.cat([values, torch.randn(64) * 100])
+
+    def fn(x):
+        return torch.round(x), torch.round(x, decimals=2)
+    actual = torch.compile(fn, backend="mlir", options={"target": "triton"})(x)
+    assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["triton_graphs"] >= 1
+    for got, want in zip(actual, fn(x)):
+        assert torch.equal(got.nan_to_num(), want.nan_to_num())
+        assert torch.equal(torch.signbit(got), torch.signbit(want))
+
+
+@pytest.mark.parametrize("name", ["sinh", "cosh", "tanh", "asinh", "acosh", "atanh"])
+def test_hyperbolic_functions_keep_relative_accuracy(name):
+    # Regression (miscompiles): upstream's expansions gave asinh(-1e4) = -inf (and 0.3%
+    # off at -1000), acosh(-1e4) = -inf instead of NaN, and 0 for sinh, tanh and atanh of
+    # 1e-8; the sign of -0.0 was lost. Compared in relative terms down to 1e-30.
+    fn = getattr(torch, name)
+    magnitudes = torch.logspace(-30, 4, 69)
+    x = torch.cat([magnitudes, -magnitudes, torch.linspace(-1.5, 1.5, 61),
+                   torch.tensor([-0.0, 0.0, 1.0, -1.0, 0.99999994, 1.0000001, 88.5,
+                                 1e19, -1e19, 3e38, float("nan"), float("inf"),
+                                 -float("inf")])])
+    # (Not 88.8 to 89.4, where sinh and cosh are finite but exp overflows: eager's own
+    # scalar path gives the finite value and its vectorized path infinity.)
+    actual = torch.compile(fn, backend="mlir", options={"target": "triton"})(x)
+    assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["triton_graphs"] >= 1
+    expected = fn(x)
+    torch.testing.assert_close(actual, expected, rtol=4e-6, atol=0, equal_nan=True)
+    numbers = ~expected.isnan()  # a NaN's sign bit means nothing
+    assert torch.equal(torch.signbit(actual[numbers]), torch.signbit(expected[numbers]))

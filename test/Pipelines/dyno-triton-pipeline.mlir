@@ -5,7 +5,8 @@
 #row = affine_map<(d0, d1) -> (d0)>
 
 // A tanh feeding a row sum and a matmul: kernel formation keeps the matmul a library
-// call; each kernel becomes a Triton-level program, tanh spelled through exp.
+// call; each kernel becomes a Triton-level program; tanh is printed as the prelude's
+// helper (upstream's expansion lost all relative accuracy near 0).
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[T:.*]] = dyno.launch @kernels::@kernel_1(%arg0)
 // CHECK:         %[[S:.*]] = dyno.launch @kernels::@kernel_0(%[[T]])
@@ -15,12 +16,11 @@
 // CHECK-NOT:       linalg.generic
 // CHECK:           tl.reduce "sum"
 // CHECK:         func.func @kernel_1(%{{.*}}: !tl.ptr<f32>, %{{.*}}: !tl.ptr<f32>)
-// CHECK-NOT:       math.tanh
-// CHECK:           math.exp
+// CHECK:           math.tanh
 // PY: def kernel_0(arg0, arg1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
 // PY:   tl.reduce({{.*}}, 1, _dyno_sum, keep_dims=True)
 // PY: def kernel_1(arg0, arg1, XBLOCK: tl.constexpr):
-// PY:   tl.exp(
+// PY:   _dyno_tanh(
 // PY: KERNELS = {
 // PY:   "kernel_0": {"num_args": 2, "xnumel": 64, "rnumel": 128,
 // PY:   "kernel_1": {"num_args": 2, "xnumel": 8192, "rnumel": 1,

@@ -88,6 +88,128 @@ def _dyno_f32_to_bf16(x):
     return tl.where(x != x, x.to(tl.bfloat16), y)
 
 
+@triton.jit
+def _dyno_copysign(a, b):
+    # The magnitude of a with the sign bit of b (also of -0.0 and of a negative NaN).
+    if a.dtype == tl.float64:
+        ua = a.to(tl.uint64, bitcast=True)
+        ub = b.to(tl.uint64, bitcast=True)
+        return (((ua << 1) >> 1) | ((ub >> 63) << 63)).to(tl.float64, bitcast=True)
+    ua = a.to(tl.float32).to(tl.uint32, bitcast=True)
+    ub = b.to(tl.float32).to(tl.uint32, bitcast=True)
+    return (((ua << 1) >> 1) | ((ub >> 31) << 31)).to(tl.float32, bitcast=True).to(a.dtype)
+
+
+@triton.jit
+def _dyno_roundeven(x):
+    # Exact round half to even (upstream's expansion computes trunc(x + 0.5), which
+    # rounds 0.49999997 to 1): |x| + 2^23 - 2^23 (2^52 for float64) rounds |x| < 2^23 in
+    # round-to-nearest-even arithmetic; larger magnitudes are integers already.
+    if x.dtype == tl.float64:
+        v = x
+        big = 4503599627370496.0
+    else:
+        v = x.to(tl.float32)
+        big = 8388608.0
+    a = tl.abs(v)
+    r = (a + big) - big
+    r = tl.where(v < 0, -r, r)
+    return tl.where((a >= big) | (v == 0), v, r).to(x.dtype)
+
+
+@triton.jit
+def _dyno_round(x):
+    # Exact round half away from zero: |x| - floor(|x|) is exact below 2^23 (2^52).
+    if x.dtype == tl.float64:
+        v = x
+        big = 4503599627370496.0
+    else:
+        v = x.to(tl.float32)
+        big = 8388608.0
+    a = tl.abs(v)
+    f = tl.floor(a)
+    r = tl.where(a - f >= 0.5, f + 1, f)
+    r = tl.where(v < 0, -r, r)
+    return tl.where((a >= big) | (v == 0), v, r).to(x.dtype)
+
+
+# Hyperbolic functions. Upstream's expansions lose the sign and overflow (asinh(-1e4) gave
+# -inf, acosh(-1e4) -inf instead of NaN) or all relative accuracy near 0 (sinh, tanh and
+# atanh of 1e-8 gave 0); these follow the usual careful forms, odd ones on |x| with the
+# sign copied back.
+@triton.jit
+def _dyno_log1p(y):
+    # log(1 + y) for y >= 0 (Goldberg: the rounding of 1 + y cancels).
+    u = 1.0 + y
+    r = tl.log(u) * y / (u - 1.0)
+    r = tl.where(u == 1.0, y, r)
+    return tl.where(u == float("inf"), u, r)
+
+
+@triton.jit
+def _dyno_expm1(x):
+    # exp(x) - 1 (Kahan: (u - 1) * x / log(u) with u = exp(x)).
+    u = tl.exp(x)
+    r = (u - 1.0) * x / tl.log(u)
+    r = tl.where(u == 1.0, x, r)
+    r = tl.where(u == 0.0, -1.0, r)
+    return tl.where(u == float("inf"), u, r)
+
+
+@triton.jit
+def _dyno_sinh(x):
+    a = tl.abs(x)
+    e = _dyno_expm1(a)
+    r = 0.5 * (e + e / (e + 1.0))
+    h = tl.exp(0.5 * a)
+    r = tl.where(a > 88.0, h * (0.5 * h), r)  # exp(a) / 2 without overflowing exp(a)
+    return _dyno_copysign(r, x)
+
+
+@triton.jit
+def _dyno_cosh(x):
+    a = tl.abs(x)
+    r = 0.5 * (tl.exp(a) + tl.exp(-a))
+    h = tl.exp(0.5 * a)
+    return tl.where(a > 88.0, h * (0.5 * h), r)
+
+
+@triton.jit
+def _dyno_tanh(x):
+    a = tl.abs(x)
+    e = _dyno_expm1(2.0 * a)
+    r = tl.where(a > 20.0, 1.0, e / (e + 2.0))
+    return _dyno_copysign(r, x)
+
+
+@triton.jit
+def _dyno_asinh(x):
+    a = tl.abs(x)
+    # log1p(a + a^2 / (1 + sqrt(1 + a^2))); log(2a) where a^2 would overflow
+    r = _dyno_log1p(a + a * a / (1.0 + tl.sqrt(1.0 + a * a)))
+    r = tl.where(a > 1.0e18, tl.log(a) + 0.6931471805599453, r)
+    return _dyno_copysign(r, x)
+
+
+@triton.jit
+def _dyno_acosh(x):
+    t = x - 1.0
+    # log1p(t + sqrt(2t + t^2)); log(2x) where x^2 would overflow; NaN below 1
+    r = _dyno_log1p(t + tl.sqrt(2.0 * t + t * t))
+    r = tl.where(x > 1.0e18, tl.log(x) + 0.6931471805599453, r)
+    return tl.where(x < 1.0, float("nan"), r)
+
+
+@triton.jit
+def _dyno_atanh(x):
+    a = tl.abs(x)
+    # 0.5 * log1p(2a / (1 - a)): +inf at 1, NaN above
+    r = 0.5 * _dyno_log1p(2.0 * a / (1.0 - a))
+    r = tl.where(a == 1.0, float("inf"), r)
+    r = tl.where(a > 1.0, float("nan"), r)
+    return _dyno_copysign(r, x)
+
+
 # Reductions go through tl.reduce with these combine functions, not tl.sum and friends:
 # those are @triton.jit functions of triton.language itself, which cannot run when only
 # these kernels are interpreted (TRITON_INTERPRET=1 is read when triton is imported).
@@ -262,6 +384,15 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       .Case<arith::XOrIOp>([&](auto) { return R(logical("^")); })
       .Case<arith::ShLIOp>([&](auto) { return R(binary("<<")); })
       .Case<arith::ShRSIOp>([&](auto) { return R(binary(">>")); })
+      .Case<arith::ShRUIOp>([&](arith::ShRUIOp shift) -> R {
+        // Triton's >> is arithmetic on signed integers: shift the unsigned view (math
+        // expansions of round and friends shift float bit patterns this way).
+        FailureOr<std::string> type = dtype(resultType);
+        if (failed(type))
+          return failure();
+        return "tl.cast(" + unsignedView(shift.getLhs()) + " >> " +
+               unsignedView(shift.getRhs()) + ", " + *type + ", bitcast=True)";
+      })
       .Case<arith::MaximumFOp>([&](auto) { return R(call("_dyno_max")); })
       .Case<arith::MinimumFOp>([&](auto) { return R(call("_dyno_min")); })
       .Case<arith::MaxNumFOp>([&](auto) { return R(call("_dyno_maxnum")); })
@@ -376,10 +507,15 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       .Case<math::IsFiniteOp>([&](auto) {
         return R("(tl.abs(" + operand(0) + ") < float(\"inf\"))");
       })
-      .Case<math::CopySignOp>([&](auto) {
-        return R("tl.where(" + operand(1) + " < 0, -tl.abs(" + operand(0) + "), tl.abs(" +
-                 operand(0) + "))");
-      })
+      .Case<math::CopySignOp>([&](auto) { return R(call("_dyno_copysign")); })
+      .Case<math::SinhOp>([&](auto) { return R(call("_dyno_sinh")); })
+      .Case<math::CoshOp>([&](auto) { return R(call("_dyno_cosh")); })
+      .Case<math::TanhOp>([&](auto) { return R(call("_dyno_tanh")); })
+      .Case<math::AsinhOp>([&](auto) { return R(call("_dyno_asinh")); })
+      .Case<math::AcoshOp>([&](auto) { return R(call("_dyno_acosh")); })
+      .Case<math::AtanhOp>([&](auto) { return R(call("_dyno_atanh")); })
+      .Case<math::RoundEvenOp>([&](auto) { return R(call("_dyno_roundeven")); })
+      .Case<math::RoundOp>([&](auto) { return R(call("_dyno_round")); })
       .Case<tl::ProgramIdOp>([&](tl::ProgramIdOp pid) {
         std::string text = "tl.program_id(" + std::to_string(pid.getAxis()) + ")";
         return R(indexBits == 64 ? "tl.cast(" + text + ", tl.int64)" : text);

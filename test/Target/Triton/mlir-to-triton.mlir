@@ -39,6 +39,11 @@
 // CHECK-LABEL: def kernel_3(
 // CHECK:         = tl.math.div_rn(v{{[0-9]+}}, v{{[0-9]+}})
 // CHECK:         v{{[0-9]+}} = (v{{[0-9]+}} / v{{[0-9]+}})
+// Rounding, hyperbolic functions and copysign call exact or careful helpers of the
+// prelude (upstream's expansions round 0.49999997 to 1 and lose asinh's sign).
+// CHECK:         v[[EVEN:[0-9]+]] = _dyno_roundeven(v[[X:[0-9]+]])
+// CHECK-NEXT:    v[[ASINH:[0-9]+]] = _dyno_asinh(v[[EVEN]])
+// CHECK-NEXT:    v{{[0-9]+}} = _dyno_copysign(v[[ASINH]], v[[X]])
 // CHECK-NOT:     div_rn
 //
 // The launch table: sizes and configurations, the heuristic's first.
@@ -116,6 +121,10 @@ module {
     %r = arith.divf %y, %y : tensor<?x?xf64>
     %fr = math.floor %r : tensor<?x?xf64>
     tl.store %fr, %out64[%xs] : tensor<?x?xf64>, !tl.ptr<f64>, tensor<?x?xindex>
+    %even = math.roundeven %x : tensor<?x?xf32>
+    %asinh = math.asinh %even : tensor<?x?xf32>
+    %signed = math.copysign %asinh, %x : tensor<?x?xf32>
+    tl.store %signed, %out32[%xs] : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>
     return
   }
   module @kernels {
