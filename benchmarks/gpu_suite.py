@@ -78,6 +78,11 @@ def cases():
         ("long_row_softmax", "check", lambda: Fn(lambda x: torch.softmax(x * 0.5, -1)),
          [((8, 20000), f32)]),
         ("layernorm", "check", _layernorm, [((4, 31, 96), f32)]),
+        # The prelude's careful helpers (round, hyperbolic functions, copysign) on a GPU.
+        ("rounding_hyperbolic", "check",
+         lambda: Fn(lambda x: (torch.round(x * 10), torch.asinh(x * 1000), torch.sinh(x * 4),
+                               torch.tanh(x), torch.atanh(x * 0.3), torch.acosh(x.abs() + 1))),
+         [((64, 129), f32)]),
         ("transpose_slice_views", "check",
          lambda: Fn(lambda x: (x.transpose(0, 1) * 2, x[:, 1:7:2].exp(), x.permute(1, 0).sum(1))),
          [((12, 10), f32)]),
