@@ -98,3 +98,22 @@ def test_hypot_and_angle():
     def fn(a, b):
         return torch.hypot(a, b), torch.angle(a)
     assert_compiled_matches(fn, a, b, rtol=1e-6, atol=0)
+
+
+def test_powers_follow_eager_special_cases():
+    # Regression (miscompiles): eager computes x ** 0.5 as sqrt, x ** -0.5 as rsqrt,
+    # x ** -1 as a reciprocal and x ** 2, 3, -2 as products; pow differs at special
+    # values ((-inf) ** 0.5 gave inf, eager NaN). The Triton target printed pow(a, b) as
+    # exp(b log a): pow(-2, 3), pow(0, 0) and pow(1, nan) gave NaN.
+    a = torch.tensor([-2.0, -2.0, -2.0, 0.0, 0.0, -0.0, -0.0, 2.0, -1.0, -1.0, inf, -inf, -inf,
+                      nan, 1.0, 0.5, -8.0, 3.0, -0.5, 1e-30, -1e30])
+    b = torch.tensor([3.0, 2.0, 0.5, 0.0, -1.0, -1.0, 3.0, -2.0, inf, nan, -1.0, 3.0, 0.5,
+                      0.0, nan, inf, 1 / 3, -3.0, -inf, 2.0, 2.0])
+
+    def fn(a, b):
+        return (torch.pow(a, b), a ** 0.5, a ** -0.5, a ** -1, a ** 2, a ** 3, a ** -2,
+                a ** 2.5)
+    actual = assert_compiled_matches(fn, a, b, rtol=3e-6, atol=0)
+    for got, want in zip(actual, fn(a, b)):
+        numbers = ~want.isnan()
+        assert torch.equal(torch.signbit(got[numbers]), torch.signbit(want[numbers]))

@@ -116,10 +116,11 @@ void dyno::buildTritonLoweringPipeline(OpPassManager &pm) {
   kernels.addPass(createCanonicalizerPass());
   // Math Triton lacks: closed forms over exp/log (tanh, sinh, pow, ...) ...
   math::MathExpandOpsPassOptions expand;
-  // (Rounding and hyperbolic functions are printed as careful helpers instead: upstream
-  // computes round as trunc(x + 0.5), which rounds 0.49999997 to 1, asinh(-1e4) as -inf
-  // and sinh, tanh and atanh of 1e-8 as 0. See TranslateToTriton.cpp.)
-  expand.opMnemonics = {"tan", "powf", "fpowi", "ctlz", "clampf"};
+  // (Rounding, hyperbolic functions and powf are printed as careful helpers instead:
+  // upstream computes round as trunc(x + 0.5), which rounds 0.49999997 to 1, asinh(-1e4)
+  // as -inf, sinh, tanh and atanh of 1e-8 as 0 and pow(-2, 3) as NaN. See
+  // TranslateToTriton.cpp.)
+  expand.opMnemonics = {"tan", "fpowi", "ctlz", "clampf"};
   kernels.addNestedPass<func::FuncOp>(math::createMathExpandOpsPass(expand));
   // ... and polynomials for the rest (exp, log, erf, sqrt, sin, cos stay native).
   DynoApproximateMathOptions approximate;

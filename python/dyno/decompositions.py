@@ -298,6 +298,29 @@ def angle(x):
     return aten.where.self(aten.isnan.default(x), x, result)
 
 
+def pow_tensor_scalar(x, exponent):
+    """x ** c for the exponents eager computes without pow (ATen's pow kernels): 0.5 as
+    sqrt, -0.5 as rsqrt, -1 as a reciprocal, 2, 3 and -2 as products. They differ from
+    pow where the special values do: (-inf) ** 0.5 is NaN in eager (sqrt) but inf for pow,
+    (-0.0) ** 0.5 is -0.0, and x ** 3 rounds twice."""
+    if not (_is_float(x) and x.dtype in (torch.float32, torch.float64)) \
+            or isinstance(exponent, bool) or not isinstance(exponent, (int, float)):
+        return NotImplemented
+    if exponent == 0.5:
+        return aten.sqrt.default(x)
+    if exponent == -0.5:
+        return reciprocal(aten.sqrt.default(x))
+    if exponent == -1:
+        return reciprocal(x)
+    if exponent == 2:
+        return aten.mul.Tensor(x, x)
+    if exponent == 3:
+        return aten.mul.Tensor(aten.mul.Tensor(x, x), x)
+    if exponent == -2:
+        return reciprocal(aten.mul.Tensor(x, x))
+    return NotImplemented
+
+
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     """An uninitialized tensor with the given strides (new_zeros, new_full and block_diag
     create one, then fill it; torch-mlir cannot lower it): an empty tensor in the order
@@ -340,6 +363,7 @@ def table() -> dict:
         decompositions[op] = decomposition_table[op]
     decompositions[aten.empty_strided.default] = empty_strided
     decompositions[aten.hypot.default] = hypot
+    decompositions[aten.pow.Tensor_Scalar] = pow_tensor_scalar
     decompositions[aten.angle.default] = angle
     decompositions.update(special_functions.table())
     decompositions.update(bessel_functions.table())

@@ -91,6 +91,7 @@ def _dyno_f32_to_bf16(x):
 @triton.jit
 def _dyno_copysign(a, b):
     # The magnitude of a with the sign bit of b (also of -0.0 and of a negative NaN).
+    a, b = tl.broadcast(a, b)
     if a.dtype == tl.float64:
         ua = a.to(tl.uint64, bitcast=True)
         ub = b.to(tl.uint64, bitcast=True)
@@ -131,6 +132,30 @@ def _dyno_round(x):
     r = tl.where(a - f >= 0.5, f + 1, f)
     r = tl.where(v < 0, -r, r)
     return tl.where((a >= big) | (v == 0), v, r).to(x.dtype)
+
+
+@triton.jit
+def _dyno_signbit(x):
+    if x.dtype == tl.float64:
+        return (x.to(tl.uint64, bitcast=True) >> 63) == 1
+    return (x.to(tl.float32).to(tl.uint32, bitcast=True) >> 31) == 1
+
+
+@triton.jit
+def _dyno_pow(a, b):
+    # C99 pow, as eager's: exp(b log|a|) with the sign of a negative base for odd integer
+    # exponents, NaN for a finite negative base and a non-integer exponent, and 1 for
+    # pow(x, 0), pow(1, y) and pow(-1, +-inf). (Upstream's expansion, exp(b log a), gave
+    # NaN for pow(-2, 3), pow(0, 0) and pow(1, nan).) A constant operand is a 0-d tensor;
+    # the interpreter cannot combine booleans of a block and of a 0-d tensor: broadcast.
+    a, b = tl.broadcast(a, b)
+    r = tl.exp(b * tl.log(tl.abs(a)))
+    integer = tl.floor(b) == b
+    odd = integer & (tl.floor(b * 0.5) * 2.0 != b)
+    r = tl.where(_dyno_signbit(a) & odd, -r, r)
+    r = tl.where((a < 0) & (a != float("-inf")) & (b == b) & ~integer, float("nan"), r)
+    r = tl.where((a == -1.0) & (tl.abs(b) == float("inf")), 1.0, r)
+    return tl.where((b == 0) | (a == 1.0), 1.0, r)
 
 
 # Hyperbolic functions. Upstream's expansions lose the sign and overflow (asinh(-1e4) gave
@@ -335,6 +360,26 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       text += (i ? ", " : "") + operand(i);
     return text + ")";
   };
+  // The prelude's helpers take tensors (they read .dtype): a constant operand, printed
+  // as a bare Python number, becomes a 0-d tensor.
+  auto helperCall = [&](StringRef function) -> FailureOr<std::string> {
+    std::string text = function.str() + "(";
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      Value value = op->getOperand(i);
+      std::string argument = name(value);
+      auto splat = value.getDefiningOp<tl::SplatOp>();
+      bool constant = value.getDefiningOp<arith::ConstantOp>() ||
+                      (splat && splat.getValue().getDefiningOp<arith::ConstantOp>());
+      if (constant && !StringRef(argument).starts_with("tl.full")) {
+        FailureOr<std::string> type = dtype(getElementTypeOrSelf(value.getType()));
+        if (failed(type))
+          return failure();
+        argument = "tl.full([], " + argument + ", " + *type + ")";
+      }
+      text += (i ? ", " : "") + argument;
+    }
+    return text + ")";
+  };
   auto castTo = [&](Type type, bool bitcast = false) -> FailureOr<std::string> {
     FailureOr<std::string> target = dtype(type);
     if (failed(target))
@@ -507,15 +552,16 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       .Case<math::IsFiniteOp>([&](auto) {
         return R("(tl.abs(" + operand(0) + ") < float(\"inf\"))");
       })
-      .Case<math::CopySignOp>([&](auto) { return R(call("_dyno_copysign")); })
-      .Case<math::SinhOp>([&](auto) { return R(call("_dyno_sinh")); })
-      .Case<math::CoshOp>([&](auto) { return R(call("_dyno_cosh")); })
-      .Case<math::TanhOp>([&](auto) { return R(call("_dyno_tanh")); })
-      .Case<math::AsinhOp>([&](auto) { return R(call("_dyno_asinh")); })
-      .Case<math::AcoshOp>([&](auto) { return R(call("_dyno_acosh")); })
-      .Case<math::AtanhOp>([&](auto) { return R(call("_dyno_atanh")); })
-      .Case<math::RoundEvenOp>([&](auto) { return R(call("_dyno_roundeven")); })
-      .Case<math::RoundOp>([&](auto) { return R(call("_dyno_round")); })
+      .Case<math::CopySignOp>([&](auto) { return helperCall("_dyno_copysign"); })
+      .Case<math::SinhOp>([&](auto) { return helperCall("_dyno_sinh"); })
+      .Case<math::CoshOp>([&](auto) { return helperCall("_dyno_cosh"); })
+      .Case<math::TanhOp>([&](auto) { return helperCall("_dyno_tanh"); })
+      .Case<math::AsinhOp>([&](auto) { return helperCall("_dyno_asinh"); })
+      .Case<math::AcoshOp>([&](auto) { return helperCall("_dyno_acosh"); })
+      .Case<math::AtanhOp>([&](auto) { return helperCall("_dyno_atanh"); })
+      .Case<math::RoundEvenOp>([&](auto) { return helperCall("_dyno_roundeven"); })
+      .Case<math::RoundOp>([&](auto) { return helperCall("_dyno_round"); })
+      .Case<math::PowFOp>([&](auto) { return helperCall("_dyno_pow"); })
       .Case<tl::ProgramIdOp>([&](tl::ProgramIdOp pid) {
         std::string text = "tl.program_id(" + std::to_string(pid.getAxis()) + ")";
         return R(indexBits == 64 ? "tl.cast(" + text + ", tl.int64)" : text);
