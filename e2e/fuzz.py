@@ -27,10 +27,14 @@ UNARY = {
     "rsqrt": "torch.rsqrt({x}.abs() + 0.5)", "erf": "torch.erf({x})",
     "clamp": "{x}.clamp(-0.5, 0.75)", "hardtanh": "torch.nn.functional.hardtanh({x})",
     "relu6": "torch.nn.functional.relu6({x} * 4)",
+    "round": "torch.round({x} * 4)", "asinh": "torch.asinh({x} * 100)",
+    "sinh": "torch.sinh({x}.clamp(-6, 6))", "cube": "{x}.clamp(-5, 5) ** 3",
+    "sqrt_pow": "{x}.abs() ** 0.5",
 }
 BINARY = {"add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}",
           "div": "{a} / ({b}.abs() + 1)", "max": "torch.maximum({a}, {b})",
-          "min": "torch.minimum({a}, {b})", "where": "torch.where({a} > {b}, {a}, {b} * 0.5)"}
+          "min": "torch.minimum({a}, {b})", "where": "torch.where({a} > {b}, {a}, {b} * 0.5)",
+          "pow": "torch.pow({a}, torch.round({b} * 2))"}
 REDUCE = {"sum": "{x}.sum(dim={d}, keepdim={k})", "mean": "{x}.mean(dim={d}, keepdim={k})",
           "amax": "{x}.amax(dim={d}, keepdim={k})", "amin": "{x}.amin(dim={d}, keepdim={k})",
           "softmax": "torch.softmax({x}, dim={d})", "logsoftmax": "torch.log_softmax({x}, dim={d})"}
