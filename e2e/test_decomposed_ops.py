@@ -117,3 +117,16 @@ def test_powers_follow_eager_special_cases():
     for got, want in zip(actual, fn(a, b)):
         numbers = ~want.isnan()
         assert torch.equal(torch.signbit(got[numbers]), torch.signbit(want[numbers]))
+
+
+def test_linspace_is_eagers_to_the_last_bit():
+    # Regression (fuzzer seeds 1281, 3038, 20358, 40208, 60091): torch-mlir computed
+    # start + i * step; eager counts the second half down from end with fused
+    # multiply-adds, so the middle of linspace(-1, 1, 15) is -4.5e-8, not 0, and an
+    # infinity times it is -inf, not NaN.
+    def fn(x):
+        points = torch.linspace(-1, 1, 15)
+        return points, torch.linspace(-3.5, 2.25, 1000), x @ points.reshape(3, 5)
+    x = torch.tensor([[inf, 1.0, -2.0], [0.5, -inf, 3.0]])
+    actual = assert_compiled_matches(fn, x, rtol=0, atol=0)
+    assert torch.equal(actual[0], torch.linspace(-1, 1, 15))

@@ -321,6 +321,32 @@ def pow_tensor_scalar(x, exponent):
     return NotImplemented
 
 
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """float32 linspace as ATen's CPU kernel computes it: step = (end - start) / (steps - 1)
+    in float32, the first half start + step * i, the second half counted down from end,
+    end - step * (steps - 1 - i), each a fused multiply-add (ATen's kernel is compiled with
+    FMA contraction). The products and sums are exact in float64, so one rounding to
+    float32 gives the FMA's result, also where the graph is folded to a constant.
+    torch-mlir computed start + i * step throughout: the middle of linspace(-1, 1, 15)
+    was 0 instead of eager's -4.5e-8, and inf times it NaN instead of -inf (fuzzer seeds
+    1281, 3038, 20358 and others)."""
+    if (dtype or torch.get_default_dtype()) != torch.float32 \
+            or layout not in (None, torch.strided) \
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       for v in (start, end)) or not isinstance(steps, int) or steps < 2:
+        return NotImplemented
+    import numpy
+
+    start32, end32 = numpy.float32(start), numpy.float32(end)
+    step = float((end32 - start32) / numpy.float32(steps - 1))
+    index = aten.arange.start(0, steps, dtype=torch.float64, device=device)
+    first = aten.add.Tensor(aten.mul.Tensor(index, step), float(start32))
+    remaining = aten.rsub.Scalar(index, steps - 1)
+    second = aten.rsub.Scalar(aten.mul.Tensor(remaining, step), float(end32))
+    result = aten.where.self(aten.lt.Scalar(index, steps // 2), first, second)
+    return aten._to_copy.default(result, dtype=torch.float32)
+
+
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     """An uninitialized tensor with the given strides (new_zeros, new_full and block_diag
     create one, then fill it; torch-mlir cannot lower it): an empty tensor in the order
@@ -363,6 +389,7 @@ def table() -> dict:
         decompositions[op] = decomposition_table[op]
     decompositions[aten.empty_strided.default] = empty_strided
     decompositions[aten.hypot.default] = hypot
+    decompositions[aten.linspace.default] = linspace
     decompositions[aten.pow.Tensor_Scalar] = pow_tensor_scalar
     decompositions[aten.angle.default] = angle
     decompositions.update(special_functions.table())
