@@ -223,3 +223,15 @@ def test_hyperbolic_functions_keep_relative_accuracy(name):
     torch.testing.assert_close(actual, expected, rtol=4e-6, atol=0, equal_nan=True)
     numbers = ~expected.isnan()  # a NaN's sign bit means nothing
     assert torch.equal(torch.signbit(actual[numbers]), torch.signbit(expected[numbers]))
+
+
+def test_partition_that_fails_together_compiles_op_by_op():
+    # block_diag concatenates zero fills with its inputs: each op compiles for Triton
+    # alone, but not together (the host cannot compute a fill between kernels). The
+    # partition is then compiled op by op instead of falling back whole (the sweep saw
+    # block_diag, cartesian_prod, diag_embed and gradient fall back).
+    def fn(a, b):
+        return torch.block_diag(a * 2, b.exp())
+    assert_compiled_matches(fn, torch.randn(2, 3), torch.randn(3, 2),
+                            options={"target": "triton"})
+    assert dyno.stats()["partially_compiled_graphs"] == 0

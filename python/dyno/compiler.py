@@ -185,6 +185,11 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
     if compiled == 0:
         return None
     eager_ops = partition.eager_op_names(fused)
+    if not eager_ops:  # every op compiled, in several graphs: compiled, not partly
+        counters.bump("compiled_graphs")
+        counters.bump(f"compiled_{kind}_graphs")
+        counters.bump(f"{target}_graphs")
+        return lambda args: fused(*args)
     counters.bump("partially_compiled_graphs")
     for name in eager_ops:
         counters.record_eager_op(name)

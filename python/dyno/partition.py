@@ -35,7 +35,10 @@ def _signature(node: torch.fx.Node) -> Tuple:
     return (node.target, describe(node.args), describe(tuple(sorted(node.kwargs.items()))))
 
 
-def _single_op_graph(node: torch.fx.Node) -> torch.fx.GraphModule:
+def _single_op_graph(node: torch.fx.Node, inputs: List[torch.fx.Node] = None
+                     ) -> torch.fx.GraphModule:
+    """A graph of `node` alone; `inputs`, when given, receives the nodes its placeholders
+    stand for, in order."""
     graph = torch.fx.Graph()
     placeholders: Dict[torch.fx.Node, torch.fx.Node] = {}
 
@@ -44,6 +47,8 @@ def _single_op_graph(node: torch.fx.Node) -> torch.fx.GraphModule:
             new = graph.placeholder(f"in{len(placeholders)}")
             new.meta = dict(value.meta)
             placeholders[value] = new
+            if inputs is not None:
+                inputs.append(value)
         return placeholders[value]
 
     copy = graph.node_copy(node, placeholder_for)
@@ -123,10 +128,51 @@ class _CompiledPartition(torch.nn.Module):
         return tuple(results) if self.returns_tuple else results[0]
 
 
+def _compile_ops_one_by_one(submodule: torch.fx.GraphModule, compile_subgraph: Callable) -> int:
+    """A partition whose ops each compile alone but not together (the Triton target
+    cannot always place a concatenation between kernels): each single-output op is
+    compiled as a graph of its own, the others stay eager. Returns how many compiled."""
+    compiled = 0
+    for node in list(submodule.graph.nodes):
+        if node.op != "call_function" or node.target is operator.getitem \
+                or not isinstance(node.meta.get("val"), torch.Tensor):
+            continue
+        inputs: List[torch.fx.Node] = []
+        single = _single_op_graph(node, inputs)
+        try:
+            call = compile_subgraph(single)
+        except DynoCompileError:
+            continue
+        with submodule.graph.inserting_before(node):
+            replacement = submodule.graph.call_function(_CompiledOp(call), tuple(inputs))
+        replacement.meta = dict(node.meta)
+        node.replace_all_uses_with(replacement)
+        submodule.graph.erase_node(node)
+        compiled += 1
+    submodule.recompile()
+    return compiled
+
+
+class _CompiledOp:
+    """One op compiled alone: called with its inputs, returns its one tensor."""
+
+    def __init__(self, call: Callable):
+        self.call = call
+        self.__name__ = "dyno_compiled_op"
+
+    def __call__(self, *args):
+        return self.call(list(args))[0]
+
+
 def eager_op_names(gm: torch.fx.GraphModule) -> List[str]:
-    """The ATen ops a partitioned graph still runs eagerly."""
-    return sorted({str(node.target) for node in gm.graph.nodes
-                   if node.op == "call_function" and node.target is not operator.getitem})
+    """The ATen ops a partitioned graph still runs eagerly (also inside partitions that
+    were compiled op by op)."""
+    names = set()
+    for module in [gm] + [m for m in gm.modules() if isinstance(m, torch.fx.GraphModule)]:
+        names |= {str(node.target) for node in module.graph.nodes
+                  if node.op == "call_function" and node.target is not operator.getitem
+                  and not isinstance(node.target, _CompiledOp)}
+    return sorted(names)
 
 
 def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable,
@@ -156,7 +202,11 @@ def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable,
         try:
             call = compile_subgraph(submodule)
         except DynoCompileError:
-            failed += 1  # this partition stays an eager submodule
+            # Op by op, then; what does not compile alone stays eager.
+            if _compile_ops_one_by_one(submodule, compile_subgraph):
+                compiled += 1
+            else:
+                failed += 1
             continue
         setattr(fused, node.target, _CompiledPartition(call, returns_tuple))
         compiled += 1
