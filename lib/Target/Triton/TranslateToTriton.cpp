@@ -102,10 +102,11 @@ def _dyno_copysign(a, b):
 
 
 @triton.jit
-def _dyno_roundeven(x):
-    # Exact round half to even (upstream's expansion computes trunc(x + 0.5), which
-    # rounds 0.49999997 to 1): |x| + 2^23 - 2^23 (2^52 for float64) rounds |x| < 2^23 in
-    # round-to-nearest-even arithmetic; larger magnitudes are integers already.
+def _dyno_rounded(x, HALF_TO_EVEN: tl.constexpr):
+    # Exact rounding (upstream's expansion computes trunc(x + 0.5), which rounds
+    # 0.49999997 to 1). Half to even: |x| + 2^23 - 2^23 (2^52 for float64) rounds
+    # |x| < 2^23 in round-to-nearest-even arithmetic. Half away from zero: |x| - floor(|x|)
+    # is exact there. Larger magnitudes are integers already.
     if x.dtype == tl.float64:
         v = x
         big = 4503599627370496.0
@@ -113,25 +114,23 @@ def _dyno_roundeven(x):
         v = x.to(tl.float32)
         big = 8388608.0
     a = tl.abs(v)
-    r = (a + big) - big
+    if HALF_TO_EVEN:
+        r = (a + big) - big
+    else:
+        f = tl.floor(a)
+        r = tl.where(a - f >= 0.5, f + 1, f)
     r = tl.where(v < 0, -r, r)
     return tl.where((a >= big) | (v == 0), v, r).to(x.dtype)
 
 
 @triton.jit
+def _dyno_roundeven(x):
+    return _dyno_rounded(x, True)
+
+
+@triton.jit
 def _dyno_round(x):
-    # Exact round half away from zero: |x| - floor(|x|) is exact below 2^23 (2^52).
-    if x.dtype == tl.float64:
-        v = x
-        big = 4503599627370496.0
-    else:
-        v = x.to(tl.float32)
-        big = 8388608.0
-    a = tl.abs(v)
-    f = tl.floor(a)
-    r = tl.where(a - f >= 0.5, f + 1, f)
-    r = tl.where(v < 0, -r, r)
-    return tl.where((a >= big) | (v == 0), v, r).to(x.dtype)
+    return _dyno_rounded(x, False)
 
 
 @triton.jit
