@@ -103,6 +103,6 @@ def test_small_cnn_with_batchnorm_training_float32_losses():
 
 def test_transformer_block_training():
     torch.manual_seed(0)
-    # On Triton, the concatenation in the backward of qkv.chunk runs eagerly.
-    train_and_compare(TransformerClassifier(), (4, 16, 64),
-                      {"cpu": [], "triton": ["aten.cat.default"]})
+    # Everything compiles on both targets (on Triton, the concatenation in the backward
+    # of qkv.chunk runs on the host between kernels, as torch.cat).
+    train_and_compare(TransformerClassifier(), (4, 16, 64), {"cpu": [], "triton": []})
