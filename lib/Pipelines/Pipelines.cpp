@@ -42,6 +42,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
 void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   // Everything below runs on the nested `module @kernels`; the host function stays.
   OpPassManager &kernels = pm.nest<ModuleOp>();
+  // Scans, scatters and sorts: loops on tensors, bufferized in place below.
+  kernels.addNestedPass<func::FuncOp>(createDynoLowerSequentialOps());
   // Row-block tiling with producer fusion: one scf.forall per kernel root.
   kernels.addPass(createDynoTileKernels());
   kernels.addPass(createCanonicalizerPass());

@@ -370,6 +370,18 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     return aten.permute.default(dense, inverse)
 
 
+def index_put(x, indices, values, accumulate=False):
+    """Negative indices count from the end, as eager's index_put: torch-mlir passes them
+    to its scatter as they are (which Dyno's bounds check then rejects at run time)."""
+    if any(index is not None and index.dtype in (torch.bool, torch.uint8)
+           for index in indices):
+        return NotImplemented  # a mask spans several dimensions
+    wrapped = [index if index is None else
+               torch.where(index < 0, index + x.shape[dim], index)
+               for dim, index in enumerate(indices)]
+    return aten._index_put_impl.default(x, wrapped, values, accumulate)
+
+
 # PyTorch's own decompositions of ops torch-mlir cannot lower, where they produce ops it
 # can (checked by the OpInfo sweep; each is PyTorch's reference implementation).
 _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
@@ -392,6 +404,7 @@ def table() -> dict:
     decompositions[aten.linspace.default] = linspace
     decompositions[aten.pow.Tensor_Scalar] = pow_tensor_scalar
     decompositions[aten.angle.default] = angle
+    decompositions[aten.index_put.default] = index_put
     decompositions.update(special_functions.table())
     decompositions.update(bessel_functions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction

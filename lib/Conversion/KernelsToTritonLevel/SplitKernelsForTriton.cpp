@@ -228,6 +228,16 @@ struct SplitKernelsForTritonPass
       for (func::FuncOp kernel : kernels.getOps<func::FuncOp>())
         materializeSplatConstants(kernel);
       for (func::FuncOp kernel : llvm::to_vector(kernels.getOps<func::FuncOp>())) {
+        // Scans, scatters and sorts have a CPU lowering only (dyno-lower-sequential-ops).
+        WalkResult sequential = kernel.walk([](Operation *op) {
+          if (!isa<ScanOp, ScatterOp, SortOp>(op))
+            return WalkResult::advance();
+          op->emitOpError("has no Triton lowering yet (the CPU target compiles it); "
+                          "it runs eagerly");
+          return WalkResult::interrupt();
+        });
+        if (sequential.wasInterrupted())
+          return signalPassFailure();
         if (kernel.isExternal() || fitsOneSpace(kernel))
           continue;
         SmallVector<LaunchOp> launches;

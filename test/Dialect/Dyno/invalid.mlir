@@ -133,3 +133,223 @@ module @kernels {
     llvm.return
   }
 }
+
+// -----
+
+func.func @dyno.scan$accumulator_shape(%x: tensor<3x5xf32>, %o: tensor<3x5xf32>, %acc: tensor<5xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{accumulator must have the input's shape without dimension 1}}
+  %0:2 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<3x5xf32>) outs(%o, %acc : tensor<3x5xf32>, tensor<5xf32>) {
+  ^bb0(%p: f32, %i: f32):
+    dyno.yield %p : f32
+  } -> tensor<3x5xf32>, tensor<5xf32>
+  return %0#0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @dyno.scan$dimension_out_of_range(%x: tensor<3x5xf32>, %o: tensor<3x5xf32>, %acc: tensor<3xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{dimension 2 is out of range for rank 2}}
+  %0:2 = dyno.scan dimension(2) inclusive(true) ins(%x : tensor<3x5xf32>) outs(%o, %acc : tensor<3x5xf32>, tensor<3xf32>) {
+  ^bb0(%p: f32, %i: f32):
+    dyno.yield %p : f32
+  } -> tensor<3x5xf32>, tensor<3xf32>
+  return %0#0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @dyno.scan$operand_count(%x: tensor<3x5xf32>, %o: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{takes one input and two outputs (output, accumulator)}}
+  %0 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<3x5xf32>) outs(%o : tensor<3x5xf32>) {
+  ^bb0(%p: f32, %i: f32):
+    dyno.yield %p : f32
+  } -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @dyno.scan$output_type(%x: tensor<3x5xf32>, %o: tensor<3x5xf16>, %acc: tensor<3xf32>) -> tensor<3x5xf16> {
+  // expected-error @+1 {{output must have the input's type}}
+  %0:2 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<3x5xf32>) outs(%o, %acc : tensor<3x5xf16>, tensor<3xf32>) {
+  ^bb0(%p: f32, %i: f32):
+    dyno.yield %p : f32
+  } -> tensor<3x5xf16>, tensor<3xf32>
+  return %0#0 : tensor<3x5xf16>
+}
+
+// -----
+
+func.func @dyno.scan$region_arguments(%x: tensor<3x5xf32>, %o: tensor<3x5xf32>, %acc: tensor<3xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{region arguments must be 2 scalars of the operands' element types}}
+  %0:2 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<3x5xf32>) outs(%o, %acc : tensor<3x5xf32>, tensor<3xf32>) {
+  ^bb0(%p: f64, %i: f32):
+    dyno.yield %i : f32
+  } -> tensor<3x5xf32>, tensor<3xf32>
+  return %0#0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @dyno.scan$yield_type(%x: tensor<3x5xf32>, %o: tensor<3x5xf32>, %acc: tensor<3xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{region must yield one value of type 'f32'}}
+  %0:2 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<3x5xf32>) outs(%o, %acc : tensor<3x5xf32>, tensor<3xf32>) {
+  ^bb0(%p: f32, %i: f32):
+    %c = arith.cmpf olt, %p, %i : f32
+    dyno.yield %c : i1
+  } -> tensor<3x5xf32>, tensor<3xf32>
+  return %0#0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @dyno.scan$result_types(%x: tensor<3x5xf32>, %o: tensor<3x5xf32>, %acc: tensor<3xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{result types must be the outputs' types}}
+  %0:2 = "dyno.scan"(%x, %o, %acc) <{dimension = 1 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
+  ^bb0(%p: f32, %i: f32):
+    "dyno.yield"(%p) : (f32) -> ()
+  }) : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3xf32>) -> (tensor<3x5xf32>, tensor<5xf32>)
+  return %0#0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @dyno.scatter$operand_count(%u: tensor<4x3xf32>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  // expected-error @+1 {{takes two inputs (updates, indices) and one output (original)}}
+  %0 = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u : tensor<4x3xf32>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    dyno.yield %a : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// -----
+
+func.func @dyno.scatter$indices_rank(%u: tensor<4x3xf32>, %i: tensor<4xi64>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  // expected-error @+1 {{indices must be a 2-d integer tensor of static depth}}
+  %0 = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %i : tensor<4x3xf32>, tensor<4xi64>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    dyno.yield %a : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// -----
+
+func.func @dyno.scatter$map_size(%u: tensor<4x3xf32>, %i: tensor<4x1xi64>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  // expected-error @+1 {{dimension_map needs one entry per index column (1)}}
+  %0 = dyno.scatter dimension_map([0, 1]) unique_indices(false) ins(%u, %i : tensor<4x3xf32>, tensor<4x1xi64>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    dyno.yield %a : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// -----
+
+func.func @dyno.scatter$map_duplicate(%u: tensor<4xf32>, %i: tensor<4x2xi64>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  // expected-error @+1 {{dimension_map entries must be distinct dimensions of original}}
+  %0 = dyno.scatter dimension_map([0, 0]) unique_indices(false) ins(%u, %i : tensor<4xf32>, tensor<4x2xi64>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    dyno.yield %a : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// -----
+
+func.func @dyno.scatter$update_rank(%u: tensor<4x1x1x3xf32>, %i: tensor<4x1xi64>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  // expected-error @+1 {{updates must have rank 1 to 1 + rank(original)}}
+  %0 = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %i : tensor<4x1x1x3xf32>, tensor<4x1xi64>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    dyno.yield %a : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// -----
+
+func.func @dyno.scatter$row_count(%u: tensor<5x3xf32>, %i: tensor<4x1xi64>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  // expected-error @+1 {{updates and indices must have one row per update}}
+  %0 = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %i : tensor<5x3xf32>, tensor<4x1xi64>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    dyno.yield %a : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// -----
+
+func.func @dyno.scatter$coverage(%u: tensor<4xf32>, %i: tensor<4x1xi64>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  // expected-error @+1 {{indices and update slices must address every dimension of original}}
+  %0 = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %i : tensor<4xf32>, tensor<4x1xi64>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    dyno.yield %a : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// -----
+
+func.func @dyno.scatter$element_types(%u: tensor<4x3xf16>, %i: tensor<4x1xi64>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  // expected-error @+1 {{updates and original must have one element type}}
+  %0 = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %i : tensor<4x3xf16>, tensor<4x1xi64>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    dyno.yield %a : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// -----
+
+func.func @dyno.sort$inputs(%x: tensor<7xf32>, %v: tensor<7xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{sorts its outputs: no inputs, at least one output}}
+  %0 = dyno.sort dimension(0) ins(%x : tensor<7xf32>) outs(%v : tensor<7xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %le = arith.cmpf ole, %a, %b : f32
+    dyno.yield %le : i1
+  } -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+func.func @dyno.sort$dimension(%v: tensor<7xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{dimension 1 is out of range for rank 1}}
+  %0 = dyno.sort dimension(1) outs(%v : tensor<7xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %le = arith.cmpf ole, %a, %b : f32
+    dyno.yield %le : i1
+  } -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+func.func @dyno.sort$shapes(%v: tensor<7xf32>, %i: tensor<8xi64>) -> tensor<7xf32> {
+  // expected-error @+1 {{outputs must have one shape}}
+  %0:2 = dyno.sort dimension(0) outs(%v, %i : tensor<7xf32>, tensor<8xi64>) {
+  ^bb0(%a: f32, %b: f32, %ia: i64, %ib: i64):
+    %le = arith.cmpf ole, %a, %b : f32
+    dyno.yield %le : i1
+  } -> tensor<7xf32>, tensor<8xi64>
+  return %0#0 : tensor<7xf32>
+}
+
+// -----
+
+func.func @dyno.sort$comparator(%v: tensor<7xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{region must yield one value of type 'i1'}}
+  %0 = dyno.sort dimension(0) outs(%v : tensor<7xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    dyno.yield %a : f32
+  } -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+func.func @dyno.yield$parent(%x: f32) {
+  // expected-error @+1 {{expects parent op to be one of 'dyno.scan, dyno.scatter, dyno.sort'}}
+  dyno.yield %x : f32
+}

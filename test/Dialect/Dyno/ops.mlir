@@ -58,3 +58,44 @@ module @kernels {
     return %x : tensor<?x16xf32>
   }
 }
+
+// CHECK-LABEL: func.func @dyno.scan$inclusive
+func.func @dyno.scan$inclusive(%x: tensor<3x5xf32>, %o: tensor<3x5xf32>, %acc: tensor<3xf32>) -> tensor<3x5xf32> {
+  // CHECK: %{{.*}}:2 = dyno.scan dimension(1) inclusive(true) ins(%{{.*}} : tensor<3x5xf32>) outs(%{{.*}}, %{{.*}} : tensor<3x5xf32>, tensor<3xf32>) {
+  // CHECK: ^bb0(%[[P:.*]]: f32, %[[I:.*]]: f32):
+  // CHECK:   %[[S:.*]] = arith.addf %[[P]], %[[I]] : f32
+  // CHECK:   dyno.yield %[[S]] : f32
+  // CHECK: } -> tensor<3x5xf32>, tensor<3xf32>
+  %0:2 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<3x5xf32>) outs(%o, %acc : tensor<3x5xf32>, tensor<3xf32>) {
+  ^bb0(%p: f32, %i: f32):
+    %s = arith.addf %p, %i : f32
+    dyno.yield %s : f32
+  } -> tensor<3x5xf32>, tensor<3xf32>
+  return %0#0 : tensor<3x5xf32>
+}
+
+// CHECK-LABEL: func.func @dyno.scatter$rows
+func.func @dyno.scatter$rows(%u: tensor<4x1x3xf32>, %i: tensor<4x1xi64>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  // CHECK: dyno.scatter dimension_map([0]) unique_indices(false) ins(%{{.*}}, %{{.*}} : tensor<4x1x3xf32>, tensor<4x1xi64>) outs(%{{.*}} : tensor<6x3xf32>) {
+  // CHECK: } -> tensor<6x3xf32>
+  %0 = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %i : tensor<4x1x3xf32>, tensor<4x1xi64>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %b, %a : f32
+    dyno.yield %s : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// CHECK-LABEL: func.func @dyno.sort$with_indices
+func.func @dyno.sort$with_indices(%v: tensor<3x7xf32>, %i: tensor<3x7xi64>) -> (tensor<3x7xf32>, tensor<3x7xi64>) {
+  // CHECK: %{{.*}}:2 = dyno.sort dimension(1) outs(%{{.*}}, %{{.*}} : tensor<3x7xf32>, tensor<3x7xi64>) {
+  // CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: i64, %{{.*}}: i64):
+  // CHECK:   arith.cmpf ole, %[[A]], %[[B]] : f32
+  // CHECK: } -> tensor<3x7xf32>, tensor<3x7xi64>
+  %0:2 = dyno.sort dimension(1) outs(%v, %i : tensor<3x7xf32>, tensor<3x7xi64>) {
+  ^bb0(%a: f32, %b: f32, %ia: i64, %ib: i64):
+    %le = arith.cmpf ole, %a, %b : f32
+    dyno.yield %le : i1
+  } -> tensor<3x7xf32>, tensor<3x7xi64>
+  return %0#0, %0#1 : tensor<3x7xf32>, tensor<3x7xi64>
+}

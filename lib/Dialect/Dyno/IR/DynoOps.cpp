@@ -115,5 +115,113 @@ LogicalResult ExternOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Sequential operations
+//===----------------------------------------------------------------------===//
+
+/// Results are the updated outputs: same number, same types.
+static LogicalResult verifyResultsMatchOutputs(Operation *op, ValueRange outputs) {
+  if (TypeRange(op->getResultTypes()) != TypeRange(outputs.getTypes()))
+    return op->emitOpError("result types must be the outputs' types");
+  return success();
+}
+
+/// The region's block takes `expected` arguments and yields one value of type `yielded`.
+static LogicalResult verifyRegion(Operation *op, Block &block, TypeRange expected,
+                                  Type yielded) {
+  if (TypeRange(block.getArgumentTypes()) != expected)
+    return op->emitOpError("region arguments must be ") << expected.size()
+                                                         << " scalars of the operands' "
+                                                            "element types";
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield || yield.getValues().size() != 1 ||
+      yield.getValues()[0].getType() != yielded)
+    return op->emitOpError("region must yield one value of type ") << yielded;
+  return success();
+}
+
+static Type elementTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+LogicalResult ScanOp::verify() {
+  if (getInputs().size() != 1 || getOutputs().size() != 2)
+    return emitOpError("takes one input and two outputs (output, accumulator)");
+  if (failed(verifyResultsMatchOutputs(*this, getOutputs())))
+    return failure();
+  auto input = cast<RankedTensorType>(getInputs()[0].getType());
+  auto output = cast<RankedTensorType>(getOutputs()[0].getType());
+  auto accumulator = cast<RankedTensorType>(getOutputs()[1].getType());
+  int64_t dim = getDimension();
+  if (dim < 0 || dim >= input.getRank())
+    return emitOpError("dimension ") << dim << " is out of range for rank "
+                                     << input.getRank();
+  if (output.getShape() != input.getShape() ||
+      output.getElementType() != input.getElementType())
+    return emitOpError("output must have the input's type");
+  SmallVector<int64_t> reduced(input.getShape());
+  reduced.erase(reduced.begin() + dim);
+  if (accumulator.getShape() != ArrayRef<int64_t>(reduced) ||
+      accumulator.getElementType() != input.getElementType())
+    return emitOpError("accumulator must have the input's shape without dimension ")
+           << dim;
+  Type element = input.getElementType();
+  return verifyRegion(*this, getRegion().front(), {element, element}, element);
+}
+
+LogicalResult ScatterOp::verify() {
+  if (getInputs().size() != 2 || getOutputs().size() != 1)
+    return emitOpError("takes two inputs (updates, indices) and one output (original)");
+  if (failed(verifyResultsMatchOutputs(*this, getOutputs())))
+    return failure();
+  auto updates = cast<RankedTensorType>(getUpdates().getType());
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  auto original = cast<RankedTensorType>(getOriginal().getType());
+  if (indices.getRank() != 2 || !isa<IntegerType>(indices.getElementType()) ||
+      indices.isDynamicDim(1))
+    return emitOpError("indices must be a 2-d integer tensor of static depth");
+  ArrayRef<int64_t> dimensionMap = getDimensionMap();
+  if (static_cast<int64_t>(dimensionMap.size()) != indices.getDimSize(1))
+    return emitOpError("dimension_map needs one entry per index column (")
+           << indices.getDimSize(1) << ")";
+  llvm::SmallDenseSet<int64_t> seen;
+  for (int64_t dim : dimensionMap)
+    if (dim < 0 || dim >= original.getRank() || !seen.insert(dim).second)
+      return emitOpError("dimension_map entries must be distinct dimensions of original");
+  if (updates.getRank() < 1 || updates.getRank() - 1 > original.getRank())
+    return emitOpError("updates must have rank 1 to 1 + rank(original)");
+  if (!ShapedType::isDynamic(updates.getDimSize(0)) &&
+      !ShapedType::isDynamic(indices.getDimSize(0)) &&
+      updates.getDimSize(0) != indices.getDimSize(0))
+    return emitOpError("updates and indices must have one row per update");
+  if (original.getRank() > indices.getDimSize(1) + updates.getRank() - 1)
+    return emitOpError("indices and update slices must address every dimension of "
+                       "original");
+  if (updates.getElementType() != original.getElementType())
+    return emitOpError("updates and original must have one element type");
+  Type element = original.getElementType();
+  return verifyRegion(*this, getRegion().front(), {element, element}, element);
+}
+
+LogicalResult SortOp::verify() {
+  if (!getInputs().empty() || getOutputs().empty())
+    return emitOpError("sorts its outputs: no inputs, at least one output");
+  if (failed(verifyResultsMatchOutputs(*this, getOutputs())))
+    return failure();
+  auto first = cast<RankedTensorType>(getOutputs()[0].getType());
+  int64_t dim = getDimension();
+  if (dim < 0 || dim >= first.getRank())
+    return emitOpError("dimension ") << dim << " is out of range for rank "
+                                     << first.getRank();
+  SmallVector<Type> arguments;
+  for (Value output : getOutputs()) {
+    if (cast<RankedTensorType>(output.getType()).getShape() != first.getShape())
+      return emitOpError("outputs must have one shape");
+    arguments.append(2, elementTypeOf(output));
+  }
+  return verifyRegion(*this, getRegion().front(), arguments,
+                      IntegerType::get(getContext(), 1));
+}
+
 #define GET_OP_CLASSES
 #include "dyno/Dialect/Dyno/IR/DynoOps.cpp.inc"

@@ -41,3 +41,48 @@ func.func @shifted_read(%x: tensor<4xf32>, %w: tensor<5xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A scatter's indices are checked on the host before it runs: 0 <= index <= size -
+// extent of the update slice along the indexed dimension (here 6 - 1).
+// CHECK-LABEL: func.func @scatter_rows
+// CHECK:         %[[SIZE:.*]] = tensor.dim %arg2, %c0
+// CHECK:         %[[EXTENT:.*]] = tensor.dim %arg0, %c1
+// CHECK:         %[[LAST:.*]] = arith.subi %[[SIZE]], %[[EXTENT]]
+// CHECK:         %[[BOUND:.*]] = arith.index_cast %[[LAST]] : index to i64
+// CHECK:         %[[ALL:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%arg1 : tensor<4x1xi64>)
+// CHECK:           %[[GE:.*]] = arith.cmpi sge, %[[IN:.*]], %{{.*}} : i64
+// CHECK:           %[[LE:.*]] = arith.cmpi sle, %[[IN]], %[[BOUND]] : i64
+// CHECK:         %[[HOLDS:.*]] = tensor.extract %[[ALL]][] : tensor<i1>
+// CHECK:         cf.assert %[[HOLDS]], "index out of range: dyno checks scatter indices like eager"
+// CHECK:         dyno.scatter
+func.func @scatter_rows(%u: tensor<4x1x3xf32>, %i: tensor<4x1xi64>, %o: tensor<6x3xf32>) -> tensor<6x3xf32> {
+  %0 = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %i : tensor<4x1x3xf32>, tensor<4x1xi64>) outs(%o : tensor<6x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %b, %a : f32
+    dyno.yield %s : f32
+  } -> tensor<6x3xf32>
+  return %0 : tensor<6x3xf32>
+}
+
+// -----
+
+// Two index columns (scatter_add's (row, column) pairs): each column has its own bound.
+// CHECK-LABEL: func.func @scatter_elements
+// CHECK:         %[[B0:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK:         %[[B1:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK:         linalg.generic
+// CHECK:           %[[COL:.*]] = linalg.index 1 : index
+// CHECK:           %[[IS0:.*]] = arith.cmpi eq, %[[COL]], %c0
+// CHECK:           %[[BOUND:.*]] = arith.select %[[IS0]], %[[B0]], %[[B1]] : i64
+// CHECK:           arith.cmpi sle, %{{.*}}, %[[BOUND]] : i64
+// CHECK:         cf.assert
+func.func @scatter_elements(%u: tensor<10xf32>, %i: tensor<10x2xi64>, %o: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %0 = dyno.scatter dimension_map([0, 1]) unique_indices(false) ins(%u, %i : tensor<10xf32>, tensor<10x2xi64>) outs(%o : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %b, %a : f32
+    dyno.yield %s : f32
+  } -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}

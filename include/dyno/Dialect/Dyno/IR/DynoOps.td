@@ -72,4 +72,124 @@ def Dyno_ExternOp : Dyno_Op<"extern", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Sequential operations: scans, scatters and sorts
+//===----------------------------------------------------------------------===//
+
+// Operations whose elements depend on one another in order, which linalg cannot
+// express. torch-mlir lowers cumsum/cumprod, scatter/index_put and sort/topk to its
+// TMTensor dialect; the hand-off renames `tm_tensor.scan|scatter|sort|yield` to these
+// ops, which have the same operands, attributes and region semantics (see
+// python/dyno/frontend.py). `dyno-lower-sequential-ops` lowers them to loops on the
+// CPU target.
+
+class Dyno_SequentialOp<string mnemonic, list<Trait> traits = []>
+    : Dyno_Op<mnemonic, !listconcat(traits, [
+        Pure, AttrSizedOperandSegments, SingleBlock])> {
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$region);
+  let hasVerifier = 1;
+}
+
+def Dyno_ScanOp : Dyno_SequentialOp<"scan"> {
+  let summary = "an inclusive or exclusive scan along one dimension";
+  let description = [{
+    Scans `input` along `dimension` with the binary operation in the region, whose
+    arguments are the previous output and the current input element:
+
+    inclusive: `out[0] = in[0]`, `out[i] = f(out[i-1], in[i])`;
+    exclusive: `out[0] = acc[...]`, `out[i] = f(out[i-1], in[i-1])`.
+
+    `outputs` are the output (the input's shape) and the accumulator (the input's shape
+    without `dimension`), which holds the last value of each scan on return (and the
+    initial value of an exclusive scan). The results are the updated outputs.
+
+    ```mlir
+    %r:2 = dyno.scan dimension(1) inclusive(true)
+        ins(%x : tensor<3x5xf32>) outs(%o, %acc : tensor<3x5xf32>, tensor<3xf32>) {
+    ^bb0(%prev: f32, %in: f32):
+      %s = arith.addf %prev, %in : f32
+      dyno.yield %s : f32
+    } -> tensor<3x5xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs,
+                       Variadic<AnyRankedTensor>:$outputs,
+                       I64Attr:$dimension, BoolAttr:$inclusive);
+  let assemblyFormat = [{
+    `dimension` `(` $dimension `)` `inclusive` `(` $inclusive `)`
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    $region attr-dict `->` type($results)
+  }];
+}
+
+def Dyno_ScatterOp : Dyno_SequentialOp<"scatter"> {
+  let summary = "combines update slices into a tensor at data-dependent indices";
+  let description = [{
+    `inputs` are `updates` (first dimension: one row per update) and `indices`
+    (`N x depth` integers); `outputs` is the `original` tensor. For each position
+    `(i, u...)` of `updates`, the trailing coordinates `u...` address the trailing
+    dimensions of `original`; then for each `k < depth`, `indices[i, k]` is added to
+    coordinate `dimension_map[k]` (or sets it, where no update dimension maps there).
+    The region combines the update (first argument) with the current element (second)
+    and its result is stored there, in order of `i`: repeated indices accumulate.
+    An index outside `original` is undefined behaviour here;
+    `dyno-check-gather-bounds` asserts the bounds on the host first.
+
+    ```mlir
+    %r = dyno.scatter dimension_map([0]) unique_indices(false)
+        ins(%upd, %idx : tensor<4x1x3xf32>, tensor<4x1xi64>) outs(%orig : tensor<6x3xf32>) {
+    ^bb0(%u: f32, %o: f32):
+      %s = arith.addf %o, %u : f32
+      dyno.yield %s : f32
+    } -> tensor<6x3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs,
+                       Variadic<AnyRankedTensor>:$outputs,
+                       DenseI64ArrayAttr:$dimension_map, BoolAttr:$unique_indices);
+  let assemblyFormat = [{
+    `dimension_map` `(` $dimension_map `)` `unique_indices` `(` $unique_indices `)`
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)`
+    $region attr-dict `->` type($results)
+  }];
+  let extraClassDeclaration = [{
+    Value getUpdates() { return getInputs()[0]; }
+    Value getIndices() { return getInputs()[1]; }
+    Value getOriginal() { return getOutputs()[0]; }
+  }];
+}
+
+def Dyno_SortOp : Dyno_SequentialOp<"sort"> {
+  let summary = "sorts tensors together along one dimension";
+  let description = [{
+    Sorts every `outputs` tensor (all of one shape) along `dimension`, in place, by the
+    comparator in the region: it takes two elements of every output (`a0, b0, a1, b1,
+    ...`) and yields whether `a` may precede `b`. The sort is stable. Ordered float
+    comparisons (`ole`, `olt` ascending; `oge`, `ogt` descending) order NaN as eager
+    does, as the largest value.
+
+    ```mlir
+    %r:2 = dyno.sort dimension(1) outs(%v, %i : tensor<3x7xf32>, tensor<3x7xi64>) {
+    ^bb0(%a: f32, %b: f32, %ia: i64, %ib: i64):
+      %le = arith.cmpf ole, %a, %b : f32
+      dyno.yield %le : i1
+    } -> tensor<3x7xf32>, tensor<3x7xi64>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs,
+                       Variadic<AnyRankedTensor>:$outputs, I64Attr:$dimension);
+  let assemblyFormat = [{
+    `dimension` `(` $dimension `)` (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `outs` `(` $outputs `:` type($outputs) `)` $region attr-dict `->` type($results)
+  }];
+}
+
+def Dyno_YieldOp : Dyno_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["ScanOp", "ScatterOp", "SortOp"]>]> {
+  let summary = "yields the value a scan, scatter or sort region computes";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+}
+
 #endif // DYNO_DIALECT_DYNO_IR_DYNOOPS_TD

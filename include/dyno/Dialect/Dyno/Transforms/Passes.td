@@ -434,6 +434,11 @@ def DynoCheckGatherBounds : Pass<"dyno-check-gather-bounds", "func::FuncOp"> {
     runs. Reads at indices computed from loop indices only (padding, slices) are in
     bounds by construction and get no check.
 
+    A `dyno.scatter` writes at its indices: the pass checks them all in one reduction
+    over the indices tensor (`0 <= index <= size - extent` per index column, where
+    extent is the update slice's size along that dimension) and asserts the result on
+    the host before the scatter, so that no kernel writes out of bounds.
+
     ```mlir
     // Before
     %i = arith.index_cast %in : i64 to index
@@ -450,6 +455,46 @@ def DynoCheckGatherBounds : Pass<"dyno-check-gather-bounds", "func::FuncOp"> {
   }];
   let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
                            "tensor::TensorDialect"];
+}
+
+def DynoLowerSequentialOps : Pass<"dyno-lower-sequential-ops", "func::FuncOp"> {
+  let summary = "Lower dyno.scan, dyno.scatter and dyno.sort to loops on tensors";
+  let description = [{
+    Rewrites each sequential op into `scf.for` loops that read with `tensor.extract` and
+    write with `tensor.insert` into loop-carried tensors, which one-shot bufferization
+    turns into loads and stores in place (CPU target).
+
+    - `dyno.scan`: one loop along the scanned dimension per position of the others. A
+      scan whose region is one `arith.addf` or `arith.mulf` of a float type narrower
+      than f64 accumulates in f64 and rounds each output, as eager's CPU cumsum and
+      cumprod do (their accumulator type is double).
+    - `dyno.scatter`: one loop over the updates in order (repeated indices accumulate
+      in order), with the update slice's positions inside.
+    - `dyno.sort`: a stable bottom-up merge sort (O(n log n)) of each line along the
+      dimension, with a scratch tensor per output. A comparator that is an ordered float
+      comparison of the first output's two elements orders NaN as the largest value, as
+      eager does (`ole`/`olt`: NaN last; `oge`/`ogt`: NaN first).
+
+    ```mlir
+    // Before
+    %r = dyno.scatter dimension_map([0]) unique_indices(false)
+        ins(%u, %i : tensor<4x3xf32>, tensor<4x1xi64>) outs(%o : tensor<6x3xf32>) {...}
+    // After
+    %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%t = %o) -> (tensor<6x3xf32>) {
+      %r1 = scf.for %c = %c0 to %c3 step %c1 iter_args(%t1 = %t) -> (tensor<6x3xf32>) {
+        %v = tensor.extract %u[%k, %c]
+        %row = tensor.extract %i[%k, %c0] ... index_cast
+        %old = tensor.extract %t1[%row, %c]
+        %new = <region>(%v, %old)
+        %t2 = tensor.insert %new into %t1[%row, %c]
+        scf.yield %t2
+      } ...
+    ```
+
+    Input: kernels on tensors. Output: the same, without the sequential ops.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "bufferization::BufferizationDialect",
+                           "scf::SCFDialect", "tensor::TensorDialect"];
 }
 
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD

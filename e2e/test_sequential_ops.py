@@ -1,0 +1,142 @@
+"""Scans, scatters and sorts (dyno.scan/scatter/sort, lowered to loops on the CPU target):
+compiled code against eager, with repeated indices, ties, NaN and out-of-range indices."""
+import warnings
+
+import pytest
+import torch
+
+import dyno
+from conftest import assert_compiled_matches
+
+
+def _exact(fn, *inputs):
+    """Compiled on the CPU target, nothing eager, and bit-identical to eager."""
+    actual = assert_compiled_matches(fn, *inputs, rtol=0, atol=0)
+    return actual
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumsum_and_cumprod_accumulate_in_double_like_eager(dim):
+    # Eager's CPU cumsum/cumprod carry a double accumulator; a float one drifts by
+    # several ulps over a few hundred elements (checked below).
+    x = torch.randn(7, 513) + 0.5
+    _exact(lambda t: torch.cumsum(t, dim), x)
+    torch._dynamo.reset()
+    _exact(lambda t: torch.cumprod(t, dim), 1 + x / 100)
+    float_sum = x.clone()
+    for i in range(1, x.shape[1]):
+        float_sum[:, i] = float_sum[:, i - 1] + x[:, i]
+    assert not torch.equal(float_sum, torch.cumsum(x, 1)), "test input too benign"
+
+
+def test_integer_cumsum_and_scan_of_a_fused_producer():
+    _exact(lambda t: torch.cumsum(t * 3 - 1, 1), torch.randint(-9, 9, (5, 31)))
+    torch._dynamo.reset()
+    # exp and tanh are Dyno's polynomials (within an ulp or two of eager's).
+    assert_compiled_matches(lambda t: torch.tanh(torch.cumsum(torch.exp(t), 0) / 40) * 2,
+                            torch.randn(40, 3))
+
+
+def test_scatter_add_accumulates_repeated_indices_in_order():
+    torch.manual_seed(1)
+    index = torch.randint(0, 4, (50, 6))  # many repeats per target element
+    source = torch.randn(50, 6)
+    _exact(lambda x, i, s: x.scatter_add(0, i, s), torch.randn(4, 6), index, source)
+
+
+def test_scatter_reductions_and_index_put():
+    x, source = torch.randn(5, 8), torch.randn(5, 8)
+    index = torch.randint(0, 8, (5, 8))
+    for reduce in ("sum", "prod", "amax", "amin", "mean"):
+        torch._dynamo.reset()
+        assert_compiled_matches(
+            lambda t, i, s: t.scatter_reduce(1, i, s, reduce, include_self=True),
+            x, index, source)
+    torch._dynamo.reset()
+    rows = torch.tensor([0, 5, 2, 5, 5, -1])  # repeats and a negative index
+    _exact(lambda t, i, v: t.index_put((i,), v, accumulate=True), torch.randn(6, 3), rows,
+           torch.randn(6, 3))
+    torch._dynamo.reset()
+    _exact(lambda t, i, v: t.index_add(0, i, v), torch.randn(6, 3), rows.abs(),
+           torch.randn(6, 3))
+
+
+@pytest.mark.parametrize("index", [[[0, 1, 2, 4, 1]], [[0, -1, 2, 3, 1]]])
+def test_out_of_range_scatter_index_raises_like_eager(index):
+    x, index, source = torch.randn(4, 5), torch.tensor(index), torch.randn(1, 5)
+    with pytest.raises(RuntimeError) as eager_error:
+        x.scatter_add(0, index, source)
+    compiled = torch.compile(lambda t, i, s: t.scatter_add(0, i, s), backend="mlir")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError) as compiled_error:
+            compiled(x, index, source)
+    assert str(compiled_error.value) == str(eager_error.value)
+    # The compiled graph's host check caught it, before any kernel wrote out of range.
+    assert dyno.stats()["runtime_fallbacks"] == 1
+
+
+def _values_with_nan_and_ties():
+    x = torch.randn(6, 45)
+    x[0, 3] = float("nan")
+    x[1, :5] = float("nan")
+    x[2] = 1.0
+    x[3, ::3] = -0.5
+    x[4, 7] = float("inf")
+    x[4, 9] = -float("inf")
+    return x
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_stable_sort_orders_nan_and_ties_like_eager(descending, dim):
+    x = _values_with_nan_and_ties()
+    _exact(lambda t: torch.sort(t, dim=dim, descending=descending, stable=True), x)
+    torch._dynamo.reset()
+    _exact(lambda t: torch.argsort(t, dim=dim, descending=descending, stable=True), x)
+
+
+def test_sort_of_integers_and_sizes_that_are_not_powers_of_two():
+    for length in (1, 2, 3, 17, 64, 100):
+        torch._dynamo.reset()
+        _exact(lambda t: torch.sort(t, dim=-1, stable=True),
+               torch.randint(-4, 4, (3, length)))
+
+
+def test_unstable_sort_and_topk_values_match_and_indices_point_at_them():
+    # Eager's plain sort and topk order ties as their algorithms happen to; Dyno's sort is
+    # stable. Without ties the results are identical; with them the values are, and the
+    # indices address those values.
+    x = torch.randn(5, 40)
+    _exact(lambda t: torch.sort(t, 1), x)
+    torch._dynamo.reset()
+    _exact(lambda t: torch.topk(t, 4, 1), x)
+    torch._dynamo.reset()
+    ties = torch.randint(0, 3, (5, 40)).float()
+    values, indices = torch.compile(lambda t: torch.sort(t, 1, descending=True),
+                                    backend="mlir")(ties)
+    assert torch.equal(values, torch.sort(ties, 1, descending=True).values)
+    assert torch.equal(torch.gather(ties, 1, indices), values)
+    assert dyno.stats()["fallback_graphs"] == 0
+
+
+def test_logcumsumexp_runs_eagerly_where_torch_mlir_overflows():
+    # Regression (OpInfo sweep): torch-mlir lowers logcumsumexp to log(cumsum(exp(x))),
+    # which gave inf for x = 100 (eager 100.69).
+    x = torch.tensor([[100.0, 100.0, -3.0], [1.0, 2.0, 3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = torch.compile(lambda t: torch.logcumsumexp(t, 1) * 2, backend="mlir")(x)
+    torch.testing.assert_close(got, torch.logcumsumexp(x, 1) * 2)
+    assert "aten.logcumsumexp.default" in dyno.stats()["fallback_ops"]
+
+
+def test_triton_target_runs_sequential_ops_eagerly_with_a_reason():
+    x = torch.randn(4, 9)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = torch.compile(lambda t: torch.cumsum(t, 1) * 2, backend="mlir",
+                            options={"target": "triton"})(x)
+    torch.testing.assert_close(got, torch.cumsum(x, 1) * 2)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "'dyno.scan' op has no Triton lowering yet" in messages, messages
