@@ -60,6 +60,57 @@ SmallVector<Value> buildNest(OpBuilder &b, Location loc, ValueRange sizes, Value
   return SmallVector<Value>(nest.results);
 }
 
+/// Runs `body` once per line along `dim` (each position of the other dimensions, whose
+/// sizes are `outerSizes`), in parallel (scf.forall, OpenMP on the CPU) when there are
+/// other dimensions. The body gets the positions and, for each of `tensors`, its line (a
+/// 1-d tensor) where `hasDim` says the tensor has `dim`, else its element at the
+/// position (a 0-d tensor); it returns them updated. Returns the updated tensors.
+SmallVector<Value> overLines(
+    OpBuilder &b, Location loc, ValueRange tensors, ArrayRef<bool> hasDim, int64_t dim,
+    ValueRange outerSizes,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, ValueRange)> body) {
+  if (outerSizes.empty())
+    return body(b, loc, {}, tensors);
+  SmallVector<OpFoldResult> upperBounds(outerSizes.begin(), outerSizes.end());
+  auto forall = scf::ForallOp::create(b, loc, upperBounds, tensors, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  SmallVector<Value> outer = forall.getInductionVars();
+  struct Slice {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+  };
+  SmallVector<Slice> slices;
+  SmallVector<Value> parts;
+  for (auto [i, shared] : llvm::enumerate(forall.getRegionIterArgs())) {
+    auto type = cast<RankedTensorType>(shared.getType());
+    Slice slice;
+    unsigned position = 0;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (hasDim[i] && d == dim) {
+        slice.offsets.push_back(b.getIndexAttr(0));
+        slice.sizes.push_back(tensor::getMixedSize(b, loc, shared, d));
+      } else {
+        slice.offsets.push_back(outer[position++]);
+        slice.sizes.push_back(b.getIndexAttr(1));
+      }
+      slice.strides.push_back(b.getIndexAttr(1));
+    }
+    SmallVector<int64_t> partShape;
+    if (hasDim[i])
+      partShape.push_back(type.getDimSize(dim));
+    auto partType = RankedTensorType::get(partShape, type.getElementType());
+    parts.push_back(tensor::ExtractSliceOp::create(b, loc, partType, shared, slice.offsets,
+                                                   slice.sizes, slice.strides));
+    slices.push_back(std::move(slice));
+  }
+  SmallVector<Value> updated = body(b, loc, outer, parts);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [i, shared] : llvm::enumerate(forall.getRegionIterArgs()))
+    tensor::ParallelInsertSliceOp::create(b, loc, updated[i], shared, slices[i].offsets,
+                                          slices[i].sizes, slices[i].strides);
+  return SmallVector<Value>(forall.getResults());
+}
+
 /// Positions `outer` (all dimensions but `dim`) with `inner` inserted at `dim`.
 SmallVector<Value> withDim(ValueRange outer, int64_t dim, Value inner) {
   SmallVector<Value> indices(outer);
@@ -121,12 +172,13 @@ LogicalResult lowerScan(RewriterBase &rewriter, ScanOp scan) {
   Value length = sizeOf(b, loc, input, dim);
   Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
 
-  SmallVector<Value> results = buildNest(
-      b, loc, outerSizes, scan.getOutputs(),
+  SmallVector<Value> results = overLines(
+      b, loc, scan.getOutputs(), {true, false}, dim, outerSizes,
       [&](OpBuilder &nb, Location nl, ValueRange outer, ValueRange tensors) {
+        // The output's line (1-d) and the accumulator's element (0-d).
         Value output = tensors[0], accumulator = tensors[1];
         Value initial =
-            toCarry(nb, nl, tensor::ExtractOp::create(nb, nl, accumulator, outer));
+            toCarry(nb, nl, tensor::ExtractOp::create(nb, nl, accumulator, ValueRange{}));
         // Carried: output, running value, last value stored (the accumulator's result).
         auto loop = scf::ForOp::create(
             nb, nl, zero, length, one, ValueRange{output, initial, initial},
@@ -144,11 +196,12 @@ LogicalResult lowerScan(RewriterBase &rewriter, ScanOp scan) {
                 next = combine(lb, ll, args[1], xc);
               }
               Value updated = tensor::InsertOp::create(lb, ll, fromCarry(lb, ll, stored),
-                                                       args[0], withDim(outer, dim, k));
+                                                       args[0], ValueRange{k});
               scf::YieldOp::create(lb, ll, ValueRange{updated, next, stored});
             });
         Value last = fromCarry(nb, nl, loop.getResult(2));
-        Value newAccumulator = tensor::InsertOp::create(nb, nl, last, accumulator, outer);
+        Value newAccumulator =
+            tensor::InsertOp::create(nb, nl, last, accumulator, ValueRange{});
         return SmallVector<Value>{loop.getResult(0), newAccumulator};
       });
   rewriter.replaceOp(scan, results);
@@ -252,23 +305,9 @@ LogicalResult lowerSort(RewriterBase &rewriter, SortOp sort) {
   Value length = sizeOf(b, loc, outputs[0], dim);
   Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
   Value two = indexConstant(b, loc, 2), four = indexConstant(b, loc, 4);
-  // Scratch tensors: merge passes alternate between the outputs and these. Not
-  // tensor.empty: CSE would merge two of one type, and bufferization gives uses of one
-  // empty tensor one buffer (its contents are undefined, so no conflict): the values'
-  // and the indices' merges would then share their scratch.
-  SmallVector<Value> carried(outputs);
-  for (Value output : outputs) {
-    auto outputType = cast<RankedTensorType>(output.getType());
-    SmallVector<Value> dynamicSizes;
-    for (int64_t d = 0; d < outputType.getRank(); ++d)
-      if (outputType.isDynamicDim(d))
-        dynamicSizes.push_back(tensor::DimOp::create(b, loc, output, d));
-    carried.push_back(bufferization::AllocTensorOp::create(b, loc, outputType, dynamicSizes));
-  }
-
   // One merge pass over a line: runs of `width` from `src` merged into `dst`.
-  auto mergePass = [&](OpBuilder &pb, Location pl, ValueRange outer, ValueRange src,
-                       ValueRange dst, Value width) -> SmallVector<Value> {
+  auto mergePass = [&](OpBuilder &pb, Location pl, ValueRange src, ValueRange dst,
+                       Value width) -> SmallVector<Value> {
     Value span = arith::MulIOp::create(pb, pl, width, two);
     Value last = arith::SubIOp::create(pb, pl, length, one);
     SmallVector<Value> init(dst);
@@ -292,10 +331,8 @@ LogicalResult lowerSort(RewriterBase &rewriter, SortOp sort) {
           Value jRead = arith::MinUIOp::create(lb, ll, j, last);
           SmallVector<Value> pairs, lefts, rights;
           for (unsigned o = 0; o < count; ++o) {
-            lefts.push_back(
-                tensor::ExtractOp::create(lb, ll, src[o], withDim(outer, dim, iRead)));
-            rights.push_back(
-                tensor::ExtractOp::create(lb, ll, src[o], withDim(outer, dim, jRead)));
+            lefts.push_back(tensor::ExtractOp::create(lb, ll, src[o], ValueRange{iRead}));
+            rights.push_back(tensor::ExtractOp::create(lb, ll, src[o], ValueRange{jRead}));
             pairs.append({lefts.back(), rights.back()});
           }
           Value ordered = compare(lb, ll, sort, pairs);
@@ -306,8 +343,7 @@ LogicalResult lowerSort(RewriterBase &rewriter, SortOp sort) {
           SmallVector<Value> yields;
           for (unsigned o = 0; o < count; ++o) {
             Value v = arith::SelectOp::create(lb, ll, takeLeft, lefts[o], rights[o]);
-            yields.push_back(
-                tensor::InsertOp::create(lb, ll, v, args[o], withDim(outer, dim, k)));
+            yields.push_back(tensor::InsertOp::create(lb, ll, v, args[o], ValueRange{k}));
           }
           Value step = arith::IndexCastOp::create(lb, ll, lb.getIndexType(),
                                                   arith::ExtUIOp::create(
@@ -320,12 +356,25 @@ LogicalResult lowerSort(RewriterBase &rewriter, SortOp sort) {
     return SmallVector<Value>(loop.getResults().take_front(count));
   };
 
-  SmallVector<Value> results = buildNest(
-      b, loc, outerSizes, carried,
-      [&](OpBuilder &nb, Location nl, ValueRange outer, ValueRange tensors) {
-        // while (width < length): merge outputs -> scratch (width), scratch -> outputs
+  SmallVector<bool> hasDim(count, true);
+  SmallVector<Value> results = overLines(
+      b, loc, outputs, hasDim, dim, outerSizes,
+      [&](OpBuilder &nb, Location nl, ValueRange outer, ValueRange lines) {
+        // Scratch lines: merge passes alternate between the lines and these. Not
+        // tensor.empty: CSE would merge two of one type, and bufferization gives uses
+        // of one empty tensor one buffer (its contents are undefined, so no conflict):
+        // the values' and the indices' merges would then share their scratch.
+        SmallVector<Value> whileInit(lines);
+        for (Value line : lines) {
+          auto lineType = cast<RankedTensorType>(line.getType());
+          SmallVector<Value> dynamicSizes;
+          if (lineType.isDynamicDim(0))
+            dynamicSizes.push_back(length);
+          whileInit.push_back(
+              bufferization::AllocTensorOp::create(nb, nl, lineType, dynamicSizes));
+        }
+        // while (width < length): merge lines -> scratch (width), scratch -> lines
         // (2 width); width *= 4. A pass whose runs cover the line only copies it.
-        SmallVector<Value> whileInit(tensors);
         whileInit.push_back(one);
         SmallVector<Type> whileTypes = llvm::to_vector(ValueRange(whileInit).getTypes());
         auto loop = scf::WhileOp::create(
@@ -339,17 +388,17 @@ LogicalResult lowerSort(RewriterBase &rewriter, SortOp sort) {
               ValueRange data = args.take_front(count);
               ValueRange scratch = args.slice(count, count);
               Value width = args.back();
-              SmallVector<Value> merged = mergePass(wb, wl, outer, data, scratch, width);
+              SmallVector<Value> merged = mergePass(wb, wl, data, scratch, width);
               Value doubled = arith::MulIOp::create(wb, wl, width, two);
-              SmallVector<Value> back = mergePass(wb, wl, outer, merged, data, doubled);
+              SmallVector<Value> back = mergePass(wb, wl, merged, data, doubled);
               SmallVector<Value> yields(back);
               yields.append(merged);
               yields.push_back(arith::MulIOp::create(wb, wl, width, four));
               scf::YieldOp::create(wb, wl, yields);
             });
-        return SmallVector<Value>(loop.getResults().drop_back());
+        return SmallVector<Value>(loop.getResults().take_front(count));
       });
-  rewriter.replaceOp(sort, ArrayRef<Value>(results).take_front(count));
+  rewriter.replaceOp(sort, results);
   return success();
 }
 

@@ -1,19 +1,25 @@
 // RUN: dyno-opt %s --split-input-file --dyno-lower-sequential-ops | FileCheck %s
 
 // A float32 cumsum accumulates in f64 (as eager's CPU kernel) and rounds each output;
-// the first element is the input's, the accumulator gets the last value.
+// the first element is the input's, the accumulator gets the last value. Rows are
+// independent: one scf.forall iteration (an OpenMP thread's share) per row.
 // CHECK-LABEL: func.func @cumsum
-// CHECK:         scf.for %[[ROW:[a-z0-9_]+]] = {{.*}} iter_args(%[[OUT:[a-z0-9_]+]] = %arg1, %[[ACC:[a-z0-9_]+]] = %arg2)
+// CHECK:         scf.forall (%[[ROW:[a-z0-9_]+]]) in (%c3) shared_outs(%[[OUT:[a-z0-9_]+]] = %arg1, %[[ACC:[a-z0-9_]+]] = %arg2)
+// CHECK:           %[[LINE:[a-z0-9_]+]] = tensor.extract_slice %[[OUT]][%[[ROW]], 0] [1, 5] [1, 1] : tensor<3x5xf32> to tensor<5xf32>
+// CHECK:           %[[POINT:[a-z0-9_]+]] = tensor.extract_slice %[[ACC]][%[[ROW]]] [1] [1] : tensor<3xf32> to tensor<f32>
 // CHECK:           %[[INIT:[a-z0-9_]+]] = arith.extf
-// CHECK:           scf.for %[[K:[a-z0-9_]+]] = {{.*}} iter_args(%[[O:[a-z0-9_]+]] = %[[OUT]], %[[CARRY:[a-z0-9_]+]] = %[[INIT]], %{{.*}} = %[[INIT]])
+// CHECK:           scf.for %[[K:[a-z0-9_]+]] = {{.*}} iter_args(%[[O:[a-z0-9_]+]] = %[[LINE]], %[[CARRY:[a-z0-9_]+]] = %[[INIT]], %{{.*}} = %[[INIT]])
 // CHECK:             %[[X:[a-z0-9_]+]] = tensor.extract %arg0[%[[ROW]], %[[K]]]
 // CHECK:             %[[XW:[a-z0-9_]+]] = arith.extf %[[X]] : f32 to f64
 // CHECK:             %[[FIRST:[a-z0-9_]+]] = arith.cmpi eq, %[[K]]
 // CHECK:             %[[SUM:[a-z0-9_]+]] = arith.addf %[[CARRY]], %[[XW]] : f64
 // CHECK:             %[[V:[a-z0-9_]+]] = arith.select %[[FIRST]], %[[XW]], %[[SUM]]
 // CHECK:             %[[R:[a-z0-9_]+]] = arith.truncf %[[V]] : f64 to f32
-// CHECK:             tensor.insert %[[R]] into %[[O]][%[[ROW]], %[[K]]]
-// CHECK:           tensor.insert %{{.*}} into %[[ACC]][%[[ROW]]]
+// CHECK:             tensor.insert %[[R]] into %[[O]][%[[K]]]
+// CHECK:           %[[LAST:[a-z0-9_]+]] = tensor.insert %{{.*}} into %[[POINT]][]
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[ROW]], 0] [1, 5] [1, 1]
+// CHECK:             tensor.parallel_insert_slice %[[LAST]] into %[[ACC]][%[[ROW]]] [1] [1]
 // CHECK-NOT:     dyno.scan
 func.func @cumsum(%x: tensor<3x5xf32>, %o: tensor<3x5xf32>, %acc: tensor<3xf32>) -> (tensor<3x5xf32>, tensor<3xf32>) {
   %0:2 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<3x5xf32>) outs(%o, %acc : tensor<3x5xf32>, tensor<3xf32>) {
@@ -67,7 +73,7 @@ func.func @scatter(%u: tensor<4x1x3xf32>, %i: tensor<4x1xi64>, %o: tensor<6x3xf3
 
 // -----
 
-// Bottom-up merge sort: two merge passes per round (outputs -> scratch -> outputs),
+// Bottom-up merge sort of each line: two merge passes per round (line -> scratch -> line),
 // scratch from bufferization.alloc_tensor (never CSE'd into one buffer), and NaN
 // ordered last for an ascending `ole` comparator.
 // CHECK-LABEL: func.func @sort

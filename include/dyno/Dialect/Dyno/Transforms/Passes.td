@@ -464,6 +464,11 @@ def DynoLowerSequentialOps : Pass<"dyno-lower-sequential-ops", "func::FuncOp"> {
     write with `tensor.insert` into loop-carried tensors, which one-shot bufferization
     turns into loads and stores in place (CPU target).
 
+    Scans and sorts treat each line along their dimension independently: an
+    `scf.forall` over the other dimensions (OpenMP threads on the CPU) cuts each line
+    out of the outputs (`tensor.extract_slice`) and inserts it back
+    (`tensor.parallel_insert_slice`).
+
     - `dyno.scan`: one loop along the scanned dimension per position of the others. A
       scan whose region is one `arith.addf` or `arith.mulf` of a float type narrower
       than f64 accumulates in f64 and rounds each output, as eager's CPU cumsum and
