@@ -140,3 +140,25 @@ def test_triton_target_runs_sequential_ops_eagerly_with_a_reason():
     torch.testing.assert_close(got, torch.cumsum(x, 1) * 2)
     messages = " ".join(str(w.message) for w in caught)
     assert "'dyno.scan' op has no Triton lowering yet" in messages, messages
+
+
+def test_median_and_nanmedian_from_a_stable_sort_match_eager_with_nan():
+    # Decomposed into a sort and a gather: a line with NaN gives its first NaN (median),
+    # NaN is skipped (nanmedian), an all-NaN line gives the NaN in its middle.
+    x = torch.tensor([[3.0, float("nan"), 1.0, float("nan"), 2.0], [float("nan")] * 5,
+                      [1.0, 2.0, 4.0, 3.0, 0.0], [5.0, 4.0, 3.0, -2.0, 1.0]])
+    for fn in (lambda t: torch.median(t, 1), lambda t: torch.nanmedian(t, 1),
+               lambda t: torch.median(t, 0, keepdim=True), lambda t: torch.median(t),
+               lambda t: torch.nanmedian(t), lambda t: torch.nanmedian(t[2:])):
+        torch._dynamo.reset()
+        _exact(fn, x)
+
+
+def test_kthvalue_from_a_stable_sort():
+    x = torch.randn(6, 33)
+    x[1, 4] = float("nan")  # the largest value, as in eager
+    for k in (1, 7, 33):
+        torch._dynamo.reset()
+        _exact(lambda t: torch.kthvalue(t, k, 1), x)
+    torch._dynamo.reset()
+    _exact(lambda t: torch.kthvalue(t, 2, 0, keepdim=True), x)

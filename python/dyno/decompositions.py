@@ -382,6 +382,69 @@ def index_put(x, indices, values, accumulate=False):
     return aten._index_put_impl.default(x, wrapped, values, accumulate)
 
 
+def _stable_sort(x, dim):
+    return aten.sort.stable(x, stable=True, dim=dim, descending=False)
+
+
+def _select_sorted(x, dim, keepdim, position):
+    """(values, indices) of the sorted lines of `x` at `position` (a tensor shaped like a
+    keepdim reduction of `x`), as a reduction along `dim` returns them."""
+    values, indices = _stable_sort(x, dim)
+    value = torch.gather(values, dim, position)
+    index = torch.gather(indices, dim, position)
+    if not keepdim:
+        value, index = value.squeeze(dim), index.squeeze(dim)
+    return value, index
+
+
+def _selectable(x, dim) -> bool:
+    return x.dim() > 0 and x.shape[dim] > 0
+
+
+def kthvalue(x, k, dim=-1, keepdim=False):
+    """The k-th smallest of each line, from a stable sort (torch-mlir lowers kthvalue to
+    tm_tensor.topk, which Dyno has no op for). NaN is the largest value, as in eager."""
+    if not _selectable(x, dim):
+        return NotImplemented
+    shape = list(x.shape)
+    shape[dim] = 1
+    position = torch.full(shape, k - 1, dtype=torch.int64, device=x.device)
+    return _select_sorted(x, dim, keepdim, position)
+
+
+def median_dim(x, dim=0, keepdim=False):
+    """The lower median of each line; a line with NaN gives its first NaN, as eager."""
+    if not _selectable(x, dim):
+        return NotImplemented
+    count = x.shape[dim]
+    nans = torch.isnan(x).sum(dim, keepdim=True)
+    position = torch.where(nans > 0, count - nans, (count - 1) // 2)
+    return _select_sorted(x, dim, keepdim, position)
+
+
+def nanmedian_dim(x, dim=0, keepdim=False):
+    """The lower median of each line's numbers (NaN ignored); an all-NaN line gives the
+    NaN in its middle, as eager."""
+    if not _selectable(x, dim):
+        return NotImplemented
+    count = x.shape[dim]
+    numbers = count - torch.isnan(x).sum(dim, keepdim=True)
+    position = torch.where(numbers > 0, (numbers - 1) // 2, (count - 1) // 2)
+    return _select_sorted(x, dim, keepdim, position)
+
+
+def median(x):
+    if x.numel() == 0:
+        return NotImplemented
+    return median_dim(x.reshape(-1), 0)[0]
+
+
+def nanmedian(x):
+    if x.numel() == 0:
+        return NotImplemented
+    return nanmedian_dim(x.reshape(-1), 0)[0]
+
+
 # PyTorch's own decompositions of ops torch-mlir cannot lower, where they produce ops it
 # can (checked by the OpInfo sweep; each is PyTorch's reference implementation).
 _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
@@ -405,6 +468,11 @@ def table() -> dict:
     decompositions[aten.pow.Tensor_Scalar] = pow_tensor_scalar
     decompositions[aten.angle.default] = angle
     decompositions[aten.index_put.default] = index_put
+    decompositions[aten.kthvalue.default] = kthvalue
+    decompositions[aten.median.dim] = median_dim
+    decompositions[aten.nanmedian.dim] = nanmedian_dim
+    decompositions[aten.median.default] = median
+    decompositions[aten.nanmedian.default] = nanmedian
     decompositions.update(special_functions.table())
     decompositions.update(bessel_functions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction
