@@ -162,3 +162,20 @@ def test_kthvalue_from_a_stable_sort():
         _exact(lambda t: torch.kthvalue(t, k, 1), x)
     torch._dynamo.reset()
     _exact(lambda t: torch.kthvalue(t, 2, 0, keepdim=True), x)
+
+
+def test_histc_with_a_given_range_counts_like_eager():
+    # Decomposed into bin positions and a scatter-add; NaN, inf and values outside the
+    # range are not counted, the top edge falls in the last bin.
+    x = torch.randn(2000) * 2
+    x[:5] = torch.tensor([float("nan"), float("inf"), -3.0, 3.0, 1.5])
+    for bins, low, high in ((10, -3, 3), (33, -1, 2.5), (6, -0.3, 0.7)):
+        torch._dynamo.reset()
+        _exact(lambda t: torch.histc(t, bins, low, high), x)
+    # A range from the data (min == max) runs eagerly, which raises for non-finite data.
+    torch._dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = torch.compile(lambda t: torch.histc(t, 5) + 1, backend="mlir")(x[5:])
+    assert torch.equal(got, torch.histc(x[5:], 5) + 1)
+    assert "aten.histc.default" in dyno.stats()["fallback_ops"]

@@ -445,6 +445,26 @@ def nanmedian(x):
     return nanmedian_dim(x.reshape(-1), 0)[0]
 
 
+def histc(x, bins=100, min=0, max=0):
+    """Counts per bin as eager's CPU kernel computes them: bin = int((x - lo) * bins /
+    (hi - lo)), the top edge in the last bin, values outside [lo, hi] (and NaN) not
+    counted. The counts are a scatter-add into bins + 1 counters, the last one for the
+    values not counted. A range taken from the data (min == max) stays eager, which
+    raises for non-finite data."""
+    if min == max or not x.dtype.is_floating_point:
+        return NotImplemented
+    low = torch.full((), min, dtype=x.dtype, device=x.device)
+    high = torch.full((), max, dtype=x.dtype, device=x.device)
+    values = x.reshape(-1)
+    counted = (values >= low) & (values <= high)
+    position = ((values - low) * bins / (high - low)).to(torch.int64)
+    position = torch.where(position == bins, bins - 1, position)
+    position = torch.where(counted, position, bins)
+    counts = torch.zeros(bins + 1, dtype=x.dtype, device=x.device)
+    counts = counts.index_put((position,), torch.ones_like(values), accumulate=True)
+    return counts[:bins]
+
+
 # PyTorch's own decompositions of ops torch-mlir cannot lower, where they produce ops it
 # can (checked by the OpInfo sweep; each is PyTorch's reference implementation).
 _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
@@ -469,6 +489,7 @@ def table() -> dict:
     decompositions[aten.angle.default] = angle
     decompositions[aten.index_put.default] = index_put
     decompositions[aten.kthvalue.default] = kthvalue
+    decompositions[aten.histc.default] = histc
     decompositions[aten.median.dim] = median_dim
     decompositions[aten.nanmedian.dim] = nanmedian_dim
     decompositions[aten.median.default] = median
