@@ -65,6 +65,23 @@ def test_special_functions_match_eager(name):
     assert_compiled_matches(fn, x, rtol=2e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["erfc", "erfcx", "log_ndtr"])
+def test_complementary_error_functions_keep_their_tails(name):
+    # Computed in float64 (dyno/special_functions.py): erfc(9) = 4e-37 and
+    # log_ndtr(-40) = -804.6, where 1 - erf or log(ndtr) would give 0 and -inf; relative
+    # accuracy right down to float32's smallest normal numbers.
+    fn = {"erfc": torch.erfc, "erfcx": torch.special.erfcx,
+          "log_ndtr": torch.special.log_ndtr}[name]
+    x = torch.cat([_special_values(), torch.linspace(-12.0, 12.0, 961),
+                   torch.tensor([3.9999998, 4.0, 4.0000005, 9.0, 9.3, -9.3, -9.5, -40.0,
+                                 -1.0, -1.0000001, -0.99999994, 1e5, -1e5])])
+    expected = fn(x.double())
+    actual = assert_compiled_matches(fn, x, rtol=2e-5, atol=1e-37)
+    normal = (expected.abs() > 1e-37) & (expected.abs() < 3e38)
+    relative = (actual.double() - expected).abs() / expected.abs()
+    assert relative[normal].max() < 2e-7, relative[normal].max()
+
+
 @pytest.mark.parametrize("name", ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
                                   "modified_bessel_i0", "modified_bessel_i1",
                                   "modified_bessel_k0", "modified_bessel_k1",
@@ -130,3 +147,16 @@ def test_linspace_is_eagers_to_the_last_bit():
     x = torch.tensor([[inf, 1.0, -2.0], [0.5, -inf, 3.0]])
     actual = assert_compiled_matches(fn, x, rtol=0, atol=0)
     assert torch.equal(actual[0], torch.linspace(-1, 1, 15))
+
+
+def test_float64_log1p_and_expm1_keep_small_arguments():
+    # Regression: the CPU target lowered float64 log1p and expm1 as log(1 + x) and
+    # exp(x) - 1 (upstream's convert-math-to-llvm): expm1(1e-20) and log1p(-1e-30) gave
+    # 0, expm1(-1e-12) was 2e-5 off. Float32 uses upstream's own careful expansions.
+    x = torch.cat([torch.tensor([-1e-30, -1e-12, 1e-20, 1e-8, 0.5, 0.49, -0.51, -40.0,
+                                 800.0, -1.0, -2.0, inf, -inf, nan, 1e300, 709.7, 709.8]),
+                   torch.linspace(-3.0, 3.0, 601), torch.logspace(-300, 0, 301),
+                   -torch.logspace(-300, -1, 300)]).double()
+    assert_compiled_matches(torch.expm1, x, rtol=1e-15, atol=0)
+    torch._dynamo.reset()
+    assert_compiled_matches(lambda t: torch.log1p(t.clamp(min=-1.0)), x, rtol=1e-15, atol=0)

@@ -12,6 +12,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+
 #define DEBUG_TYPE "dyno-approximate-math"
 
 namespace mlir::dyno {
@@ -73,6 +74,73 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
   }
 };
 
+/// Builds a splat constant of `type` (a float or a shaped type of floats).
+static Value floatConstant(OpBuilder &builder, Location loc, Type type, double value) {
+  auto elementType = cast<FloatType>(getElementTypeOrSelf(type));
+  Attribute attr = builder.getFloatAttr(elementType, value);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    attr = DenseElementsAttr::get(shaped, attr);
+  return arith::ConstantOp::create(builder, loc, type, cast<TypedAttr>(attr));
+}
+
+/// log1p and expm1 of other float types than f32 (which upstream's patterns expand):
+/// convert-math-to-llvm lowers them as log(1 + x) and exp(x) - 1, which lose every digit
+/// for |x| < 1e-16 in float64 (expm1(1e-20) gave 0) and half of them at 1e-8. These are
+/// Goldberg's and Kahan's exact-cancellation forms instead:
+///   log1p(x) = x                       if 1 + x == 1, else log(u) * x / (u - 1), u = 1 + x
+///   expm1(x) = x if exp(x) == 1, exp(x) - 1 if |x| > 1/2, else (u - 1) * x / log(u),
+///              u = exp(x)
+/// (log1p: log(inf) == inf passes x = inf through, where inf * inf / inf would be NaN).
+struct Log1pExact : OpRewritePattern<math::Log1pOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::Log1pOp op, PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (getElementTypeOrSelf(type).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    Value one = floatConstant(rewriter, loc, type, 1.0);
+    Value u = arith::AddFOp::create(rewriter, loc, x, one);
+    Value logU = math::LogOp::create(rewriter, loc, u);
+    Value quotient = arith::DivFOp::create(
+        rewriter, loc, arith::MulFOp::create(rewriter, loc, logU, x),
+        arith::SubFOp::create(rewriter, loc, u, one));
+    Value exactlyX = arith::OrIOp::create(
+        rewriter, loc, arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ, u, one),
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ, logU, u));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, exactlyX, x, quotient);
+    return success();
+  }
+};
+
+struct Expm1Exact : OpRewritePattern<math::ExpM1Op> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ExpM1Op op, PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (getElementTypeOrSelf(type).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    Value one = floatConstant(rewriter, loc, type, 1.0);
+    Value u = math::ExpOp::create(rewriter, loc, x);
+    Value uMinusOne = arith::SubFOp::create(rewriter, loc, u, one);
+    Value quotient = arith::DivFOp::create(
+        rewriter, loc, arith::MulFOp::create(rewriter, loc, uMinusOne, x),
+        math::LogOp::create(rewriter, loc, u));
+    auto equal = [&](Value a, Value b) {
+      return arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ, a, b);
+    };
+    // Away from 0 (|x| > 1/2) exp(x) - 1 does not cancel, and the quotient's product
+    // could overflow (x = 709.7).
+    Value large = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT,
+                                        math::AbsFOp::create(rewriter, loc, x),
+                                        floatConstant(rewriter, loc, type, 0.5));
+    Value result = arith::SelectOp::create(rewriter, loc, large, uMinusOne, quotient);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, equal(u, one), x, result);
+    return success();
+  }
+};
+
 /// Upstream's log and log2 approximations read the exponent field, which is wrong for
 /// subnormal inputs (log(1e-40) gave -87.3, not -92.1). A subnormal is scaled by 2^24
 /// into the normal range first and 24 log(2) subtracted after: one log either way.
@@ -121,6 +189,10 @@ struct ApproximateMathPass
       scaleSubnormalLogArguments(getOperation());
     if (selected("erf"))
       patterns.add<ErfRational>(&getContext(), /*benefit=*/2);
+    if (selected("log1p"))
+      patterns.add<Log1pExact>(&getContext());
+    if (selected("expm1"))
+      patterns.add<Expm1Exact>(&getContext());
     if (opNames.empty()) {
       populateMathPolynomialApproximationPatterns(patterns,
                                                   MathPolynomialApproximationOptions{});

@@ -74,3 +74,26 @@ func.func @math.log$subnormals(%x: vector<8xf32>) -> vector<8xf32> {
   %0 = math.log %x : vector<8xf32>
   return %0 : vector<8xf32>
 }
+
+// float64 log1p and expm1 are not approximated, but expanded without cancellation
+// (convert-math-to-llvm would compute log(1 + x) and exp(x) - 1).
+// CHECK-LABEL: func.func @math.log1p_expm1$f64
+// CHECK:         %[[U:.*]] = arith.addf %arg0, %[[ONE:.*]] : f64
+// CHECK:         %[[LOGU:.*]] = math.log %[[U]] : f64
+// CHECK:         %[[UM1:.*]] = arith.subf %[[U]], %[[ONE]] : f64
+// CHECK:         %[[PRODUCT:.*]] = arith.mulf %[[LOGU]], %arg0 : f64
+// CHECK:         %[[QUOTIENT:.*]] = arith.divf %[[PRODUCT]], %[[UM1]] : f64
+// CHECK:         %[[LOG1P:.*]] = arith.select %{{.*}}, %arg0, %[[QUOTIENT]] : f64
+// CHECK:         %[[E:.*]] = math.exp %arg0 : f64
+// CHECK:         %[[EM1:.*]] = arith.subf %[[E]], %{{.*}} : f64
+// CHECK:         %[[LOGE:.*]] = math.log %[[E]] : f64
+// CHECK:         %[[LARGE:.*]] = arith.cmpf ogt, %{{.*}}, %{{.*}} : f64
+// CHECK:         %[[FAR:.*]] = arith.select %[[LARGE]], %[[EM1]], %{{.*}} : f64
+// CHECK:         %[[IS1:.*]] = arith.cmpf oeq, %[[E]], %{{.*}} : f64
+// CHECK:         %[[EXPM1:.*]] = arith.select %[[IS1]], %arg0, %[[FAR]] : f64
+// CHECK:         return %[[LOG1P]], %[[EXPM1]]
+func.func @math.log1p_expm1$f64(%x: f64) -> (f64, f64) {
+  %0 = math.log1p %x : f64
+  %1 = math.expm1 %x : f64
+  return %0, %1 : f64, f64
+}
