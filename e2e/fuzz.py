@@ -5,10 +5,13 @@
 Each case is a straight-line program of 3 to 8 steps over 1 to 3 random inputs (one case in
 four with NaN, infinities and negative zeros among them): pointwise
 unary and binary ops (with broadcasting), reductions along a random dim, softmax, views
-(reshape, permute, transpose, slice, expand), matmul and comparisons with where. Sizes are
-1, small primes and a few others. A case passes when Dyno compiled its graph (no fallback)
-and the result matches eager within float32 tolerance. The program for a seed is printed
-so that a failure becomes a regression test.
+(reshape, permute, transpose, slice, expand), matmul, comparisons with where, and
+sequential ops (cumsum, cumprod, stable sorts, scatter-adds with repeated indices, median).
+Sizes are 1, small primes and a few others. A case passes when Dyno compiled its graph (no
+fallback) and the result matches eager within float32 tolerance; on the Triton target,
+which has no lowering of the sequential ops yet, those ops may run eagerly (per-op
+fallback) and nothing else. The program for a seed is printed so that a failure becomes
+a regression test.
 """
 import argparse
 import random
@@ -35,6 +38,20 @@ BINARY = {"add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}",
           "div": "{a} / ({b}.abs() + 1)", "max": "torch.maximum({a}, {b})",
           "min": "torch.minimum({a}, {b})", "where": "torch.where({a} > {b}, {a}, {b} * 0.5)",
           "pow": "torch.pow({a}, torch.round({b} * 2))"}
+# Along dimension {d}; each keeps the shape (median drops dimension {d}).
+SEQUENTIAL = {
+    "cumsum": "torch.cumsum({x}, dim={d})",
+    "cumprod": "torch.cumprod({x}.clamp(-1.5, 1.5), dim={d})",
+    "sort": "torch.sort({x}, dim={d}, descending={k}, stable=True).values",
+    "argsort": "torch.argsort({x}, dim={d}, descending={k}, stable=True).float()",
+    # argsort // 2: in-range indices, each repeated (accumulated in order).
+    "scatter_add": "{x}.scatter_add({d}, torch.argsort({x}, dim={d}, stable=True) // 2, "
+                   "{x} * 0.5)",
+    "median": "torch.median({x}, dim={d}).values",
+}
+# What the Triton target runs eagerly for them (its reasons say "no Triton lowering yet").
+SEQUENTIAL_EAGER_OPS = {"aten.cumsum.default", "aten.cumprod.default", "aten.sort.stable",
+                        "aten.scatter_add.default"}
 REDUCE = {"sum": "{x}.sum(dim={d}, keepdim={k})", "mean": "{x}.mean(dim={d}, keepdim={k})",
           "amax": "{x}.amax(dim={d}, keepdim={k})", "amin": "{x}.amin(dim={d}, keepdim={k})",
           "softmax": "torch.softmax({x}, dim={d})", "logsoftmax": "torch.log_softmax({x}, dim={d})"}
@@ -48,6 +65,7 @@ class Program:
         self.seed = seed
         # One case in four has NaN, infinities and negative zeros among its inputs.
         self.special_values = self.rng.random() < 0.25
+        self.sequential = False
         rank = self.rng.choice([1, 2, 2, 3, 3, 4])
         self.base_shape = [self.rng.choice(SIZES) for _ in range(rank)]
         self.inputs = [list(self.base_shape)]
@@ -69,8 +87,8 @@ class Program:
     def _step(self, step: int):
         rng = self.rng
         name, shape = rng.choice(self.values[-3:])
-        kind = rng.choices(["unary", "binary", "reduce", "view", "matmul"],
-                           weights=[4, 4, 2, 2, 1])[0]
+        kind = rng.choices(["unary", "binary", "reduce", "view", "matmul", "sequential"],
+                           weights=[4, 4, 2, 2, 1, 1])[0]
         if kind == "unary":
             self._emit(UNARY[rng.choice(list(UNARY))].format(x=name), shape)
         elif kind == "binary":
@@ -94,6 +112,14 @@ class Program:
             self._emit(REDUCE[op].format(x=name, d=dim, k=keep), result)
         elif kind == "view" and shape:
             self._view(name, shape)
+        elif kind == "sequential" and shape:
+            dim = rng.randrange(len(shape))
+            op = rng.choice(list(SEQUENTIAL))
+            result = list(shape)
+            if op == "median":
+                del result[dim]
+            self.sequential = True
+            self._emit(SEQUENTIAL[op].format(x=name, d=dim, k=rng.random() < 0.5), result)
         elif kind == "matmul" and len(shape) >= 2:
             inner = shape[-1]
             columns = rng.choice(SIZES)
@@ -174,7 +200,15 @@ def run_case(seed: int, target: str = "cpu"):
         except Exception as error:  # Dyno must never break the program
             return f"raised {type(error).__name__}: {error}"
     stats = dyno.stats()
-    if stats["fallback_graphs"] or stats["runtime_fallbacks"] or not stats["compiled_graphs"]:
+    if target == "triton" and program.sequential:
+        # Only the sequential ops may run eagerly (no Triton lowering yet).
+        reasons_ok = all("no Triton lowering yet" in r for r in stats["fallback_reasons"])
+        ops_ok = set(stats["fallback_ops"]) <= SEQUENTIAL_EAGER_OPS
+        ran = stats["compiled_graphs"] + stats["partially_compiled_graphs"] + \
+            stats["fallback_graphs"]
+        if not (reasons_ok and ops_ok and ran) or stats["runtime_fallbacks"]:
+            return f"not compiled: {stats['fallback_reasons'][:1]} {stats['fallback_ops']}"
+    elif stats["fallback_graphs"] or stats["runtime_fallbacks"] or not stats["compiled_graphs"]:
         return f"not compiled: {stats['fallback_reasons'][:1]}"
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
         return f"shape/dtype {tuple(actual.shape)} {actual.dtype} vs {tuple(expected.shape)} {expected.dtype}"
