@@ -179,3 +179,27 @@ def test_histc_with_a_given_range_counts_like_eager():
         got = torch.compile(lambda t: torch.histc(t, 5) + 1, backend="mlir")(x[5:])
     assert torch.equal(got, torch.histc(x[5:], 5) + 1)
     assert "aten.histc.default" in dyno.stats()["fallback_ops"]
+
+
+@pytest.mark.parametrize("k", [1, 8, 32, 33])
+def test_topk_selects_a_sorted_prefix_like_eager(k):
+    # topk(k) sorts only the prefix its slices read (dyno-sort-prefixes; an insertion
+    # per line up to k = 32, a whole sort beyond): NaN is the largest value, rows of
+    # ties, infinities. Values always equal eager's; indices where there are no ties.
+    x = torch.randn(12, 300)
+    x[0, 5] = float("nan")
+    x[1, :40] = float("nan")
+    x[2] = 1.0
+    x[3, ::7] = float("inf")
+    x[4, ::3] = -float("inf")
+    for largest in (True, False):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        fn = lambda t: torch.topk(t, k, 1, largest=largest)
+        values, indices = torch.compile(fn, backend="mlir")(x)
+        want = fn(x)
+        assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["compiled_graphs"] == 1
+        assert torch.equal(values.nan_to_num(7.0), want.values.nan_to_num(7.0))
+        assert torch.equal(indices[5:], want.indices[5:])
+        assert torch.equal(torch.gather(x, 1, indices).nan_to_num(7.0),
+                           values.nan_to_num(7.0))

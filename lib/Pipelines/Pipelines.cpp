@@ -35,6 +35,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createDynoMultiplyByReciprocals());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // topk: sort only the prefix its slices read.
+  pm.addNestedPass<func::FuncOp>(createDynoSortPrefixes());
   // Host schedule: library calls, views, and outlined kernels in module @kernels.
   pm.addPass(createDynoFormKernels());
 }

@@ -353,3 +353,15 @@ func.func @dyno.yield$parent(%x: f32) {
   // expected-error @+1 {{expects parent op to be one of 'dyno.scan, dyno.scatter, dyno.sort'}}
   dyno.yield %x : f32
 }
+
+// -----
+
+func.func @dyno.sort$prefix(%v: tensor<7xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{prefix 8 must be in [1, 7]}}
+  %0 = dyno.sort dimension(0) prefix(8) outs(%v : tensor<7xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %le = arith.cmpf ole, %a, %b : f32
+    dyno.yield %le : i1
+  } -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}

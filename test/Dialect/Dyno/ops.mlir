@@ -99,3 +99,14 @@ func.func @dyno.sort$with_indices(%v: tensor<3x7xf32>, %i: tensor<3x7xi64>) -> (
   } -> tensor<3x7xf32>, tensor<3x7xi64>
   return %0#0, %0#1 : tensor<3x7xf32>, tensor<3x7xi64>
 }
+
+// CHECK-LABEL: func.func @dyno.sort$prefix
+func.func @dyno.sort$prefix(%v: tensor<3x70xf32>) -> tensor<3x70xf32> {
+  // CHECK: dyno.sort dimension(1) prefix(5) outs(%{{.*}} : tensor<3x70xf32>) {
+  %0 = dyno.sort dimension(1) prefix(5) outs(%v : tensor<3x70xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %ge = arith.cmpf oge, %a, %b : f32
+    dyno.yield %ge : i1
+  } -> tensor<3x70xf32>
+  return %0 : tensor<3x70xf32>
+}

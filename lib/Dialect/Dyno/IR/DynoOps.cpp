@@ -213,6 +213,11 @@ LogicalResult SortOp::verify() {
   if (dim < 0 || dim >= first.getRank())
     return emitOpError("dimension ") << dim << " is out of range for rank "
                                      << first.getRank();
+  if (std::optional<int64_t> prefix = getPrefix()) {
+    int64_t length = first.getDimSize(dim);
+    if (*prefix < 1 || (!ShapedType::isDynamic(length) && *prefix > length))
+      return emitOpError("prefix ") << *prefix << " must be in [1, " << length << "]";
+  }
   SmallVector<Type> arguments;
   for (Value output : getOutputs()) {
     if (cast<RankedTensorType>(output.getType()).getShape() != first.getShape())

@@ -289,6 +289,89 @@ Value compare(OpBuilder &b, Location loc, SortOp sort, ValueRange pairs) {
   }
 }
 
+/// Largest prefix selected by insertion (O(n k) comparisons and moves per line in the
+/// worst case, O(n) for data in random order); longer prefixes sort whole lines.
+constexpr int64_t kMaxSelectedPrefix = 32;
+
+/// The first `prefix` elements of each line in sorted order (stable), in place: each
+/// element enters the sorted prefix if it is new to it (i < prefix) or precedes the
+/// prefix's last, by insertion (the last falls out).
+SmallVector<Value> selectPrefix(OpBuilder &b, Location loc, SortOp sort, ValueRange lines,
+                                Value length, int64_t prefix) {
+  unsigned count = lines.size();
+  Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
+  Value last = indexConstant(b, loc, prefix - 1);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, length, one, lines,
+      [&](OpBuilder &lb, Location ll, Value i, ValueRange current) {
+        SmallVector<Value> values, againstLast;
+        for (unsigned o = 0; o < count; ++o) {
+          values.push_back(tensor::ExtractOp::create(lb, ll, current[o], ValueRange{i}));
+          againstLast.push_back(tensor::ExtractOp::create(lb, ll, current[o], ValueRange{last}));
+          againstLast.push_back(values.back());
+        }
+        Value isNew = arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::ult, i,
+                                            indexConstant(lb, ll, prefix));
+        Value lastPrecedes = compare(lb, ll, sort, againstLast);
+        Value enters = arith::OrIOp::create(
+            lb, ll, isNew,
+            arith::XOrIOp::create(lb, ll, lastPrecedes,
+                                  arith::ConstantIntOp::create(lb, ll, 1, 1)));
+        Value end = arith::MinUIOp::create(lb, ll, i, last);
+        auto ifOp = scf::IfOp::create(
+            lb, ll, enters,
+            [&](OpBuilder &tb, Location tl) {
+              // Shift the prefix elements that v must precede one slot up.
+              SmallVector<Value> init = {end};
+              init.append(current.begin(), current.end());
+              SmallVector<Type> types = llvm::to_vector(ValueRange(init).getTypes());
+              auto shift = scf::WhileOp::create(
+                  tb, tl, types, init,
+                  [&](OpBuilder &cb, Location cl, ValueRange args) {
+                    Value j = args[0];
+                    Value positive =
+                        arith::CmpIOp::create(cb, cl, arith::CmpIPredicate::ugt, j, zero);
+                    Value previous = arith::SubIOp::create(
+                        cb, cl, arith::MaxUIOp::create(cb, cl, j, one), one);
+                    SmallVector<Value> pairs;
+                    for (unsigned o = 0; o < count; ++o) {
+                      pairs.push_back(
+                          tensor::ExtractOp::create(cb, cl, args[1 + o], ValueRange{previous}));
+                      pairs.push_back(values[o]);
+                    }
+                    Value stays = compare(cb, cl, sort, pairs);
+                    Value moves = arith::AndIOp::create(
+                        cb, cl, positive,
+                        arith::XOrIOp::create(cb, cl, stays,
+                                              arith::ConstantIntOp::create(cb, cl, 1, 1)));
+                    scf::ConditionOp::create(cb, cl, moves, args);
+                  },
+                  [&](OpBuilder &wb, Location wl, ValueRange args) {
+                    Value j = args[0];
+                    Value previous = arith::SubIOp::create(wb, wl, j, one);
+                    SmallVector<Value> yields = {previous};
+                    for (unsigned o = 0; o < count; ++o) {
+                      Value moved =
+                          tensor::ExtractOp::create(wb, wl, args[1 + o], ValueRange{previous});
+                      yields.push_back(
+                          tensor::InsertOp::create(wb, wl, moved, args[1 + o], ValueRange{j}));
+                    }
+                    scf::YieldOp::create(wb, wl, yields);
+                  });
+              Value slot = shift.getResult(0);
+              SmallVector<Value> inserted;
+              for (unsigned o = 0; o < count; ++o)
+                inserted.push_back(tensor::InsertOp::create(tb, tl, values[o],
+                                                            shift.getResult(1 + o),
+                                                            ValueRange{slot}));
+              scf::YieldOp::create(tb, tl, inserted);
+            },
+            [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, current); });
+        scf::YieldOp::create(lb, ll, ifOp.getResults());
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
 LogicalResult lowerSort(RewriterBase &rewriter, SortOp sort) {
   Location loc = sort.getLoc();
   OpBuilder &b = rewriter;
@@ -360,6 +443,9 @@ LogicalResult lowerSort(RewriterBase &rewriter, SortOp sort) {
   SmallVector<Value> results = overLines(
       b, loc, outputs, hasDim, dim, outerSizes,
       [&](OpBuilder &nb, Location nl, ValueRange outer, ValueRange lines) {
+        std::optional<int64_t> prefix = sort.getPrefix();
+        if (prefix && *prefix <= kMaxSelectedPrefix)
+          return selectPrefix(nb, nl, sort, lines, length, *prefix);
         // Scratch lines: merge passes alternate between the lines and these. Not
         // tensor.empty: CSE would merge two of one type, and bufferization gives uses
         // of one empty tensor one buffer (its contents are undefined, so no conflict):

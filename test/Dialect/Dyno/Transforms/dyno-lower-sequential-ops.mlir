@@ -114,3 +114,29 @@ func.func @sort_descending(%v: tensor<2x5xf32>) -> tensor<2x5xf32> {
   } -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// -----
+
+// prefix(4): one pass over each line; an element enters the sorted prefix when it is one
+// of the first 4 or the prefix's last may not precede it, and shifts what it precedes.
+// CHECK-LABEL: func.func @topk_prefix
+// CHECK:         scf.forall
+// CHECK:           scf.for %[[I:[a-z0-9_]+]] =
+// CHECK:             %[[LAST:[a-z0-9_]+]] = tensor.extract %{{.*}}[%c3]
+// CHECK:             %[[NEW:[a-z0-9_]+]] = arith.cmpi ult, %[[I]], %c4
+// CHECK:             arith.cmpf oge, %[[LAST]], %{{.*}} : f32
+// CHECK:             %[[ENTERS:[a-z0-9_]+]] = arith.ori %[[NEW]], %{{.*}} : i1
+// CHECK:             scf.if %[[ENTERS]]
+// CHECK:               scf.while
+// CHECK:                 scf.condition
+// CHECK:               } do {
+// CHECK:               tensor.insert
+// CHECK-NOT:     scf.while (%{{.*}}) : (tensor
+func.func @topk_prefix(%v: tensor<2x50xf32>) -> tensor<2x50xf32> {
+  %0 = dyno.sort dimension(1) prefix(4) outs(%v : tensor<2x50xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %ge = arith.cmpf oge, %a, %b : f32
+    dyno.yield %ge : i1
+  } -> tensor<2x50xf32>
+  return %0 : tensor<2x50xf32>
+}

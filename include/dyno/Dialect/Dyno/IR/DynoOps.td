@@ -169,6 +169,9 @@ def Dyno_SortOp : Dyno_SequentialOp<"sort"> {
     comparisons (`ole`, `olt` ascending; `oge`, `ogt` descending) order NaN as eager
     does, as the largest value.
 
+    With `prefix(k)`, only the first k elements of each line are its k first in sorted
+    order (what topk reads); the rest of the line is unspecified.
+
     ```mlir
     %r:2 = dyno.sort dimension(1) outs(%v, %i : tensor<3x7xf32>, tensor<3x7xi64>) {
     ^bb0(%a: f32, %b: f32, %ia: i64, %ib: i64):
@@ -178,9 +181,11 @@ def Dyno_SortOp : Dyno_SequentialOp<"sort"> {
     ```
   }];
   let arguments = (ins Variadic<AnyRankedTensor>:$inputs,
-                       Variadic<AnyRankedTensor>:$outputs, I64Attr:$dimension);
+                       Variadic<AnyRankedTensor>:$outputs, I64Attr:$dimension,
+                       OptionalAttr<I64Attr>:$prefix);
   let assemblyFormat = [{
-    `dimension` `(` $dimension `)` (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `dimension` `(` $dimension `)` (`prefix` `(` $prefix^ `)`)?
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)?
     `outs` `(` $outputs `:` type($outputs) `)` $region attr-dict `->` type($results)
   }];
 }

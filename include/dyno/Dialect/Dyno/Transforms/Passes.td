@@ -502,4 +502,24 @@ def DynoLowerSequentialOps : Pass<"dyno-lower-sequential-ops", "func::FuncOp"> {
                            "scf::SCFDialect", "tensor::TensorDialect"];
 }
 
+def DynoSortPrefixes : Pass<"dyno-sort-prefixes", "func::FuncOp"> {
+  let summary = "Sort only the leading elements that a sort's users read (topk)";
+  let description = [{
+    torch-mlir lowers topk(k) to a sort of whole lines followed by slices of their first
+    k elements. When every user of a `dyno.sort` is an `tensor.extract_slice` with static
+    offset, size and stride along the sorted dimension, this pass sets the sort's
+    `prefix` to the number of leading elements they read; `dyno-lower-sequential-ops`
+    then selects those (an insertion into a sorted prefix, O(n) comparisons for small
+    k) instead of sorting every line.
+
+    ```mlir
+    // Before
+    %s:2 = dyno.sort dimension(1) outs(%v, %i : tensor<3x1000xf32>, tensor<3x1000xi64>) {...}
+    %top = tensor.extract_slice %s#0[0, 0] [3, 8] [1, 1]
+    // After
+    %s:2 = dyno.sort dimension(1) prefix(8) outs(...) {...}
+    ```
+  }];
+}
+
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD
