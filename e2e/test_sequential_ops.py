@@ -154,6 +154,14 @@ def test_median_and_nanmedian_from_a_stable_sort_match_eager_with_nan():
         _exact(fn, x)
 
 
+def test_median_and_kthvalue_of_a_zero_dim_tensor():
+    # OpInfo's first samples: the value itself, at index 0.
+    for fn in (lambda t: torch.median(t, 0), lambda t: torch.nanmedian(t, -1, keepdim=True),
+               lambda t: torch.kthvalue(t, 1, 0), lambda t: torch.median(t)):
+        torch._dynamo.reset()
+        _exact(lambda t: fn(t * 2), torch.tensor(-1.5))
+
+
 def test_kthvalue_from_a_stable_sort():
     x = torch.randn(6, 33)
     x[1, 4] = float("nan")  # the largest value, as in eager

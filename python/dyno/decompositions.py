@@ -401,6 +401,11 @@ def _selectable(x, dim) -> bool:
     return x.dim() > 0 and x.shape[dim] > 0
 
 
+def _scalar_selection(x):
+    """A 0-d tensor's median or k-th value along dim 0 or -1: itself, at index 0."""
+    return torch.clone(x), torch.zeros((), dtype=torch.int64, device=x.device)
+
+
 def kthvalue(x, k, dim=-1, keepdim=False):
     """The k-th smallest of each line, from a stable sort (torch-mlir lowers kthvalue to
     tm_tensor.topk, which Dyno has no op for). NaN is the largest value, as in eager."""
@@ -414,6 +419,8 @@ def kthvalue(x, k, dim=-1, keepdim=False):
 
 def median_dim(x, dim=0, keepdim=False):
     """The lower median of each line; a line with NaN gives its first NaN, as eager."""
+    if x.dim() == 0 and dim in (0, -1):
+        return _scalar_selection(x)
     if not _selectable(x, dim):
         return NotImplemented
     count = x.shape[dim]
@@ -425,6 +432,8 @@ def median_dim(x, dim=0, keepdim=False):
 def nanmedian_dim(x, dim=0, keepdim=False):
     """The lower median of each line's numbers (NaN ignored); an all-NaN line gives the
     NaN in its middle, as eager."""
+    if x.dim() == 0 and dim in (0, -1):
+        return _scalar_selection(x)
     if not _selectable(x, dim):
         return NotImplemented
     count = x.shape[dim]
