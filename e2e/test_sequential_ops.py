@@ -211,3 +211,21 @@ def test_topk_selects_a_sorted_prefix_like_eager(k):
         assert torch.equal(indices[5:], want.indices[5:])
         assert torch.equal(torch.gather(x, 1, indices).nan_to_num(7.0),
                            values.nan_to_num(7.0))
+
+
+def test_scans_and_scatters_compile_once_for_all_sizes():
+    # dynamic=True: the ops' result sizes are their outputs' (ReifyRankedShapedTypeOp
+    # interface); without it a dynamic scan's size looked data-dependent and fell back.
+    cases = [lambda t: torch.cumsum(t, 0) * 2, lambda t: torch.cumsum(t, 1),
+             lambda t: t.index_put((torch.tensor([0, -1, 0]),), torch.ones(3, t.shape[1]),
+                                   accumulate=True)]
+    for fn in cases:
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        compiled = torch.compile(fn, backend="mlir", dynamic=True)
+        for shape in [(4, 7), (5, 13), (3, 1), (6, 40)]:
+            x = torch.randn(shape)
+            assert torch.equal(compiled(x), fn(x))
+        stats = dyno.stats()
+        assert stats["fallback_graphs"] == 0 and stats["partially_compiled_graphs"] == 0, stats
+        assert stats["runtime_fallbacks"] == 0, stats

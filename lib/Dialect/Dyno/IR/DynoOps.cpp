@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -142,6 +143,39 @@ static LogicalResult verifyRegion(Operation *op, Block &block, TypeRange expecte
 
 static Type elementTypeOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+/// Each result has the shape of the output it updates (sizes of a dynamic graph).
+static LogicalResult reifyAsOutputs(OpBuilder &builder, ValueRange outputs,
+                                    ReifiedRankedShapedTypeDims &shapes) {
+  for (Value output : outputs) {
+    auto type = cast<RankedTensorType>(output.getType());
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (type.isDynamicDim(d))
+        sizes.push_back(
+            tensor::DimOp::create(builder, output.getLoc(), output, d).getResult());
+      else
+        sizes.push_back(builder.getIndexAttr(type.getDimSize(d)));
+    }
+    shapes.push_back(sizes);
+  }
+  return success();
+}
+
+LogicalResult ScanOp::reifyResultShapes(OpBuilder &builder,
+                                        ReifiedRankedShapedTypeDims &shapes) {
+  return reifyAsOutputs(builder, getOutputs(), shapes);
+}
+
+LogicalResult ScatterOp::reifyResultShapes(OpBuilder &builder,
+                                           ReifiedRankedShapedTypeDims &shapes) {
+  return reifyAsOutputs(builder, getOutputs(), shapes);
+}
+
+LogicalResult SortOp::reifyResultShapes(OpBuilder &builder,
+                                        ReifiedRankedShapedTypeDims &shapes) {
+  return reifyAsOutputs(builder, getOutputs(), shapes);
 }
 
 LogicalResult ScanOp::verify() {

@@ -4,6 +4,7 @@
 
 include "dyno/Dialect/Dyno/IR/DynoDialect.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Dyno_LaunchOp : Dyno_Op<"launch", [
@@ -85,7 +86,8 @@ def Dyno_ExternOp : Dyno_Op<"extern", [Pure]> {
 
 class Dyno_SequentialOp<string mnemonic, list<Trait> traits = []>
     : Dyno_Op<mnemonic, !listconcat(traits, [
-        Pure, AttrSizedOperandSegments, SingleBlock])> {
+        Pure, AttrSizedOperandSegments, SingleBlock,
+        DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>])> {
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$region);
   let hasVerifier = 1;
