@@ -23,6 +23,15 @@ namespace mlir::dyno {
 using namespace mlir;
 
 namespace {
+/// Builds a splat constant of `type` (a float or a shaped type of floats).
+static Value floatConstant(OpBuilder &builder, Location loc, Type type, double value) {
+  auto elementType = cast<FloatType>(getElementTypeOrSelf(type));
+  Attribute attr = builder.getFloatAttr(elementType, value);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    attr = DenseElementsAttr::get(shaped, attr);
+  return arith::ConstantOp::create(builder, loc, type, cast<TypedAttr>(attr));
+}
+
 /// f32 erf as one rational function of x*x, the approximation Eigen, XLA and JAX use
 /// (Eigen's generic_fast_erf_float): x is clamped to [-4, 4] (|erf(4) - 1| < 2e-8) and
 ///   erf(x) = x * P(x^2) / Q(x^2)
@@ -39,12 +48,7 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
     if (!getElementTypeOrSelf(type).isF32())
       return failure();
     Location loc = op.getLoc();
-    auto constant = [&](float value) -> Value {
-      Attribute attr = rewriter.getF32FloatAttr(value);
-      if (auto shaped = dyn_cast<ShapedType>(type))
-        attr = DenseElementsAttr::get(shaped, attr);
-      return arith::ConstantOp::create(rewriter, loc, type, cast<TypedAttr>(attr));
-    };
+    auto constant = [&](float value) { return floatConstant(rewriter, loc, type, value); };
     auto horner = [&](Value t, ArrayRef<float> coefficients) {
       Value result = constant(coefficients.front());
       for (float coefficient : coefficients.drop_front())
@@ -73,15 +77,6 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
     return success();
   }
 };
-
-/// Builds a splat constant of `type` (a float or a shaped type of floats).
-static Value floatConstant(OpBuilder &builder, Location loc, Type type, double value) {
-  auto elementType = cast<FloatType>(getElementTypeOrSelf(type));
-  Attribute attr = builder.getFloatAttr(elementType, value);
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    attr = DenseElementsAttr::get(shaped, attr);
-  return arith::ConstantOp::create(builder, loc, type, cast<TypedAttr>(attr));
-}
 
 /// log1p and expm1 of other float types than f32 (which upstream's patterns expand):
 /// convert-math-to-llvm lowers them as log(1 + x) and exp(x) - 1, which lose every digit
@@ -155,12 +150,7 @@ void scaleSubnormalLogArguments(Operation *root) {
     Location loc = op->getLoc();
     Value x = op->getOperand(0);
     Type type = x.getType();
-    auto splat = [&](float value) -> Value {
-      Attribute attr = builder.getF32FloatAttr(value);
-      if (auto shaped = dyn_cast<ShapedType>(type))
-        attr = DenseElementsAttr::get(shaped, value);
-      return arith::ConstantOp::create(builder, loc, cast<TypedAttr>(attr));
-    };
+    auto splat = [&](float value) { return floatConstant(builder, loc, type, value); };
     Value subnormal = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
                                             math::AbsFOp::create(builder, loc, x),
                                             splat(0x1p-126f));
