@@ -131,15 +131,102 @@ def test_logcumsumexp_runs_eagerly_where_torch_mlir_overflows():
     assert "aten.logcumsumexp.default" in dyno.stats()["fallback_ops"]
 
 
-def test_triton_target_runs_sequential_ops_eagerly_with_a_reason():
-    x = torch.randn(4, 9)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        got = torch.compile(lambda t: torch.cumsum(t, 1) * 2, backend="mlir",
-                            options={"target": "triton"})(x)
-    torch.testing.assert_close(got, torch.cumsum(x, 1) * 2)
-    messages = " ".join(str(w.message) for w in caught)
-    assert "'dyno.scan' op has no Triton lowering yet" in messages, messages
+def _triton_exact(fn, *inputs):
+    """Compiled for the Triton target (the interpreter on CPU tensors), nothing eager, and
+    bit-identical to eager: scans accumulate in f64 like eager's CPU kernels, sorts are
+    stable, and the interpreter applies atomic adds in lane order (eager's order)."""
+    return assert_compiled_matches(fn, *inputs, rtol=0, atol=0, options={"target": "triton"})
+
+
+def test_triton_scans_sorts_and_topk_match_eager_bit_for_bit():
+    x = torch.randn(7, 513) + 0.5
+    for fn in (lambda t: torch.cumsum(t, 1), lambda t: torch.cumsum(t * 2, 0),
+               lambda t: torch.cumprod(1 + t / 100, -1),
+               lambda t: torch.sort(t, dim=1, stable=True),
+               lambda t: torch.sort(t, dim=0, descending=True, stable=True),
+               lambda t: torch.topk(t, 5, 1, sorted=True),
+               lambda t: torch.argsort(t.T, dim=1, stable=True)):
+        torch._dynamo.reset()
+        _triton_exact(fn, x)
+    torch._dynamo.reset()
+    _triton_exact(lambda t: torch.cumsum(t, 1), torch.randint(-9, 9, (5, 31)))
+    torch._dynamo.reset()
+    # int32 keys: negative values and repeats
+    _triton_exact(lambda t: torch.sort(t, dim=1, stable=True),
+                  torch.randint(-4, 4, (3, 40), dtype=torch.int32))
+
+
+def test_triton_sort_orders_nan_signed_zeros_and_ties_like_eager():
+    # NaN sorts last ascending (first descending); -0.0 and 0.0 tie and keep their order
+    # (a key of their raw bits would put -0.0 first); ties keep their order.
+    nan = float("nan")
+    x = torch.tensor([[3.0, 0.0, -0.0, nan, 1.0, 3.0, -2.0, -nan, 0.0, -0.0, -2.0],
+                      [-1.0, float("inf"), -float("inf"), 5.0, -1.0, 0.0, nan, 7.0, 1e-40,
+                       -1e-40, 2.0]])
+    for descending in (False, True):
+        torch._dynamo.reset()
+        values, indices = _triton_exact(
+            lambda t: torch.sort(t, dim=1, descending=descending, stable=True), x)
+        assert torch.equal(values.signbit(), x.gather(1, indices).signbit())
+
+
+def test_triton_scatters_with_repeated_indices():
+    torch.manual_seed(1)
+    index = torch.randint(0, 4, (50, 6))
+    _triton_exact(lambda x, i, s: x.scatter_add(0, i, s), torch.randn(4, 6), index,
+                  torch.randn(50, 6))
+    rows = torch.tensor([0, 5, 2, 5, 5, -1])  # repeats and a negative index
+    for fn in (lambda t, i, v: t.index_put((i,), v, accumulate=True),
+               lambda t, i, v: t.index_add(0, i.abs(), v),
+               lambda t, i, v: t.index_put((i.abs().unique(),), v[:4] * 2)):
+        torch._dynamo.reset()
+        _triton_exact(fn, torch.randn(6, 3), rows, torch.randn(6, 3))
+    x, source = torch.randn(5, 8), torch.randn(5, 8)
+    index = torch.randint(0, 8, (5, 8))
+    for reduce in ("sum", "mean"):
+        torch._dynamo.reset()
+        assert_compiled_matches(
+            lambda t, i, s: t.scatter_reduce(1, i, s, reduce, include_self=True),
+            x, index, source, options={"target": "triton"})
+    torch._dynamo.reset()
+    # Integer maxima at repeated indices: tl.atomic_max
+    assert_compiled_matches(
+        lambda t, i, s: t.scatter_reduce(1, i, s, "amax", include_self=False),
+        torch.randint(-9, 9, (5, 8)), index, torch.randint(-9, 9, (5, 8)),
+        options={"target": "triton"})
+
+
+def test_triton_scatter_index_out_of_range_raises_like_eager():
+    x, index = torch.zeros(4), torch.tensor([0, 4])
+    fn = torch.compile(lambda t, i: t.scatter_add(0, i, torch.ones(2)), backend="mlir",
+                       options={"target": "triton"})
+    with pytest.raises((IndexError, RuntimeError)):
+        fn(x, index)
+
+
+def test_triton_runs_what_it_cannot_lower_eagerly_with_a_reason():
+    # A product at repeated indices has no atomic; a line of 5000 exceeds one program's
+    # sort; float64 values do not fit a 64-bit key with their positions.
+    index = torch.randint(0, 4, (6, 3))
+    cases = [
+        (lambda t, s: t.scatter_reduce(0, index, s, "prod"), (torch.randn(4, 3), torch.randn(6, 3)),
+         "no atomic for"),
+        (lambda t: torch.sort(t, dim=1, stable=True).values * 2, (torch.randn(2, 5000),),
+         "sorts lines of 5000 elements"),
+        (lambda t: torch.sort(t, dim=1, stable=True).values * 2,
+         (torch.randn(3, 7, dtype=torch.float64),), "packs values of at most 32 bits"),
+    ]
+    for fn, inputs, reason in cases:
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = torch.compile(fn, backend="mlir", options={"target": "triton"})(*inputs)
+        torch.testing.assert_close(got, fn(*inputs))
+        messages = " ".join(str(w.message) for w in caught)
+        assert reason in messages, messages
+        stats = dyno.stats()
+        assert stats["fallback_ops"] or stats["fallback_graphs"], stats
 
 
 def test_median_and_nanmedian_from_a_stable_sort_match_eager_with_nan():

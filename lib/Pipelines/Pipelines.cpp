@@ -130,7 +130,8 @@ void dyno::buildTritonLoweringPipeline(OpPassManager &pm) {
   DynoApproximateMathOptions approximate;
   approximate.opNames = {"atan", "atan2", "asin", "acos", "log1p", "expm1", "cbrt", "erfc"};
   kernels.addNestedPass<func::FuncOp>(createDynoApproximateMath(approximate));
-  // One block program per kernel.
+  // One block program per kernel: scans, sorts and scatters, then linalg kernels.
+  kernels.addPass(createDynoConvertSequentialOpsToTritonLevel());
   kernels.addPass(createDynoConvertKernelsToTritonLevel());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

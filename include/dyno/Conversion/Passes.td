@@ -86,4 +86,49 @@ def DynoSplitKernelsForTriton : Pass<"dyno-split-kernels-for-triton", "ModuleOp"
                            "linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
+def DynoConvertSequentialOpsToTritonLevel
+    : Pass<"dyno-convert-sequential-ops-to-triton-level", "ModuleOp"> {
+  let summary = "Lower kernels of one scan, sort or scatter to Triton-level block programs";
+  let description = [{
+    After `dyno-split-kernels-for-triton` each `dyno.scan`, `dyno.sort` and
+    `dyno.scatter` is alone in its kernel, reading contiguous arguments (or reshapes and
+    fills of them). Each such kernel becomes a `tl` program; other kernels are left to
+    `dyno-convert-kernels-to-triton-level`.
+
+    * Scan: a block of `XBLOCK` lines by `RBLOCK` (the line, whole) per program,
+      `tl.scan` (tl.associative_scan) of sums or products. Float scans accumulate in f64,
+      as eager's CPU kernels do.
+    * Sort: each element's key packs an order-preserving integer image of its value
+      (NaN largest, -0.0 as +0.0) above its position; `tl.sort` of the keys is then a
+      stable sort, and every output is gathered from the sorted positions. Values of at
+      most 32 bits; descending comparators invert the value bits.
+    * Scatter: one lane per update element. Updates that overwrite are stored; sums
+      (and max/min of integers) use `tl.atomic`, so repeated indices all land, in an
+      unspecified order as on eager CUDA. Any other combination needs unique indices
+      (read, combine, write). The result starts as a copy of the original: the launch's
+      `initial_values` names it.
+
+    Lines longer than one program holds (16384 for scans, 4096 for sorts), exclusive
+    scans, other combiners, 64-bit sort keys and dynamic shapes get an error naming the
+    limit; per-op fallback then runs the op eagerly.
+
+    ```mlir
+    // Before: cumsum along dimension 1 of a 4x10 tensor
+    func.func @kernel_0_0(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+      %r:2 = dyno.scan dimension(1) inclusive(true) ins(%x ...) outs(%o, %acc ...) {...}
+      return %r#0 : tensor<4x10xf32>
+    }
+    // After
+    func.func @kernel_0_0(%x: !tl.ptr<f32>, %out: !tl.ptr<f32>) attributes {
+        tl.configs = [{XBLOCK = 4, RBLOCK = 16, num_warps = 1} ], tl.xnumel = 4, ...} {
+      %v = tl.load %x[%offsets] mask %m : ...
+      %w = arith.extf %v : tensor<?x?xf32> to tensor<?x?xf64>
+      %s = tl.scan "sum" %w along 1 : tensor<?x?xf64>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::dyno::tl::TLDialect", "arith::ArithDialect"];
+}
+
 #endif // DYNO_CONVERSION_PASSES_TD

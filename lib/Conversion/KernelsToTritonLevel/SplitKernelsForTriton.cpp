@@ -39,11 +39,24 @@ bool fitsOneSpace(func::FuncOp kernel) {
   return succeeded(IterationSpace::build(kernel));
 }
 
+bool isSequentialOp(Operation *op) { return isa<ScanOp, ScatterOp, SortOp>(op); }
+
+/// A fill that a scatter updates: the scatter's kernel starts from a copy of it, so it is
+/// computed in memory first.
+bool isScatteredFill(Operation *op) {
+  return llvm::any_of(op->getUsers(), [&](Operation *user) {
+    auto scatter = dyn_cast<ScatterOp>(user);
+    return scatter && scatter.getOriginal().getDefiningOp() == op;
+  });
+}
+
 bool isComputeOp(Operation *op, func::ReturnOp returned) {
+  if (isSequentialOp(op))
+    return true;
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic)
     return false;
-  if (!scalarFillValue(generic))
+  if (!scalarFillValue(generic) || isScatteredFill(generic))
     return true;
   return llvm::any_of(generic->getResults(), [&](Value result) {
     return llvm::is_contained(returned.getOperands(), result);
@@ -185,7 +198,17 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
     auto callee = SymbolRefAttr::get(ctx, kernels.getSymName().value_or("kernels"),
                                      {FlatSymbolRefAttr::get(ctx, name)});
     auto pieceLaunch =
-        LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs, dims);
+        LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs, dims,
+                         /*initial_values=*/DenseI64ArrayAttr());
+    // A scatter updates a copy of its original (an earlier piece's result or an argument).
+    if (auto scatter = dyn_cast<ScatterOp>(op)) {
+      auto position = llvm::find(kernelValues, scatter.getOriginal()) - kernelValues.begin();
+      if (position == static_cast<long>(kernelValues.size()))
+        return scatter.emitOpError("updates a tensor its Triton kernel cannot start from"),
+               failure();
+      pieceLaunch.setInitialValuesAttr(
+          DenseI64ArrayAttr::get(ctx, SmallVector<int64_t>(resultTypes.size(), position)));
+    }
     unsigned next = 0;
     for (Value original : op->getResults())
       if (!original.use_empty())
@@ -220,25 +243,74 @@ void materializeSplatConstants(func::FuncOp kernel) {
   });
 }
 
+/// A static `tensor.insert_slice` (how torch-mlir builds a stack or a concatenation
+/// into a fill) becomes an elementwise select over the destination: inside the slice,
+/// the source element (a gather at the clamped position); elsewhere, the destination's.
+void insertSlicesAsSelects(func::FuncOp kernel) {
+  IRRewriter rewriter(kernel.getContext());
+  kernel.walk([&](tensor::InsertSliceOp insert) {
+    RankedTensorType type = insert.getDestType();
+    if (!type.hasStaticShape() || !insert.getSourceType().hasStaticShape() ||
+        !insert.hasUnitStride() || ShapedType::isDynamicShape(insert.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(insert.getStaticSizes()))
+      return;
+    Location loc = insert.getLoc();
+    rewriter.setInsertionPoint(insert);
+    int64_t rank = type.getRank();
+    llvm::SmallBitVector dropped = insert.getDroppedDims();
+    ArrayRef<int64_t> offsets = insert.getStaticOffsets(), sizes = insert.getStaticSizes();
+    Value source = insert.getSource();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, type, ValueRange{insert.getDest()}, ValueRange{empty},
+        ArrayRef<AffineMap>{identity, identity},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value index = linalg::IndexOp::create(b, l, d);
+            Value low = arith::ConstantIndexOp::create(b, l, offsets[d]);
+            Value high = arith::ConstantIndexOp::create(b, l, offsets[d] + sizes[d]);
+            Value relative = arith::SubIOp::create(b, l, index, low);
+            inside = arith::AndIOp::create(
+                b, l, inside,
+                arith::AndIOp::create(
+                    b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, index, low),
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, high)));
+            if (dropped.test(d))
+              continue;
+            Value zero = arith::ConstantIndexOp::create(b, l, 0);
+            Value last = arith::ConstantIndexOp::create(b, l, sizes[d] - 1);
+            at.push_back(arith::MinSIOp::create(
+                b, l, arith::MaxSIOp::create(b, l, relative, zero), last));
+          }
+          Value element = tensor::ExtractOp::create(b, l, source, at);
+          linalg::YieldOp::create(b, l, ValueRange{arith::SelectOp::create(
+                                            b, l, inside, element, args[0])});
+        });
+    rewriter.replaceOp(insert, generic->getResults());
+  });
+}
+
 struct SplitKernelsForTritonPass
     : mlir::dyno::impl::DynoSplitKernelsForTritonBase<SplitKernelsForTritonPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (ModuleOp kernels : llvm::to_vector(module.getOps<ModuleOp>())) {
-      for (func::FuncOp kernel : kernels.getOps<func::FuncOp>())
+      for (func::FuncOp kernel : kernels.getOps<func::FuncOp>()) {
         materializeSplatConstants(kernel);
+        insertSlicesAsSelects(kernel);
+      }
       for (func::FuncOp kernel : llvm::to_vector(kernels.getOps<func::FuncOp>())) {
-        // Scans, scatters and sorts have a CPU lowering only (dyno-lower-sequential-ops).
-        WalkResult sequential = kernel.walk([](Operation *op) {
-          if (!isa<ScanOp, ScatterOp, SortOp>(op))
-            return WalkResult::advance();
-          op->emitOpError("has no Triton lowering yet (the CPU target compiles it); "
-                          "it runs eagerly");
-          return WalkResult::interrupt();
-        });
-        if (sequential.wasInterrupted())
-          return signalPassFailure();
-        if (kernel.isExternal() || fitsOneSpace(kernel))
+        // Scans, scatters and sorts get kernels of their own
+        // (dyno-convert-sequential-ops-to-triton-level).
+        bool sequential = kernel.walk([](Operation *op) {
+                                  return isSequentialOp(op) ? WalkResult::interrupt()
+                                                            : WalkResult::advance();
+                                }).wasInterrupted();
+        if (kernel.isExternal() || (!sequential && fitsOneSpace(kernel)))
           continue;
         SmallVector<LaunchOp> launches;
         module.walk([&](LaunchOp launch) {

@@ -80,6 +80,36 @@ def _dyno_xor(a, b):
 
 
 @triton.jit
+def _dyno_bitonic_step(x, STAGE: tl.constexpr, J: tl.constexpr):
+    # One compare-exchange step of a bitonic sort along dimension 1 of a 2-d block:
+    # lanes 2**J apart pair up; within blocks of 2**(STAGE+1) lanes the order alternates.
+    X: tl.constexpr = x.shape[0]
+    N: tl.constexpr = x.shape[1]
+    pairs = tl.reshape(x, [X, N >> (J + 1), 2, 1 << J])
+    side = tl.arange(0, 2)[None, None, :, None]
+    low = tl.reduce(tl.where(side == 0, pairs, 0), 2, _dyno_sum, keep_dims=True)
+    high = tl.reduce(tl.where(side == 1, pairs, 0), 2, _dyno_sum, keep_dims=True)
+    low = tl.reshape(tl.broadcast_to(low, [X, N >> (J + 1), 2, 1 << J]), [X, N])
+    high = tl.reshape(tl.broadcast_to(high, [X, N >> (J + 1), 2, 1 << J]), [X, N])
+    position = tl.arange(0, N)[None, :]
+    takes_larger = (((position >> J) & 1) != 0) != (((position >> STAGE) & 1) != 0)
+    return tl.where(takes_larger, tl.maximum(low, high), tl.minimum(low, high))
+
+
+@triton.jit
+def _dyno_sort(x):
+    # Ascending bitonic sort of each row of a 2-d block of integer keys (rows of up to
+    # 4096 lanes, a power of 2). Triton's tl.sort is a jit function of its standard library, which a
+    # kernel interpreted on its own (Dyno's CPU-tensor path) cannot call.
+    N: tl.constexpr = x.shape[1]
+    for stage in tl.static_range(1, 13):
+        if (1 << stage) <= N:
+            for j in tl.static_range(stage):
+                x = _dyno_bitonic_step(x, stage, stage - 1 - j)
+    return x
+
+
+@triton.jit
 def _dyno_f32_to_bf16(x):
     # Round to nearest even, as PyTorch does; Triton's interpreter truncates instead.
     bits = x.to(tl.uint32, bitcast=True)
@@ -614,6 +644,16 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
           return failure();
         return "tl.reduce(" + input + ", " + axis + ", " + combiner + ", keep_dims=True)";
       })
+      .Case<tl::ScanOp>([&](tl::ScanOp scan) {
+        std::string combiner = scan.getKind() == "sum" ? "_dyno_sum" : "_dyno_prod";
+        return R("tl.associative_scan(" + operand(0) + ", " + std::to_string(scan.getAxis()) +
+                 ", " + combiner + ")");
+      })
+      .Case<tl::SortOp>([&](tl::SortOp sort) {
+        if (sort.getAxis() != 1 || sort.getInput().getType().getRank() != 2)
+          return R(failure()); // _dyno_sort sorts the rows of 2-d blocks
+        return R("_dyno_sort(" + operand(0) + ")");
+      })
       .Default([](Operation *) { return R(failure()); });
 }
 
@@ -635,6 +675,14 @@ LogicalResult KernelPrinter::printOp(Operation *op, unsigned indent) {
        << ", " << name(store.getValue());
     if (store.getMask())
       os << ", mask=" << name(store.getMask());
+    os << ")\n";
+    return success();
+  }
+  if (auto atomic = dyn_cast<tl::AtomicOp>(op)) {
+    os << pad << "tl.atomic_" << atomic.getKind() << "(" << name(atomic.getPtr()) << " + "
+       << name(atomic.getOffsets()) << ", " << name(atomic.getValue());
+    if (atomic.getMask())
+      os << ", mask=" << name(atomic.getMask());
     os << ")\n";
     return success();
   }

@@ -249,9 +249,19 @@ class WrapperBuilder:
         inputs = [self.dense(v) if isinstance(v.type, ir.RankedTensorType) else self.name(v)
                   for v in args]
         dim_names, results = iter([self.name(v) for v in dims]), []
-        for result in op.results:
+        # A result that starts as a copy of an argument (a Triton scatter's original).
+        initial = ([int(i) for i in ir.DenseI64ArrayAttr(op.attributes["initial_values"])]
+                   if "initial_values" in op.attributes else [-1] * len(op.results))
+        for result, source in zip(op.results, initial):
             count = sum(1 for size in _shape(result) if _is_dynamic(size))
-            results.append(self.allocate(result, [next(dim_names) for _ in range(count)]))
+            sizes = [next(dim_names) for _ in range(count)]
+            if source >= 0:
+                name = self.define(result, contiguous=True)
+                self.lines.append(
+                    f"{name} = {inputs[source]}.clone(memory_format=torch.contiguous_format)")
+                results.append(name)
+                continue
+            results.append(self.allocate(result, sizes))
         # The kernel ABI: tensors (CPU: their data pointers) and scalars in place, then
         # every dynamic size of every tensor argument and result, in order.
         suffix = "" if self.pass_tensors else ".data_ptr()"

@@ -30,6 +30,22 @@ LogicalResult LaunchOp::verify() {
     return emitOpError("results have ")
            << dynamicDims << " dynamic dimension(s) but the launch gives "
            << getDims().size() << " size(s) in dims(...)";
+  if (std::optional<ArrayRef<int64_t>> initial = getInitialValues()) {
+    if (initial->size() != getNumResults())
+      return emitOpError("has ") << initial->size() << " initial value(s) for "
+                                 << getNumResults() << " result(s)";
+    for (auto [i, position] : llvm::enumerate(*initial)) {
+      if (position == -1)
+        continue;
+      if (position < 0 || position >= static_cast<int64_t>(getArgs().size()))
+        return emitOpError("initial value ") << position << " of result " << i
+                                             << " is not an argument position";
+      if (getArgs()[position].getType() != getResult(i).getType())
+        return emitOpError("result ") << i << " of type " << getResult(i).getType()
+                                      << " cannot start as argument " << position
+                                      << " of type " << getArgs()[position].getType();
+    }
+  }
   return success();
 }
 

@@ -396,7 +396,8 @@ private:
     auto callee = SymbolRefAttr::get(ctx, kKernelsModuleName,
                                      {FlatSymbolRefAttr::get(ctx, name)});
     auto launch =
-        LaunchOp::create(hostBuilder, root->getLoc(), resultTypes, callee, launchArgs, dims);
+        LaunchOp::create(hostBuilder, root->getLoc(), resultTypes, callee, launchArgs, dims,
+                         /*initial_values=*/DenseI64ArrayAttr());
     for (auto [value, replacement] : llvm::zip(exported, launch.getResults()))
       value.replaceUsesWithIf(replacement, [&](OpOperand &use) {
         return !isInternalUse(use.getOwner(), group);

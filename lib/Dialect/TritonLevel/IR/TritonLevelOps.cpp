@@ -110,5 +110,38 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult ScanOp::verify() {
+  auto type = getInput().getType();
+  if (getAxis() < 0 || getAxis() >= type.getRank())
+    return emitOpError("axis ") << getAxis() << " is out of range for a block of rank "
+                                << type.getRank();
+  if (getKind() != "sum" && getKind() != "prod")
+    return emitOpError("scan kind '") << getKind() << "' is neither 'sum' nor 'prod'";
+  return success();
+}
+
+LogicalResult SortOp::verify() {
+  auto type = getInput().getType();
+  if (getAxis() < 0 || getAxis() >= type.getRank())
+    return emitOpError("axis ") << getAxis() << " is out of range for a block of rank "
+                                << type.getRank();
+  if (!type.getElementType().isSignlessInteger())
+    return emitOpError("sorts ") << type.getElementType() << "; keys must be integers";
+  return success();
+}
+
+LogicalResult AtomicOp::verify() {
+  Type element = getPtr().getType().getElementType();
+  if (getValue().getType().getElementType() != element)
+    return emitOpError("combines ") << getValue().getType().getElementType()
+                                    << " into a pointer to " << element;
+  if (getValue().getType().getRank() != getOffsets().getType().getRank())
+    return emitOpError("value rank differs from the offsets' rank");
+  StringRef kind = getKind();
+  if (kind != "add" && !(isa<IntegerType>(element) && (kind == "max" || kind == "min")))
+    return emitOpError("atomic kind '") << kind << "' is not defined for " << element;
+  return verifyAccess(*this, getPtr().getType(), getOffsets().getType(), getMask());
+}
+
 #define GET_OP_CLASSES
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.cpp.inc"

@@ -24,6 +24,10 @@ def Dyno_LaunchOp : Dyno_Op<"launch", [
     and result, the scalars in their places, and then, for every tensor argument and result
     in order, one index per dynamic dimension (see `dyno-pass-sizes-as-arguments`).
 
+    `initial_values`, where present, names per result the argument (its position in
+    `args`, of the result's type) whose contents the result starts with, or -1 for an
+    uninitialized buffer: a Triton scatter updates a copy of its original in place.
+
     ```mlir
     %0 = dyno.launch @kernels::@kernel_0(%a, %b)
         : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
@@ -33,7 +37,8 @@ def Dyno_LaunchOp : Dyno_Op<"launch", [
   }];
   let arguments = (ins SymbolRefAttr:$callee,
                        Variadic<AnyTypeOf<[AnyRankedTensor, AnySignlessIntegerOrIndex]>>:$args,
-                       Variadic<Index>:$dims);
+                       Variadic<Index>:$dims,
+                       OptionalAttr<DenseI64ArrayAttr>:$initial_values);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $callee `(` $args `)` (`dims` `(` $dims^ `)`)? attr-dict `:` functional-type($args, $results)

@@ -132,4 +132,58 @@ def TL_ReduceOp : TL_Op<"reduce", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def TL_ScanOp : TL_Op<"scan", [Pure, SameOperandsAndResultType]> {
+  let summary = "inclusive prefix scan of a block along one dimension (tl.associative_scan)";
+  let description = [{
+    `kind` is `sum` or `prod`: element `i` of the result combines elements `0..i` of the
+    input along `axis`, in order.
+
+    ```mlir
+    %s = tl.scan sum %x along 1 : tensor<?x?xf64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, StrAttr:$kind, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$kind $input `along` $axis attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def TL_SortOp : TL_Op<"sort", [Pure, SameOperandsAndResultType]> {
+  let summary = "sorts a block of integers ascending along one dimension";
+  let description = [{
+    Printed as Dyno's bitonic sort of a 2-d block's rows (`_dyno_sort` in the kernels'
+    prelude; Triton's own `tl.sort` cannot run in a kernel interpreted on its own). A
+    sorting network is not stable and sorts one block. Stable
+    sorts of values with their positions pack both into one integer key first (see
+    `dyno-convert-sequential-ops-to-triton-level`).
+
+    ```mlir
+    %s = tl.sort %keys along 1 : tensor<?x?xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `along` $axis attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def TL_AtomicOp : TL_Op<"atomic", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a masked atomic read-modify-write at element offsets (tl.atomic_add, ...)";
+  let description = [{
+    Combines `value` into `ptr[offsets]` with `kind` (`add`, `max`, `min`) atomically,
+    lane by lane, where `mask` is true: lanes that hit one element all land.
+
+    ```mlir
+    tl.atomic add %v, %out[%offsets] mask %m : tensor<?xf32>, !tl.ptr<f32>, tensor<?xindex>, tensor<?xi1>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, TL_PtrType:$ptr, TL_IndexBlock:$offsets,
+                       AnyRankedTensor:$value, Optional<TL_MaskBlock>:$mask);
+  let assemblyFormat = [{
+    $kind $value `,` $ptr `[` $offsets `]` (`mask` $mask^)? attr-dict `:` type($value) `,`
+    qualified(type($ptr)) `,` type($offsets) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // DYNO_DIALECT_TRITONLEVEL_IR_TRITONLEVELOPS_TD

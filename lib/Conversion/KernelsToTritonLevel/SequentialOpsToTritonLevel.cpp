@@ -1,0 +1,628 @@
+//===- SequentialOpsToTritonLevel.cpp - Scans, sorts, scatters in Triton -*- C++ -*-===//
+//
+// Lowers the kernels that hold one dyno.scan, dyno.sort or dyno.scatter (after
+// dyno-split-kernels-for-triton gave each its own kernel) to `tl` block programs. See
+// Passes.td for what each becomes and what stays eager.
+//
+//===----------------------------------------------------------------------===//
+#include "BlockConfigs.h"
+
+#include "dyno/Conversion/Passes.h"
+#include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "dyno-convert-sequential-ops-to-triton-level"
+
+namespace mlir::dyno {
+#define GEN_PASS_DEF_DYNOCONVERTSEQUENTIALOPSTOTRITONLEVEL
+#include "dyno/Conversion/Passes.h.inc"
+} // namespace mlir::dyno
+
+using namespace mlir;
+using namespace mlir::dyno;
+
+namespace {
+
+/// Longest lines held whole in one program's registers: a scan's block of its element
+/// type (f64 for float sums), a sort's block of 64-bit keys.
+constexpr int64_t kMaxScanLength = 16384;
+constexpr int64_t kMaxSortLength = 4096;
+
+/// A tensor of the old kernel as the new kernel reads it: a pointer to contiguous
+/// memory of `shape`, or a scalar (a fill).
+struct Memory {
+  Value pointer;
+  ArrayRef<int64_t> shape;
+  Value scalar;
+};
+
+int64_t product(ArrayRef<int64_t> sizes) {
+  int64_t result = 1;
+  for (int64_t size : sizes)
+    result *= size;
+  return result;
+}
+
+/// The scalar a `linalg.fill` or fill-like `linalg.generic` writes, if `op` is one.
+Value fillScalar(Operation *op) {
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op))
+    return fill.value();
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() > 1 || generic->getNumResults() != 1 ||
+      generic.getNumReductionLoops())
+    return Value();
+  Block &body = generic.getRegion().front();
+  Value yielded = body.getTerminator()->getOperand(0);
+  if (generic.getNumDpsInputs() == 1) {
+    if (yielded != body.getArgument(0))
+      return Value();
+    Value input = generic.getDpsInputOperand(0)->get();
+    return isa<RankedTensorType>(input.getType()) ? Value() : input;
+  }
+  if (isa<BlockArgument>(yielded) || yielded.getParentRegion() == &generic.getRegion())
+    return Value();
+  return yielded;
+}
+
+/// The binary arith op a scan or scatter region applies to its two arguments (in either
+/// order) and yields, if that is all it does.
+Operation *binaryCombiner(Region &region) {
+  Block &block = region.front();
+  if (!llvm::hasSingleElement(block.without_terminator()))
+    return nullptr;
+  Operation &op = block.front();
+  if (op.getNumOperands() != 2 || op.getNumResults() != 1 ||
+      block.getTerminator()->getOperand(0) != op.getResult(0))
+    return nullptr;
+  Value a = block.getArgument(0), b = block.getArgument(1);
+  bool both = (op.getOperand(0) == a && op.getOperand(1) == b) ||
+              (op.getOperand(0) == b && op.getOperand(1) == a);
+  return both ? &op : nullptr;
+}
+
+class SequentialEmitter {
+public:
+  SequentialEmitter(func::FuncOp kernel, Operation *op)
+      : oldKernel(kernel), op(op), loc(op->getLoc()) {}
+
+  LogicalResult emit();
+  void eraseNewKernel() {
+    if (newKernel)
+      newKernel.erase();
+  }
+
+private:
+  LogicalResult createKernel();
+  /// How the new kernel reads the old kernel's tensor `value`.
+  FailureOr<Memory> memoryOf(Value value);
+  /// The pointer of the old kernel's result that returns `value`.
+  FailureOr<Value> resultPointer(Value value);
+  void setConfigs(bool rows, int64_t xnumel, int64_t rnumel);
+
+  LogicalResult emitScan(ScanOp scan);
+  LogicalResult emitSort(SortOp sort);
+  LogicalResult emitScatter(ScatterOp scatter);
+
+  RankedTensorType blockType(Type element) const {
+    return RankedTensorType::get(SmallVector<int64_t>(rank, ShapedType::kDynamic), element);
+  }
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(*b, loc, value); }
+  Value constant(Type type, int64_t value) {
+    return arith::ConstantOp::create(*b, loc, b->getIntegerAttr(type, value));
+  }
+  Value splat(Value scalar) {
+    if (isa<RankedTensorType>(scalar.getType()))
+      return scalar;
+    return tl::SplatOp::create(*b, loc, blockType(scalar.getType()), scalar);
+  }
+  template <typename OpTy>
+  Value binary(Value lhs, Value rhs) {
+    if (isa<RankedTensorType>(lhs.getType()) || isa<RankedTensorType>(rhs.getType()))
+      return OpTy::create(*b, loc, splat(lhs), splat(rhs));
+    return OpTy::create(*b, loc, lhs, rhs);
+  }
+  Value lessThan(Value lhs, int64_t bound) {
+    return arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::slt, lhs, splat(index(bound)));
+  }
+  Value load(Value pointer, Value offsets, Value mask) {
+    auto type = cast<tl::PtrType>(pointer.getType());
+    return tl::LoadOp::create(*b, loc, blockType(type.getElementType()), pointer, offsets, mask);
+  }
+  /// Recreates the elementwise op `source` on blocks.
+  Value cloneOnBlocks(Operation *source, ArrayRef<Value> operands);
+  /// `x` along dimension 0 and `r` along dimension 1 of a line-wise kernel: the element
+  /// offsets of lines along `dim` of a contiguous `shape`, and their mask.
+  std::pair<Value, Value> lineOffsets(ArrayRef<int64_t> shape, int64_t dim, Value &x,
+                                      Value &r, Value &position);
+
+  func::FuncOp oldKernel, newKernel;
+  Operation *op;
+  Location loc;
+  unsigned rank = 2;
+  SmallVector<Value> pointers; // per old argument, then per old result
+  std::optional<OpBuilder> b;
+};
+
+LogicalResult SequentialEmitter::createKernel() {
+  MLIRContext *context = oldKernel.getContext();
+  SmallVector<Type> argumentTypes;
+  int64_t largest = 0;
+  auto addPosition = [&](Type type) -> LogicalResult {
+    if (isa<IntegerType, IndexType>(type)) {
+      argumentTypes.push_back(type);
+      return success();
+    }
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (!ranked || !ranked.hasStaticShape())
+      return op->emitOpError("has a Triton lowering for static shapes only"), failure();
+    largest = std::max(largest, ranked.getNumElements());
+    argumentTypes.push_back(tl::PtrType::get(context, ranked.getElementType()));
+    return success();
+  };
+  for (Type type : oldKernel.getArgumentTypes())
+    if (failed(addPosition(type)))
+      return failure();
+  for (Type type : oldKernel.getResultTypes())
+    if (failed(addPosition(type)))
+      return failure();
+  OpBuilder moduleBuilder(oldKernel);
+  newKernel = func::FuncOp::create(moduleBuilder, oldKernel.getLoc(), oldKernel.getName(),
+                                   FunctionType::get(context, argumentTypes, {}));
+  Block *entry = newKernel.addEntryBlock();
+  pointers.assign(entry->getArguments().begin(), entry->getArguments().end());
+  b.emplace(OpBuilder::atBlockBegin(entry));
+  auto returnOp = func::ReturnOp::create(*b, loc);
+  b->setInsertionPoint(returnOp);
+  Builder attrs(context);
+  newKernel->setAttr(tl::kIndexBitsAttr,
+                     attrs.getI64IntegerAttr(largest >= (int64_t(1) << 31) ? 64 : 32));
+  return success();
+}
+
+void SequentialEmitter::setConfigs(bool rows, int64_t xnumel, int64_t rnumel) {
+  Builder attrs(newKernel.getContext());
+  newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(xnumel));
+  newKernel->setAttr(tl::kRNumelAttr, attrs.getI64IntegerAttr(rnumel));
+  newKernel->setAttr(tl::kConfigsAttr, blockConfigs(attrs, rows, /*persistent=*/true,
+                                                    xnumel, rnumel));
+}
+
+FailureOr<Memory> SequentialEmitter::memoryOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (auto argument = dyn_cast<BlockArgument>(value))
+    return Memory{pointers[argument.getArgNumber()], type.getShape(), Value()};
+  Operation *def = value.getDefiningOp();
+  // Reshapes of contiguous memory keep its element order.
+  if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+    FailureOr<Memory> source = memoryOf(def->getOperand(0));
+    if (failed(source) || source->scalar)
+      return source;
+    return Memory{source->pointer, type.getShape(), Value()};
+  }
+  if (Value scalar = fillScalar(def)) {
+    if (auto constant = scalar.getDefiningOp<arith::ConstantOp>()) {
+      OpBuilder::InsertionGuard guard(*b);
+      return Memory{Value(), type.getShape(), b->clone(*constant)->getResult(0)};
+    }
+  }
+  return op->emitOpError("reads a tensor its Triton kernel cannot address (")
+             << (def ? def->getName().getStringRef() : StringRef("an argument")) << ")",
+         failure();
+}
+
+FailureOr<Value> SequentialEmitter::resultPointer(Value value) {
+  auto returned = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator());
+  for (auto [i, operand] : llvm::enumerate(returned.getOperands()))
+    if (operand == value)
+      return pointers[oldKernel.getNumArguments() + i];
+  return op->emitOpError("result is returned through an op its Triton kernel cannot "
+                         "write"),
+         failure();
+}
+
+Value SequentialEmitter::cloneOnBlocks(Operation *source, ArrayRef<Value> operands) {
+  bool anyBlock = llvm::any_of(operands, [](Value v) {
+    return isa<RankedTensorType>(v.getType());
+  });
+  OperationState state(loc, source->getName());
+  for (Value operand : operands)
+    state.addOperands(anyBlock ? splat(operand) : operand);
+  state.addAttributes(source->getAttrs());
+  for (Type type : source->getResultTypes())
+    state.addTypes(anyBlock ? Type(blockType(type)) : type);
+  return b->create(state)->getResult(0);
+}
+
+std::pair<Value, Value> SequentialEmitter::lineOffsets(ArrayRef<int64_t> shape, int64_t dim,
+                                                       Value &x, Value &r, Value &position) {
+  int64_t length = shape[dim];
+  int64_t after = product(shape.drop_front(dim + 1));
+  int64_t lines = product(shape) / std::max<int64_t>(length, 1);
+  Value pid = tl::ProgramIdOp::create(*b, loc, 0);
+  Value xblock = tl::BlockSizeOp::create(*b, loc, "XBLOCK");
+  x = tl::RangeOp::create(*b, loc, blockType(b->getIndexType()), "XBLOCK", 0);
+  x = binary<arith::AddIOp>(binary<arith::MulIOp>(pid, xblock), x);
+  r = tl::RangeOp::create(*b, loc, blockType(b->getIndexType()), "RBLOCK", 1);
+  Value mask = binary<arith::AndIOp>(lessThan(x, lines), lessThan(r, length));
+  // Line x starts at (x / after) * (length * after) + x % after; its elements are
+  // `after` apart.
+  Value start = binary<arith::AddIOp>(
+      binary<arith::MulIOp>(binary<arith::DivUIOp>(x, index(after)), index(length * after)),
+      binary<arith::RemUIOp>(x, index(after)));
+  position = r;
+  return {binary<arith::AddIOp>(start, binary<arith::MulIOp>(r, index(after))), mask};
+}
+
+//===----------------------------------------------------------------------===//
+// Scans: one line per block row, tl.associative_scan
+//===----------------------------------------------------------------------===//
+
+LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
+  if (!scan.getInclusive())
+    return scan.emitOpError("is exclusive; the Triton lowering scans inclusively only"),
+           failure();
+  Operation *combiner = binaryCombiner(scan.getRegion());
+  StringRef kind = isa_and_nonnull<arith::AddFOp, arith::AddIOp>(combiner)   ? "sum"
+                   : isa_and_nonnull<arith::MulFOp, arith::MulIOp>(combiner) ? "prod"
+                                                                             : "";
+  if (kind.empty())
+    return scan.emitOpError("combines with an op the Triton lowering has no scan for "
+                            "(it has sums and products)"),
+           failure();
+  auto inputType = cast<RankedTensorType>(scan.getInputs()[0].getType());
+  int64_t dim = scan.getDimension(), length = inputType.getDimSize(dim);
+  if (length > kMaxScanLength)
+    return scan.emitOpError("scans lines of ")
+               << length << " elements; the Triton lowering holds at most " << kMaxScanLength
+               << " in one program",
+           failure();
+  FailureOr<Memory> input = memoryOf(scan.getInputs()[0]);
+  FailureOr<Value> output = resultPointer(scan.getResult(0));
+  if (failed(input) || failed(output))
+    return failure();
+  if (input->scalar)
+    return scan.emitOpError("scans a fill; nothing to read"), failure();
+  setConfigs(/*rows=*/true, inputType.getNumElements() / std::max<int64_t>(length, 1), length);
+
+  Value x, r, position;
+  auto [offsets, mask] = lineOffsets(inputType.getShape(), dim, x, r, position);
+  Value values = load(input->pointer, offsets, mask);
+  // Eager's CPU cumsum/cumprod accumulate float in double; so does this scan.
+  Type element = inputType.getElementType();
+  auto floatType = dyn_cast<FloatType>(element);
+  bool widen = floatType && floatType.getWidth() < 64;
+  if (widen)
+    values = arith::ExtFOp::create(*b, loc, blockType(b->getF64Type()), values);
+  Value scanned = tl::ScanOp::create(*b, loc, values, kind, 1);
+  Value result = widen ? arith::TruncFOp::create(*b, loc, blockType(element), scanned)
+                       : scanned;
+  tl::StoreOp::create(*b, loc, *output, offsets, result, mask);
+  // The accumulator (the last value of each line), where the graph reads it.
+  if (!scan.getResult(1).use_empty()) {
+    FailureOr<Value> accumulator = resultPointer(scan.getResult(1));
+    if (failed(accumulator))
+      return failure();
+    Value last = arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::eq, r,
+                                       splat(index(length - 1)));
+    tl::StoreOp::create(*b, loc, *accumulator, x, result, binary<arith::AndIOp>(mask, last));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Sorts: stable, by one integer key per element (value bits, then position)
+//===----------------------------------------------------------------------===//
+
+LogicalResult SequentialEmitter::emitSort(SortOp sort) {
+  Block &comparator = sort.getRegion().front();
+  Operation *cmp = comparator.getTerminator()->getOperand(0).getDefiningOp();
+  Value first = comparator.getArgument(0), second = comparator.getArgument(1);
+  bool descending;
+  auto unsupported = [&]() {
+    return sort.emitOpError("has a comparator the Triton lowering does not sort by (it "
+                            "sorts by a signed or float comparison of the first output)"),
+           failure();
+  };
+  if (!cmp || cmp->getNumOperands() != 2)
+    return unsupported();
+  bool swapped = cmp->getOperand(0) == second && cmp->getOperand(1) == first;
+  if (!swapped && !(cmp->getOperand(0) == first && cmp->getOperand(1) == second))
+    return unsupported();
+  if (auto cmpf = dyn_cast<arith::CmpFOp>(cmp)) {
+    arith::CmpFPredicate p = cmpf.getPredicate();
+    if (p == arith::CmpFPredicate::OLE || p == arith::CmpFPredicate::OLT)
+      descending = false;
+    else if (p == arith::CmpFPredicate::OGE || p == arith::CmpFPredicate::OGT)
+      descending = true;
+    else
+      return unsupported();
+  } else if (auto cmpi = dyn_cast<arith::CmpIOp>(cmp)) {
+    arith::CmpIPredicate p = cmpi.getPredicate();
+    if (p == arith::CmpIPredicate::sle || p == arith::CmpIPredicate::slt)
+      descending = false;
+    else if (p == arith::CmpIPredicate::sge || p == arith::CmpIPredicate::sgt)
+      descending = true;
+    else
+      return unsupported();
+  } else {
+    return unsupported();
+  }
+  descending ^= swapped;
+
+  auto type = cast<RankedTensorType>(sort.getOutputs()[0].getType());
+  Type element = type.getElementType();
+  unsigned width = element.getIntOrFloatBitWidth();
+  if (width > 32)
+    return sort.emitOpError("sorts ")
+               << element << "; the Triton lowering packs values of at most 32 bits with "
+                             "their positions into 64-bit keys",
+           failure();
+  int64_t dim = sort.getDimension(), length = type.getDimSize(dim);
+  if (length > kMaxSortLength)
+    return sort.emitOpError("sorts lines of ")
+               << length << " elements; the Triton lowering holds at most " << kMaxSortLength
+               << " in one program",
+           failure();
+  SmallVector<Memory> sources;
+  SmallVector<Value> results;
+  for (auto [output, result] : llvm::zip(sort.getOutputs(), sort.getResults())) {
+    FailureOr<Memory> source = memoryOf(output);
+    if (failed(source))
+      return failure();
+    sources.push_back(*source);
+    if (result.use_empty()) {
+      results.push_back(Value());
+      continue;
+    }
+    FailureOr<Value> pointer = resultPointer(result);
+    if (failed(pointer))
+      return failure();
+    results.push_back(*pointer);
+  }
+  if (sources[0].scalar)
+    return sort.emitOpError("sorts a fill"), failure();
+  setConfigs(/*rows=*/true, type.getNumElements() / std::max<int64_t>(length, 1), length);
+
+  Value x, r, position;
+  auto [offsets, mask] = lineOffsets(type.getShape(), dim, x, r, position);
+  Value values = load(sources[0].pointer, offsets, mask);
+  // Order-preserving integer image of the values: floats' bits with negative values'
+  // magnitude bits flipped, -0.0 as +0.0 (they tie) and every NaN as the canonical
+  // positive NaN, the largest (eager orders NaN last ascending, first descending).
+  Type keyElement = b->getI64Type();
+  Value ordered;
+  if (auto floatType = dyn_cast<FloatType>(element)) {
+    Type bitsType = b->getIntegerType(width);
+    Value bits = arith::BitcastOp::create(*b, loc, blockType(bitsType), values);
+    int64_t nan = width == 32 ? 0x7fc00000 : element.isBF16() ? 0x7fc0 : 0x7e00;
+    Value isNan = arith::CmpFOp::create(*b, loc, arith::CmpFPredicate::UNO, values, values);
+    Value zero = arith::ConstantOp::create(*b, loc, b->getFloatAttr(floatType, 0.0));
+    Value isZero =
+        arith::CmpFOp::create(*b, loc, arith::CmpFPredicate::OEQ, values, splat(zero));
+    bits = arith::SelectOp::create(*b, loc, isNan, splat(constant(bitsType, nan)), bits);
+    bits = arith::SelectOp::create(*b, loc, isZero, splat(constant(bitsType, 0)), bits);
+    Value negative = arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::slt, bits,
+                                           splat(constant(bitsType, 0)));
+    int64_t magnitude = (int64_t(1) << (width - 1)) - 1;
+    Value flipped = binary<arith::XOrIOp>(bits, constant(bitsType, magnitude));
+    ordered = arith::SelectOp::create(*b, loc, negative, flipped, bits);
+    ordered = arith::ExtSIOp::create(*b, loc, blockType(keyElement), ordered);
+  } else if (width == 1) {
+    ordered = arith::ExtUIOp::create(*b, loc, blockType(keyElement), values);
+  } else {
+    ordered = arith::ExtSIOp::create(*b, loc, blockType(keyElement), values);
+  }
+  if (descending) // ~v reverses the order; positions still break ties ascending
+    ordered = binary<arith::XOrIOp>(ordered, constant(keyElement, -1));
+  Value positionKey = arith::IndexCastOp::create(*b, loc, blockType(keyElement), position);
+  Value key = binary<arith::OrIOp>(binary<arith::ShLIOp>(ordered, constant(keyElement, 32)),
+                                   positionKey);
+  // Lanes past the line sort last.
+  key = arith::SelectOp::create(*b, loc, mask, key,
+                                splat(constant(keyElement, std::numeric_limits<int64_t>::max())));
+  Value sorted = tl::SortOp::create(*b, loc, key, 1);
+  Value from = binary<arith::AndIOp>(sorted, constant(keyElement, 0xffffffff));
+  from = arith::IndexCastOp::create(*b, loc, blockType(b->getIndexType()), from);
+  int64_t after = product(type.getShape().drop_front(dim + 1));
+  // The element at sorted position j of a line comes from position `from` of that line.
+  Value source = binary<arith::AddIOp>(
+      binary<arith::SubIOp>(offsets, binary<arith::MulIOp>(r, index(after))),
+      binary<arith::MulIOp>(from, index(after)));
+  for (auto [memory, pointer] : llvm::zip(sources, results)) {
+    if (!pointer)
+      continue;
+    Value moved = memory.scalar ? memory.scalar : load(memory.pointer, source, mask);
+    tl::StoreOp::create(*b, loc, pointer, offsets, moved, mask);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Scatters: one lane per update element; repeated indices combine atomically
+//===----------------------------------------------------------------------===//
+
+LogicalResult SequentialEmitter::emitScatter(ScatterOp scatter) {
+  rank = 1;
+  auto updatesType = cast<RankedTensorType>(scatter.getUpdates().getType());
+  auto indicesType = cast<RankedTensorType>(scatter.getIndices().getType());
+  auto originalType = cast<RankedTensorType>(scatter.getOriginal().getType());
+  ArrayRef<int64_t> dimensionMap = scatter.getDimensionMap();
+  int64_t windowRank = updatesType.getRank() - 1;
+  int64_t offset = originalType.getRank() - windowRank;
+  for (int64_t d = 0; d < offset; ++d)
+    if (!llvm::is_contained(dimensionMap, d))
+      return scatter.emitOpError("dimension ")
+                 << d << " of original is addressed neither by indices nor by updates",
+             failure();
+
+  // How each update combines with the element it lands on: overwritten, or
+  // `original op f(update)` with an op Triton has an atomic for, or any function of both
+  // where indices are unique.
+  Block &body = scatter.getRegion().front();
+  Value yielded = body.getTerminator()->getOperand(0);
+  Value original = body.getArgument(1);
+  Type element = originalType.getElementType();
+  bool overwrite = yielded == body.getArgument(0);
+  StringRef atomic;
+  Value contribution; // f(update), in the region
+  if (Operation *last = yielded.getDefiningOp();
+      last && last->getNumOperands() == 2 &&
+      llvm::is_contained(last->getOperands(), original)) {
+    Value other = last->getOperand(last->getOperand(0) == original ? 1 : 0);
+    bool readsOriginal = other == original;
+    for (Operation &inner : body.without_terminator())
+      if (&inner != last && llvm::is_contained(inner.getOperands(), original))
+        readsOriginal = true;
+    if (!readsOriginal) {
+      contribution = other;
+      if (isa<arith::AddFOp, arith::AddIOp>(last) && !element.isBF16())
+        atomic = "add"; // (no bf16 atomic add on every GPU)
+      else if (isa<arith::MaxSIOp>(last))
+        atomic = "max";
+      else if (isa<arith::MinSIOp>(last))
+        atomic = "min";
+    }
+  }
+  if (!overwrite && atomic.empty() && !scatter.getUniqueIndices())
+    return scatter.emitOpError("combines repeated indices with an op Triton has no atomic "
+                               "for (it has add, and max/min of integers)"),
+           failure();
+
+  FailureOr<Memory> updates = memoryOf(scatter.getUpdates());
+  FailureOr<Memory> indices = memoryOf(scatter.getIndices());
+  FailureOr<Value> result = resultPointer(scatter.getResult(0));
+  if (failed(updates) || failed(indices) || failed(result))
+    return failure();
+  int64_t lanes = updatesType.getNumElements();
+  setConfigs(/*rows=*/false, lanes, 1);
+  if (lanes == 0)
+    return success();
+
+  Value pid = tl::ProgramIdOp::create(*b, loc, 0);
+  Value xblock = tl::BlockSizeOp::create(*b, loc, "XBLOCK");
+  Value x = tl::RangeOp::create(*b, loc, blockType(b->getIndexType()), "XBLOCK", 0);
+  x = binary<arith::AddIOp>(binary<arith::MulIOp>(pid, xblock), x);
+  Value mask = lessThan(x, lanes);
+  Value update = updates->scalar ? updates->scalar : load(updates->pointer, x, mask);
+  // Lane x is update row x / window at window position x % window (row-major).
+  ArrayRef<int64_t> window = updatesType.getShape().drop_front();
+  Value row = binary<arith::DivUIOp>(x, index(product(window)));
+  SmallVector<Value> position(originalType.getRank());
+  Value rest = binary<arith::RemUIOp>(x, index(product(window)));
+  for (int64_t w = 0; w < windowRank; ++w) {
+    int64_t inner = product(window.drop_front(w + 1));
+    position[offset + w] = binary<arith::DivUIOp>(rest, index(inner));
+    rest = binary<arith::RemUIOp>(rest, index(inner));
+  }
+  int64_t depth = indicesType.getDimSize(1);
+  for (auto [column, d] : llvm::enumerate(dimensionMap)) {
+    Value raw;
+    if (indices->scalar) {
+      raw = indices->scalar;
+    } else {
+      Value at = binary<arith::AddIOp>(binary<arith::MulIOp>(row, index(depth)),
+                                       index(column));
+      raw = load(indices->pointer, at, mask);
+    }
+    Value coordinate = arith::IndexCastOp::create(
+        *b, loc, isa<RankedTensorType>(raw.getType()) ? Type(blockType(b->getIndexType()))
+                                                      : Type(b->getIndexType()),
+        raw);
+    position[d] = position[d] ? binary<arith::AddIOp>(position[d], coordinate) : coordinate;
+  }
+  Value target = index(0);
+  for (int64_t d = 0; d < originalType.getRank(); ++d) {
+    int64_t stride = product(originalType.getShape().drop_front(d + 1));
+    target = binary<arith::AddIOp>(target, binary<arith::MulIOp>(position[d], index(stride)));
+  }
+  target = splat(target);
+  update = splat(update);
+  if (overwrite) {
+    tl::StoreOp::create(*b, loc, *result, target, update, mask);
+    return success();
+  }
+  // The region's ops on blocks: the update, and the current element where it is read.
+  IRMapping mapping;
+  mapping.map(body.getArgument(0), update);
+  if (atomic.empty())
+    mapping.map(original, load(*result, target, mask));
+  for (Operation &inner : body.without_terminator()) {
+    if (!atomic.empty() && inner.getResult(0) == yielded)
+      break; // the atomic combines
+    if (inner.getNumRegions() || inner.getNumResults() != 1 ||
+        !isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
+      return inner.emitOpError("in a scatter has no Triton lowering"), failure();
+    SmallVector<Value> operands;
+    for (Value operand : inner.getOperands()) {
+      Value mapped = mapping.lookupOrNull(operand);
+      if (!mapped) {
+        auto outside = operand.getDefiningOp<arith::ConstantOp>();
+        if (!outside)
+          return inner.emitOpError("in a scatter reads a value from outside the scatter"),
+                 failure();
+        mapped = b->clone(*outside)->getResult(0);
+      }
+      operands.push_back(mapped);
+    }
+    mapping.map(inner.getResult(0), cloneOnBlocks(&inner, operands));
+  }
+  if (!atomic.empty()) {
+    Value value = mapping.lookupOrNull(contribution);
+    if (!value) {
+      auto outside = contribution.getDefiningOp<arith::ConstantOp>();
+      if (!outside)
+        return scatter.emitOpError("adds a value from outside the scatter"), failure();
+      value = b->clone(*outside)->getResult(0);
+    }
+    tl::AtomicOp::create(*b, loc, atomic, *result, target, splat(value), mask);
+    return success();
+  }
+  // Unique indices: read, combine, write back.
+  tl::StoreOp::create(*b, loc, *result, target, splat(mapping.lookup(yielded)), mask);
+  return success();
+}
+
+LogicalResult SequentialEmitter::emit() {
+  if (failed(createKernel()))
+    return failure();
+  if (auto scan = dyn_cast<ScanOp>(op))
+    return emitScan(scan);
+  if (auto sort = dyn_cast<SortOp>(op))
+    return emitSort(sort);
+  return emitScatter(cast<ScatterOp>(op));
+}
+
+struct ConvertSequentialOpsToTritonLevelPass
+    : mlir::dyno::impl::DynoConvertSequentialOpsToTritonLevelBase<
+          ConvertSequentialOpsToTritonLevelPass> {
+  void runOnOperation() override {
+    for (func::FuncOp kernel : llvm::to_vector(getOperation().getOps<func::FuncOp>())) {
+      if (kernel.isExternal() || kernel->hasAttr(tl::kConfigsAttr))
+        continue;
+      SmallVector<Operation *> sequential;
+      kernel.walk([&](Operation *op) {
+        if (isa<ScanOp, ScatterOp, SortOp>(op))
+          sequential.push_back(op);
+      });
+      if (sequential.empty())
+        continue;
+      if (sequential.size() > 1) {
+        sequential[1]->emitOpError("shares its kernel with another scan, scatter or sort; "
+                                   "dyno-split-kernels-for-triton gives each its own");
+        return signalPassFailure();
+      }
+      SequentialEmitter emitter(kernel, sequential.front());
+      if (failed(emitter.emit())) {
+        emitter.eraseNewKernel();
+        return signalPassFailure();
+      }
+      kernel.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,155 @@
+// RUN: dyno-opt %s -split-input-file --dyno-convert-sequential-ops-to-triton-level | FileCheck %s
+
+// cumsum along the rows of a 3x10 tensor: a block of lines, each whole in RBLOCK lanes,
+// scanned in f64 (eager's CPU accumulator) and rounded back.
+// CHECK-LABEL: func.func @scan_rows(
+// CHECK-SAME:      %[[IN:.*]]: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>)
+// CHECK-SAME:      tl.configs = [{RBLOCK = 16 : i64, XBLOCK = 4 : i64
+// CHECK-SAME:      tl.rnumel = 10 : i64, tl.xnumel = 3 : i64
+// CHECK:         tl.range "XBLOCK" along 0
+// CHECK:         tl.range "RBLOCK" along 1
+// CHECK:         %[[V:.*]] = tl.load %[[IN]][%[[OFF:.*]]] mask %[[M:.*]] :
+// CHECK:         %[[W:.*]] = arith.extf %[[V]] : tensor<?x?xf32> to tensor<?x?xf64>
+// CHECK:         %[[S:.*]] = tl.scan "sum" %[[W]] along 1 : tensor<?x?xf64>
+// CHECK:         %[[R:.*]] = arith.truncf %[[S]]
+// CHECK:         tl.store %[[R]], %[[OUT]][%[[OFF]]] mask %[[M]]
+func.func @scan_rows(%x: tensor<3x10xf32>) -> tensor<3x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x10xf32>
+  %a = tensor.empty() : tensor<3xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%a : tensor<3xf32>) -> tensor<3xf32>
+  %r:2 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<3x10xf32>)
+      outs(%e, %acc : tensor<3x10xf32>, tensor<3xf32>) {
+  ^bb0(%p: f32, %i: f32):
+    %s = arith.addf %p, %i : f32
+    dyno.yield %s : f32
+  } -> tensor<3x10xf32>, tensor<3xf32>
+  return %r#0 : tensor<3x10xf32>
+}
+
+// -----
+
+// An integer product along dimension 0: lines are 4 apart; no widening.
+// CHECK-LABEL: func.func @scan_columns(
+// CHECK:         %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK:         arith.muli %{{.*}}, %{{.*}} : tensor<?x?xindex>
+// CHECK-NOT:     arith.extsi
+// CHECK:         tl.scan "prod" %{{.*}} along 1 : tensor<?x?xi32>
+func.func @scan_columns(%x: tensor<5x4xi32>) -> tensor<5x4xi32> {
+  %one = arith.constant 1 : i32
+  %e = tensor.empty() : tensor<5x4xi32>
+  %a = tensor.empty() : tensor<4xi32>
+  %acc = linalg.fill ins(%one : i32) outs(%a : tensor<4xi32>) -> tensor<4xi32>
+  %r:2 = dyno.scan dimension(0) inclusive(true) ins(%x : tensor<5x4xi32>)
+      outs(%e, %acc : tensor<5x4xi32>, tensor<4xi32>) {
+  ^bb0(%p: i32, %i: i32):
+    %s = arith.muli %p, %i : i32
+    dyno.yield %s : i32
+  } -> tensor<5x4xi32>, tensor<4xi32>
+  return %r#0 : tensor<5x4xi32>
+}
+
+// -----
+
+// A descending float sort with its indices: keys are the values' ordered bits (NaN
+// canonical, -0.0 as +0.0, negative values' magnitude flipped), inverted for descending,
+// shifted above the position; both outputs are gathered from the sorted positions.
+// CHECK-LABEL: func.func @sort_descending(
+// CHECK-SAME:      %[[V:.*]]: !tl.ptr<f32>, %[[I:.*]]: !tl.ptr<i64>, %[[OV:.*]]: !tl.ptr<f32>, %[[OI:.*]]: !tl.ptr<i64>)
+// CHECK:         %[[X:.*]] = tl.load %[[V]]
+// CHECK:         %[[BITS:.*]] = arith.bitcast %[[X]] : tensor<?x?xf32> to tensor<?x?xi32>
+// CHECK:         %[[ISNAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
+// CHECK:         %[[ISZERO:.*]] = arith.cmpf oeq, %[[X]]
+// CHECK:         arith.constant 2143289344 : i32
+// CHECK:         %[[CANON:.*]] = arith.select %[[ISNAN]], %{{.*}}, %[[BITS]]
+// CHECK:         %[[NOZERO:.*]] = arith.select %[[ISZERO]], %{{.*}}, %[[CANON]]
+// CHECK:         arith.constant 2147483647 : i32
+// CHECK:         %[[FLIPPED:.*]] = arith.xori %[[NOZERO]]
+// CHECK:         %[[ORDERED:.*]] = arith.select %{{.*}}, %[[FLIPPED]], %[[NOZERO]]
+// CHECK:         %[[WIDE:.*]] = arith.extsi %[[ORDERED]] : tensor<?x?xi32> to tensor<?x?xi64>
+// CHECK:         arith.constant -1 : i64
+// CHECK:         %[[INV:.*]] = arith.xori %[[WIDE]]
+// CHECK:         %[[POS:.*]] = arith.index_cast %{{.*}} : tensor<?x?xindex> to tensor<?x?xi64>
+// CHECK:         arith.constant 32 : i64
+// CHECK:         %[[HIGH:.*]] = arith.shli %[[INV]]
+// CHECK:         %[[KEY:.*]] = arith.ori %[[HIGH]], %[[POS]]
+// CHECK:         arith.constant 9223372036854775807 : i64
+// CHECK:         %[[PADDED:.*]] = arith.select %{{.*}}, %[[KEY]], %{{.*}}
+// CHECK:         %[[SORTED:.*]] = tl.sort %[[PADDED]] along 1 : tensor<?x?xi64>
+// CHECK:         arith.andi %[[SORTED]]
+// CHECK:         %[[GV:.*]] = tl.load %[[V]]
+// CHECK:         tl.store %[[GV]], %[[OV]]
+// CHECK:         %[[GI:.*]] = tl.load %[[I]]
+// CHECK:         tl.store %[[GI]], %[[OI]]
+func.func @sort_descending(%v: tensor<2x7xf32>, %i: tensor<2x7xi64>) -> (tensor<2x7xf32>, tensor<2x7xi64>) {
+  %r:2 = dyno.sort dimension(1) outs(%v, %i : tensor<2x7xf32>, tensor<2x7xi64>) {
+  ^bb0(%a: f32, %b: f32, %ia: i64, %ib: i64):
+    %ge = arith.cmpf oge, %a, %b : f32
+    dyno.yield %ge : i1
+  } -> tensor<2x7xf32>, tensor<2x7xi64>
+  return %r#0, %r#1 : tensor<2x7xf32>, tensor<2x7xi64>
+}
+
+// -----
+
+// scatter_add: one lane per update element; repeated indices add atomically. The
+// original's pointer is passed (the launch starts the result as its copy) but not read.
+// CHECK-LABEL: func.func @scatter_add(
+// CHECK-SAME:      %[[U:.*]]: !tl.ptr<f32>, %[[IDX:.*]]: !tl.ptr<i64>, %{{.*}}: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>)
+// CHECK-SAME:      tl.configs = [{XBLOCK = 8 : i64
+// CHECK-SAME:      tl.xnumel = 8 : i64
+// CHECK:         %[[X:.*]] = tl.load %[[U]]
+// CHECK:         %[[K:.*]] = tl.load %[[IDX]]
+// CHECK:         arith.index_cast %[[K]] : tensor<?xi64> to tensor<?xindex>
+// CHECK:         tl.atomic "add" %[[X]], %[[OUT]][%{{.*}}] mask %{{.*}} : tensor<?xf32>
+func.func @scatter_add(%u: tensor<4x2xf32>, %idx: tensor<4x1xi64>, %orig: tensor<6x2xf32>) -> tensor<6x2xf32> {
+  %r = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %idx : tensor<4x2xf32>, tensor<4x1xi64>) outs(%orig : tensor<6x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    dyno.yield %s : f32
+  } -> tensor<6x2xf32>
+  return %r : tensor<6x2xf32>
+}
+
+// -----
+
+// Counting (scatter_reduce's mean): the update is not read, the constant is added.
+// CHECK-LABEL: func.func @scatter_count(
+// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         tl.atomic "add" %{{.*}}, %{{.*}}[%{{.*}}] mask
+func.func @scatter_count(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %orig: tensor<6xf32>) -> tensor<6xf32> {
+  %one = arith.constant 1.0 : f32
+  %r = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %idx : tensor<4xf32>, tensor<4x1xi64>) outs(%orig : tensor<6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %one : f32
+    dyno.yield %s : f32
+  } -> tensor<6xf32>
+  return %r : tensor<6xf32>
+}
+
+// -----
+
+// An overwriting scatter stores; a scatter with unique indices reads, combines, writes.
+// CHECK-LABEL: func.func @scatter_overwrite(
+// CHECK:         tl.store
+// CHECK-NOT:     tl.atomic
+// CHECK-LABEL: func.func @scatter_unique_product(
+// CHECK-SAME:      %{{.*}}: !tl.ptr<f32>, %{{.*}}: !tl.ptr<i64>, %{{.*}}: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>)
+// CHECK:         %[[CUR:.*]] = tl.load %[[OUT]][%[[AT:.*]]] mask
+// CHECK:         %[[P:.*]] = arith.mulf %[[CUR]], %{{.*}} : tensor<?xf32>
+// CHECK:         tl.store %[[P]], %[[OUT]][%[[AT]]]
+func.func @scatter_overwrite(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %orig: tensor<6xf32>) -> tensor<6xf32> {
+  %r = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %idx : tensor<4xf32>, tensor<4x1xi64>) outs(%orig : tensor<6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    dyno.yield %a : f32
+  } -> tensor<6xf32>
+  return %r : tensor<6xf32>
+}
+func.func @scatter_unique_product(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %orig: tensor<6xf32>) -> tensor<6xf32> {
+  %r = dyno.scatter dimension_map([0]) unique_indices(true) ins(%u, %idx : tensor<4xf32>, tensor<4x1xi64>) outs(%orig : tensor<6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = arith.mulf %o, %a : f32
+    dyno.yield %p : f32
+  } -> tensor<6xf32>
+  return %r : tensor<6xf32>
+}
