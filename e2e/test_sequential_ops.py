@@ -205,14 +205,14 @@ def test_triton_scatter_index_out_of_range_raises_like_eager():
 
 
 def test_triton_runs_what_it_cannot_lower_eagerly_with_a_reason():
-    # A product at repeated indices has no atomic; a line of 5000 exceeds one program's
+    # A product at repeated indices has no atomic; a line of 20000 exceeds one program's
     # sort; float64 values do not fit a 64-bit key with their positions.
     index = torch.randint(0, 4, (6, 3))
     cases = [
         (lambda t, s: t.scatter_reduce(0, index, s, "prod"), (torch.randn(4, 3), torch.randn(6, 3)),
          "no atomic for"),
-        (lambda t: torch.sort(t, dim=1, stable=True).values * 2, (torch.randn(2, 5000),),
-         "sorts lines of 5000 elements"),
+        (lambda t: torch.sort(t, dim=1, stable=True).values * 2, (torch.randn(2, 20000),),
+         "sorts lines of 20000 elements"),
         (lambda t: torch.sort(t, dim=1, stable=True).values * 2,
          (torch.randn(3, 7, dtype=torch.float64),), "packs values of at most 32 bits"),
     ]
@@ -316,3 +316,19 @@ def test_scans_and_scatters_compile_once_for_all_sizes():
         stats = dyno.stats()
         assert stats["fallback_graphs"] == 0 and stats["partially_compiled_graphs"] == 0, stats
         assert stats["runtime_fallbacks"] == 0, stats
+
+
+def test_cumprod_with_a_dtype_and_scatter_with_the_deprecated_reduce_argument(each_target):
+    # torch-mlir lowers neither form; Dyno converts first / calls scatter_reduce.
+    x, mask = torch.randn(5, 6), torch.rand(5, 6) > 0.3
+    assert_compiled_matches(lambda t, m: torch.cumprod(torch.where(m, t, 1.0), 1,
+                                                       dtype=torch.float64), x, mask)
+    index = torch.randint(0, 5, (4, 6))
+    # (Triton has no atomic product: "multiply" at repeated indices runs eagerly there.)
+    for reduce in ("add", "multiply") if each_target == "cpu" else ("add",):
+        torch._dynamo.reset()
+        assert_compiled_matches(lambda t, i, s: t.scatter(0, i, s, reduce=reduce),
+                                x, index, torch.randn(4, 6))
+        torch._dynamo.reset()
+        assert_compiled_matches(lambda t, i: t.scatter(0, i, 1.5, reduce=reduce) * 2,
+                                x, index)

@@ -382,6 +382,26 @@ def index_put(x, indices, values, accumulate=False):
     return aten._index_put_impl.default(x, wrapped, values, accumulate)
 
 
+def cumprod(x, dim, *, dtype=None):
+    """cumprod with a dtype converts first, as eager does: torch-mlir lowers only the form
+    without one (masked.cumprod passes its input's own dtype)."""
+    if dtype is None:
+        return NotImplemented
+    return aten.cumprod.default(x.to(dtype), dim)
+
+
+_SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}
+
+
+def scatter_reduce_deprecated(x, dim, index, src, reduce):
+    """scatter's deprecated `reduce` argument ("add", "multiply") is scatter_reduce with
+    the original included, which torch-mlir lowers (it has no lowering of this form)."""
+    if not isinstance(src, torch.Tensor):
+        src = torch.full(index.shape, src, dtype=x.dtype, device=x.device)
+    return aten.scatter_reduce.two(x, dim, index, src, _SCATTER_REDUCTIONS[reduce],
+                                   include_self=True)
+
+
 def _stable_sort(x, dim):
     return aten.sort.stable(x, stable=True, dim=dim, descending=False)
 
@@ -498,6 +518,9 @@ def table() -> dict:
     decompositions[aten.angle.default] = angle
     decompositions[aten.index_put.default] = index_put
     decompositions[aten.kthvalue.default] = kthvalue
+    decompositions[aten.cumprod.default] = cumprod
+    decompositions[aten.scatter.reduce] = scatter_reduce_deprecated
+    decompositions[aten.scatter.value_reduce] = scatter_reduce_deprecated
     decompositions[aten.histc.default] = histc
     decompositions[aten.median.dim] = median_dim
     decompositions[aten.nanmedian.dim] = nanmedian_dim

@@ -108,7 +108,7 @@ def DynoConvertSequentialOpsToTritonLevel
       (read, combine, write). The result starts as a copy of the original: the launch's
       `initial_values` names it.
 
-    Lines longer than one program holds (16384 for scans, 4096 for sorts), exclusive
+    Lines longer than one program holds (16384 for scans and sorts), exclusive
     scans, other combiners, 64-bit sort keys and dynamic shapes get an error naming the
     limit; per-op fallback then runs the op eagerly.
 

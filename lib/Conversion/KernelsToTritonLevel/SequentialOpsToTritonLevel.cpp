@@ -30,7 +30,7 @@ namespace {
 /// Longest lines held whole in one program's registers: a scan's block of its element
 /// type (f64 for float sums), a sort's block of 64-bit keys.
 constexpr int64_t kMaxScanLength = 16384;
-constexpr int64_t kMaxSortLength = 4096;
+constexpr int64_t kMaxSortLength = 16384;
 
 /// A tensor of the old kernel as the new kernel reads it: a pointer to contiguous
 /// memory of `shape`, or a scalar (a fill).

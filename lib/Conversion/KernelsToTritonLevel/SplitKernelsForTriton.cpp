@@ -243,22 +243,25 @@ void materializeSplatConstants(func::FuncOp kernel) {
   });
 }
 
-/// A static `tensor.insert_slice` (how torch-mlir builds a stack or a concatenation
-/// into a fill) becomes an elementwise select over the destination: inside the slice,
-/// the source element (a gather at the clamped position); elsewhere, the destination's.
+/// A static `tensor.insert_slice` (how torch-mlir builds a stack into a fill, or a
+/// transposed convolution's strided input) becomes an elementwise select over the
+/// destination: on the slice, the source element (a gather at the clamped position);
+/// elsewhere, the destination's.
 void insertSlicesAsSelects(func::FuncOp kernel) {
   IRRewriter rewriter(kernel.getContext());
   kernel.walk([&](tensor::InsertSliceOp insert) {
     RankedTensorType type = insert.getDestType();
     if (!type.hasStaticShape() || !insert.getSourceType().hasStaticShape() ||
-        !insert.hasUnitStride() || ShapedType::isDynamicShape(insert.getStaticOffsets()) ||
-        ShapedType::isDynamicShape(insert.getStaticSizes()))
+        ShapedType::isDynamicShape(insert.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(insert.getStaticSizes()) ||
+        ShapedType::isDynamicShape(insert.getStaticStrides()))
       return;
     Location loc = insert.getLoc();
     rewriter.setInsertionPoint(insert);
     int64_t rank = type.getRank();
     llvm::SmallBitVector dropped = insert.getDroppedDims();
-    ArrayRef<int64_t> offsets = insert.getStaticOffsets(), sizes = insert.getStaticSizes();
+    ArrayRef<int64_t> offsets = insert.getStaticOffsets(), sizes = insert.getStaticSizes(),
+                      strides = insert.getStaticStrides();
     Value source = insert.getSource();
     Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
     AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
@@ -270,15 +273,26 @@ void insertSlicesAsSelects(func::FuncOp kernel) {
           Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
           SmallVector<Value> at;
           for (int64_t d = 0; d < rank; ++d) {
+            // Position p of the slice is element offset + p * stride.
             Value index = linalg::IndexOp::create(b, l, d);
             Value low = arith::ConstantIndexOp::create(b, l, offsets[d]);
-            Value high = arith::ConstantIndexOp::create(b, l, offsets[d] + sizes[d]);
+            Value high = arith::ConstantIndexOp::create(
+                b, l, offsets[d] + (sizes[d] - 1) * strides[d] + 1);
             Value relative = arith::SubIOp::create(b, l, index, low);
             inside = arith::AndIOp::create(
                 b, l, inside,
                 arith::AndIOp::create(
                     b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, index, low),
                     arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, high)));
+            if (strides[d] != 1) {
+              Value stride = arith::ConstantIndexOp::create(b, l, strides[d]);
+              Value zero = arith::ConstantIndexOp::create(b, l, 0);
+              Value onGrid = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::eq,
+                  arith::RemSIOp::create(b, l, relative, stride), zero);
+              inside = arith::AndIOp::create(b, l, inside, onGrid);
+              relative = arith::DivSIOp::create(b, l, relative, stride);
+            }
             if (dropped.test(d))
               continue;
             Value zero = arith::ConstantIndexOp::create(b, l, 0);

@@ -99,10 +99,10 @@ def _dyno_bitonic_step(x, STAGE: tl.constexpr, J: tl.constexpr):
 @triton.jit
 def _dyno_sort(x):
     # Ascending bitonic sort of each row of a 2-d block of integer keys (rows of up to
-    # 4096 lanes, a power of 2). Triton's tl.sort is a jit function of its standard library, which a
+    # 16384 lanes, a power of 2). Triton's tl.sort is a jit function of its standard library, which a
     # kernel interpreted on its own (Dyno's CPU-tensor path) cannot call.
     N: tl.constexpr = x.shape[1]
-    for stage in tl.static_range(1, 13):
+    for stage in tl.static_range(1, 15):
         if (1 << stage) <= N:
             for j in tl.static_range(stage):
                 x = _dyno_bitonic_step(x, stage, stage - 1 - j)

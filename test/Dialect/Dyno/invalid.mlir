@@ -365,3 +365,43 @@ func.func @dyno.sort$prefix(%v: tensor<7xf32>) -> tensor<7xf32> {
   } -> tensor<7xf32>
   return %0 : tensor<7xf32>
 }
+
+// -----
+
+func.func @dyno.launch$initial_values_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has 2 initial value(s) for 1 result(s)}}
+  %0 = dyno.launch @kernels::@k(%x) {initial_values = array<i64: 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+module @kernels {
+  func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+func.func @dyno.launch$initial_value_type(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result 0 of type 'tensor<4xf32>' cannot start as argument 0 of type 'tensor<8xf32>'}}
+  %0 = dyno.launch @kernels::@k(%x) {initial_values = array<i64: 0>} : (tensor<8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+module @kernels {
+  func.func @k(%x: tensor<8xf32>) -> tensor<4xf32> {
+    %s = tensor.extract_slice %x[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    return %s : tensor<4xf32>
+  }
+}
+
+// -----
+
+func.func @dyno.launch$initial_value_position(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{initial value 3 of result 0 is not an argument position}}
+  %0 = dyno.launch @kernels::@k(%x) {initial_values = array<i64: 3>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+module @kernels {
+  func.func @k(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}

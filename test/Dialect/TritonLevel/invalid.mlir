@@ -117,3 +117,43 @@ func.func @tl.reduce$kind_for_type(%v: tensor<?x?xi32>) {
   %x = tl.reduce "max" %v along 1 : tensor<?x?xi32>
   return
 }
+
+// -----
+
+func.func @tl.scan$kind(%v: tensor<?x?xf32>) {
+  // expected-error @+1 {{scan kind 'max' is neither 'sum' nor 'prod'}}
+  %x = tl.scan "max" %v along 1 : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @tl.sort$float_keys(%v: tensor<?x?xf32>) {
+  // expected-error @+1 {{sorts 'f32'; keys must be integers}}
+  %x = tl.sort %v along 1 : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @tl.sort$axis(%v: tensor<?xi64>) {
+  // expected-error @+1 {{axis 1 is out of range for a block of rank 1}}
+  %x = tl.sort %v along 1 : tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @tl.atomic$float_max(%p: !tl.ptr<f32>, %o: tensor<?xindex>, %v: tensor<?xf32>) {
+  // expected-error @+1 {{atomic kind 'max' is not defined for 'f32'}}
+  tl.atomic "max" %v, %p[%o] : tensor<?xf32>, !tl.ptr<f32>, tensor<?xindex>
+  return
+}
+
+// -----
+
+func.func @tl.atomic$element_type(%p: !tl.ptr<f32>, %o: tensor<?xindex>, %v: tensor<?xi32>) {
+  // expected-error @+1 {{combines 'i32' into a pointer to 'f32'}}
+  tl.atomic "add" %v, %p[%o] : tensor<?xi32>, !tl.ptr<f32>, tensor<?xindex>
+  return
+}

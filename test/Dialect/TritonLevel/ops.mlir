@@ -38,3 +38,15 @@ func.func @tl.ops$round_trip(%in: !tl.ptr<f32>, %out: !tl.ptr<f32>) attributes {
   tl.store %sum, %out[%rows] mask %xmask : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>, tensor<?x?xi1>
   return
 }
+
+// CHECK-LABEL: func.func @tl.ops$scan_sort_atomic
+// CHECK:         tl.scan "prod" %{{.*}} along 1 : tensor<?x?xf64>
+// CHECK:         tl.sort %{{.*}} along 1 : tensor<?x?xi64>
+// CHECK:         tl.atomic "add" %{{.*}}, %{{.*}}[%{{.*}}] mask %{{.*}} : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>, tensor<?x?xi1>
+func.func @tl.ops$scan_sort_atomic(%out: !tl.ptr<f32>, %v: tensor<?x?xf64>, %k: tensor<?x?xi64>,
+                                   %x: tensor<?x?xf32>, %o: tensor<?x?xindex>, %m: tensor<?x?xi1>) {
+  %s = tl.scan "prod" %v along 1 : tensor<?x?xf64>
+  %t = tl.sort %k along 1 : tensor<?x?xi64>
+  tl.atomic "add" %x, %out[%o] mask %m : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>, tensor<?x?xi1>
+  return
+}
