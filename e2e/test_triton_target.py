@@ -235,3 +235,15 @@ def test_partition_that_fails_together_compiles_op_by_op():
     assert_compiled_matches(fn, torch.randn(2, 3), torch.randn(3, 2),
                             options={"target": "triton"})
     assert dyno.stats()["partially_compiled_graphs"] == 0
+
+
+def test_full_reductions_of_large_tensors_run_as_partials_then_one_reduction():
+    # dyno-split-full-reductions: 1024 programs reduce slices, one reduces the partials
+    # (one program walking 263168 elements was the GPU's slowest kernel pattern).
+    x = torch.randn(1024, 257)
+    for fn in (lambda t: t.sum(), lambda t: t.amax(), lambda t: (t > -10).all(),
+               lambda t: t.abs().sum() * 2):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        assert_compiled_matches(fn, x, options={"target": "triton"})
+        assert dyno.stats()["kernels"] >= 2, dyno.stats()

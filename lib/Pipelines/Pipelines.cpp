@@ -113,6 +113,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
 void dyno::buildTritonLoweringPipeline(OpPassManager &pm) {
   // Fills, reductions and other named ops become linalg.generic, the one form lowered.
   pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
+  // A reduction of a large tensor to one value runs as partials, then their reduction.
+  pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createDynoSplitFullReductions());
   // A kernel whose ops need several index spaces becomes several kernels (host too).
   pm.addPass(createDynoSplitKernelsForTriton());
   // Everything below runs on the nested `module @kernels`; the host function stays.

@@ -106,7 +106,9 @@ def DynoConvertSequentialOpsToTritonLevel
       (and max/min of integers) use `tl.atomic`, so repeated indices all land, in an
       unspecified order as on eager CUDA. Any other combination needs unique indices
       (read, combine, write). The result starts as a copy of the original: the launch's
-      `initial_values` names it.
+      `initial_values` names it. A scatter's kernel has one block configuration: the
+      autotuner runs a kernel several times on the call's tensors, and a scatter run
+      twice combines twice.
 
     Lines longer than one program holds (16384 for scans and sorts), exclusive
     scans, other combiners, 64-bit sort keys and dynamic shapes get an error naming the
@@ -129,6 +131,38 @@ def DynoConvertSequentialOpsToTritonLevel
     ```
   }];
   let dependentDialects = ["::mlir::dyno::tl::TLDialect", "arith::ArithDialect"];
+}
+
+def DynoSplitFullReductions : Pass<"dyno-split-full-reductions", "func::FuncOp"> {
+  let summary = "Reduce a large tensor to one value in two stages (Triton target)";
+  let description = [{
+    A Triton grid runs one program per row block: a reduction of a whole tensor to one
+    value has one row, so one program walks every element (a bounds check of a
+    scatter's 32M indices took 29 ms on an H100, where the scatter took 0.4 ms). A
+    `linalg.generic` whose loops all reduce into a 0-d tensor, of at least 65536
+    elements, is split when its first loop's extent N has a power-of-2 factor P >= 8
+    (at most 1024): the first stage reduces P slices of N/P (its inputs are expanded
+    along that loop) into P partials, in parallel; the second reduces the partials.
+
+    Only where this gives the same value: an idempotent combiner (and, or, max, min,
+    whose initial value may enter once per partial) or an integer or float sum from
+    zero (floats are reassociated, as a Triton reduction already is within a block).
+    Reductions over dynamic extents, with other initial values or combiners, stay whole.
+
+    ```mlir
+    // Before: all(x >= 0) over 1M elements
+    %r = linalg.generic {iterator_types = ["reduction", "reduction"]}
+        ins(%x : tensor<1024x1024xi64>) outs(%true : tensor<i1>) {...}
+    // After
+    %e = tensor.expand_shape %x [[0, 1], [2]] : ... into tensor<1024x1x1024xi64>
+    %partials = linalg.generic {iterator_types = ["parallel", "reduction", "reduction"]}
+        ins(%e) outs(%trues : tensor<1024xi1>) {...}
+    %r = linalg.generic {iterator_types = ["reduction"]}
+        ins(%partials) outs(%true : tensor<i1>) { arith.andi }
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect",
+                           "arith::ArithDialect"];
 }
 
 #endif // DYNO_CONVERSION_PASSES_TD

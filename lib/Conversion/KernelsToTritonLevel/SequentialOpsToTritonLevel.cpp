@@ -187,8 +187,13 @@ void SequentialEmitter::setConfigs(bool rows, int64_t xnumel, int64_t rnumel) {
   Builder attrs(newKernel.getContext());
   newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(xnumel));
   newKernel->setAttr(tl::kRNumelAttr, attrs.getI64IntegerAttr(rnumel));
-  newKernel->setAttr(tl::kConfigsAttr, blockConfigs(attrs, rows, /*persistent=*/true,
-                                                    xnumel, rnumel));
+  ArrayAttr configs = blockConfigs(attrs, rows, /*persistent=*/true, xnumel, rnumel);
+  // A scatter updates its result in place (atomically, or read-combine-write): run twice,
+  // it would combine twice. The autotuner times a kernel by running it on the call's own
+  // tensors, so a scatter gets one configuration, which is never tuned.
+  if (isa<ScatterOp>(op))
+    configs = attrs.getArrayAttr({configs[0]});
+  newKernel->setAttr(tl::kConfigsAttr, configs);
 }
 
 FailureOr<Memory> SequentialEmitter::memoryOf(Value value) {

@@ -96,7 +96,9 @@ func.func @sort_descending(%v: tensor<2x7xf32>, %i: tensor<2x7xi64>) -> (tensor<
 // original's pointer is passed (the launch starts the result as its copy) but not read.
 // CHECK-LABEL: func.func @scatter_add(
 // CHECK-SAME:      %[[U:.*]]: !tl.ptr<f32>, %[[IDX:.*]]: !tl.ptr<i64>, %{{.*}}: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>)
-// CHECK-SAME:      tl.configs = [{XBLOCK = 8 : i64
+// One configuration only: the autotuner would run it twice on the same result, which
+// would add the updates twice.
+// CHECK-SAME:      tl.configs = [{XBLOCK = 8 : i64, num_warps = 1 : i64}]
 // CHECK-SAME:      tl.xnumel = 8 : i64
 // CHECK:         %[[X:.*]] = tl.load %[[U]]
 // CHECK:         %[[K:.*]] = tl.load %[[IDX]]
