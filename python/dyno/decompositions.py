@@ -390,6 +390,33 @@ def cumprod(x, dim, *, dtype=None):
     return aten.cumprod.default(x.to(dtype), dim)
 
 
+def diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
+    """`x` with `src` written on its diagonal (`offset`, `dim1`, `dim2`), as a select
+    between `x` and `src` gathered at each element's diagonal position: torch-mlir has no
+    lowering, and PyTorch's decomposition writes in place (copy_to after
+    functionalization)."""
+    rank = x.dim()
+    dim1, dim2 = dim1 % rank, dim2 % rank
+    length = src.shape[-1]
+    if length == 0:
+        return x.clone()
+    shape1, shape2 = [1] * rank, [1] * rank
+    shape1[dim1], shape2[dim2] = x.shape[dim1], x.shape[dim2]
+    rows = torch.arange(x.shape[dim1], device=x.device).view(shape1)
+    cols = torch.arange(x.shape[dim2], device=x.device).view(shape2)
+    on_diagonal = (cols - rows) == offset
+    # Element (i, j) of the diagonal is src[..., i] (offset >= 0) or src[..., j].
+    position = (rows if offset >= 0 else cols).clamp(0, length - 1)
+    # src's dims: x's without dim1 and dim2, then the diagonal; put 1s back at dim1, dim2.
+    expanded = src
+    for dim in sorted((dim1, dim2)):
+        expanded = expanded.unsqueeze(dim)
+    expanded = expanded.expand(*x.shape, length)
+    index = position.unsqueeze(-1).expand(*x.shape, 1)
+    values = torch.gather(expanded, -1, index).squeeze(-1)
+    return torch.where(on_diagonal, values, x)
+
+
 _SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}
 
 
@@ -519,6 +546,7 @@ def table() -> dict:
     decompositions[aten.index_put.default] = index_put
     decompositions[aten.kthvalue.default] = kthvalue
     decompositions[aten.cumprod.default] = cumprod
+    decompositions[aten.diagonal_scatter.default] = diagonal_scatter
     decompositions[aten.scatter.reduce] = scatter_reduce_deprecated
     decompositions[aten.scatter.value_reduce] = scatter_reduce_deprecated
     decompositions[aten.histc.default] = histc
