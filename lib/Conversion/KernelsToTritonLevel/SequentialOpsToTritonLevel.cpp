@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BlockConfigs.h"
+#include "IterationSpace.h"
 
 #include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
@@ -45,27 +46,6 @@ int64_t product(ArrayRef<int64_t> sizes) {
   for (int64_t size : sizes)
     result *= size;
   return result;
-}
-
-/// The scalar a `linalg.fill` or fill-like `linalg.generic` writes, if `op` is one.
-Value fillScalar(Operation *op) {
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op))
-    return fill.value();
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
-  if (!generic || generic.getNumDpsInputs() > 1 || generic->getNumResults() != 1 ||
-      generic.getNumReductionLoops())
-    return Value();
-  Block &body = generic.getRegion().front();
-  Value yielded = body.getTerminator()->getOperand(0);
-  if (generic.getNumDpsInputs() == 1) {
-    if (yielded != body.getArgument(0))
-      return Value();
-    Value input = generic.getDpsInputOperand(0)->get();
-    return isa<RankedTensorType>(input.getType()) ? Value() : input;
-  }
-  if (isa<BlockArgument>(yielded) || yielded.getParentRegion() == &generic.getRegion())
-    return Value();
-  return yielded;
 }
 
 /// The binary arith op a scan or scatter region applies to its two arguments (in either
@@ -208,7 +188,8 @@ FailureOr<Memory> SequentialEmitter::memoryOf(Value value) {
       return source;
     return Memory{source->pointer, type.getShape(), Value()};
   }
-  if (Value scalar = fillScalar(def)) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(def);
+  if (Value scalar = generic ? scalarFillValue(generic) : Value()) {
     if (auto constant = scalar.getDefiningOp<arith::ConstantOp>()) {
       OpBuilder::InsertionGuard guard(*b);
       return Memory{Value(), type.getShape(), b->clone(*constant)->getResult(0)};

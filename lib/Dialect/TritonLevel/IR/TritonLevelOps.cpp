@@ -92,11 +92,17 @@ LogicalResult StoreOp::verify() {
   return verifyAccess(*this, getPtr().getType(), getOffsets().getType(), getMask());
 }
 
+static LogicalResult verifyAxis(Operation *op, int64_t axis, RankedTensorType type) {
+  if (axis < 0 || axis >= type.getRank())
+    return op->emitOpError("axis ") << axis << " is out of range for a block of rank "
+                                    << type.getRank();
+  return success();
+}
+
 LogicalResult ReduceOp::verify() {
   auto type = getInput().getType();
-  if (getAxis() < 0 || getAxis() >= type.getRank())
-    return emitOpError("axis ") << getAxis() << " is out of range for a block of rank "
-                                << type.getRank();
+  if (failed(verifyAxis(*this, getAxis(), type)))
+    return failure();
   Type element = type.getElementType();
   bool isFloat = isa<FloatType>(element);
   StringRef kind = getKind();
@@ -112,9 +118,8 @@ LogicalResult ReduceOp::verify() {
 
 LogicalResult ScanOp::verify() {
   auto type = getInput().getType();
-  if (getAxis() < 0 || getAxis() >= type.getRank())
-    return emitOpError("axis ") << getAxis() << " is out of range for a block of rank "
-                                << type.getRank();
+  if (failed(verifyAxis(*this, getAxis(), type)))
+    return failure();
   if (getKind() != "sum" && getKind() != "prod")
     return emitOpError("scan kind '") << getKind() << "' is neither 'sum' nor 'prod'";
   return success();
@@ -122,9 +127,8 @@ LogicalResult ScanOp::verify() {
 
 LogicalResult SortOp::verify() {
   auto type = getInput().getType();
-  if (getAxis() < 0 || getAxis() >= type.getRank())
-    return emitOpError("axis ") << getAxis() << " is out of range for a block of rank "
-                                << type.getRank();
+  if (failed(verifyAxis(*this, getAxis(), type)))
+    return failure();
   if (!type.getElementType().isSignlessInteger())
     return emitOpError("sorts ") << type.getElementType() << "; keys must be integers";
   return success();
