@@ -129,12 +129,14 @@ def test_float64_relu_and_unordered_comparisons():
 
 
 @pytest.mark.parametrize("name", ["clamp", "clamp_tensor", "hardtanh", "relu6", "hardsigmoid",
-                                  "maximum", "minimum", "self_equal", "argmax", "argmin"])
+                                  "maximum", "minimum", "self_equal", "argmax", "argmin",
+                                  "max_dim", "min_dim"])
 def test_nan_propagates_like_eager(name):
     # Regression (miscompiles): torch-mlir 20261001 lowers these to compare-and-select
     # forms that drop NaN (clamp(nan, min=0.25) gave 0.25), folds x == x to true and
     # never picks a NaN in argmax; Dyno's decompositions (dyno/decompositions.py) keep
-    # PyTorch's NaN semantics.
+    # PyTorch's NaN semantics. torch.max(x, dim) returned the index of the extremum before
+    # a row's first NaN instead of the NaN's (max_dim, min_dim).
     cases = {
         "clamp": lambda x, y: (x.clamp(min=0.25), x.clamp(max=0.25), x.clamp(-0.5, 0.5)),
         "clamp_tensor": lambda x, y: (torch.clamp(x, min=y), torch.clamp_max(x, y)),
@@ -146,6 +148,8 @@ def test_nan_propagates_like_eager(name):
         "self_equal": lambda x, y: (x == x, (x + 1) == (x + 1)),
         "argmax": lambda x, y: (x.argmax(1), x.argmax(), (x * 2).argmax(0, keepdim=True)),
         "argmin": lambda x, y: (x.argmin(1), x.argmin()),
+        "max_dim": lambda x, y: (*torch.max(x, 1), *torch.max(y, 0, keepdim=True)),
+        "min_dim": lambda x, y: (*torch.min(x, 1), *torch.min(x - y, 0)),
     }
     nan = float("nan")
     x = torch.randn(6, 9)
@@ -153,13 +157,13 @@ def test_nan_propagates_like_eager(name):
     y = torch.randn(6, 9)
     y[1, 1] = y[2, 0] = nan
     y[3, 4] = float("inf")
-    if name in ("argmax", "argmin") and TARGET["name"] == "triton":
+    if name in ("argmax", "argmin", "max_dim", "min_dim") and TARGET["name"] == "triton":
         # Multi-result reductions are not lowered for Triton yet: those ops run eagerly
         # (per-op fallback), the NaN tests around them are compiled.
         fn = cases[name]
         actual = torch.compile(fn, backend="mlir", options={"target": "triton"})(x, y)
         for got, want in zip(actual, fn(x, y)):
-            assert torch.equal(got, want)
+            torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
         assert dyno.stats()["partially_compiled_graphs"] >= 1
         return
     assert_compiled_matches(cases[name], x, y)

@@ -139,9 +139,33 @@ def eq_tensor(a, b):
     return NotImplemented
 
 
+_EXTREMA_BEING_DECOMPOSED = set()
+
+
+def _extremum_dim(extremum):
+    """max.dim/min.dim with PyTorch's NaN rule: a row holding a NaN has the NaN as its
+    value and the index of its first NaN. torch-mlir's running comparison never beats a
+    NaN, so its index stopped at the extremum before the first NaN (a miscompile of
+    torch.max(x, dim) on both targets). Its values already propagate NaN."""
+    def decomposition(x, dim, keepdim=False):
+        if not _is_float(x) or x.dim() == 0 or extremum in _EXTREMA_BEING_DECOMPOSED:
+            return NotImplemented
+        _EXTREMA_BEING_DECOMPOSED.add(extremum)  # the call below is torch-mlir's op
+        try:
+            values, plain = extremum(x, dim, keepdim)
+        finally:
+            _EXTREMA_BEING_DECOMPOSED.discard(extremum)
+        nans = aten.isnan.default(x)
+        as_int = aten._to_copy.default(nans, dtype=torch.int32)
+        first_nan = aten.argmax.default(as_int, dim, keepdim)
+        indices = aten.where.self(aten.any.dim(nans, dim, keepdim), first_nan, plain)
+        return values, indices
+    return decomposition
+
+
 def _arg_extremum(x, dim, keepdim, extremum):
-    """argmax/argmin with PyTorch's NaN rule: the first NaN wins; torch-mlir's never
-    picks one. `extremum` is max.dim or min.dim (their indices are the plain answer)."""
+    """argmax/argmin through max.dim/min.dim (decomposed above for NaN): torch-mlir's own
+    argmax never picks a NaN."""
     if not _is_float(x):
         return NotImplemented
     if x.dim() == 0:  # the only element (torch-mlir cannot lower this)
@@ -149,10 +173,7 @@ def _arg_extremum(x, dim, keepdim, extremum):
     flat = x if dim is not None else aten.reshape.default(x, [-1])
     axis = dim if dim is not None else 0
     keep = keepdim if dim is not None else False
-    nans = aten.isnan.default(flat)
-    first_nan = aten.argmax.default(aten._to_copy.default(nans, dtype=torch.int32), axis, keep)
-    plain = extremum(flat, axis, keep)[1]
-    result = aten.where.self(aten.any.dim(nans, axis, keep), first_nan, plain)
+    result = extremum(flat, axis, keep)[1]
     if dim is None and keepdim:
         result = aten.reshape.default(result, [1] * x.dim())
     return result
@@ -567,6 +588,8 @@ def table() -> dict:
             (aten.hardtanh.default, hardtanh), (aten.hardsigmoid.default, hardsigmoid),
             (aten.eq.Tensor, eq_tensor), (aten.argmax.default, argmax),
             (aten.argmin.default, argmin), (aten.reciprocal.default, reciprocal),
+            (aten.max.dim, _extremum_dim(aten.max.dim)),
+            (aten.min.dim, _extremum_dim(aten.min.dim)),
             (aten.fmax.default, fmax), (aten.fmin.default, fmin),
             (aten.amax.default, _zero_dim_extremum), (aten.amin.default, _zero_dim_extremum),
             (aten.view_copy.default, view_copy), (aten.permute_copy.default, permute_copy),
