@@ -3,12 +3,11 @@
 // Lowers each linalg kernel to a `tl` block program (see Passes.td). The iteration space
 // analysis (IterationSpace.h) places every loop on an X or R slot; this file emits the
 // program: index blocks per slot, masked loads at offsets computed from indexing maps,
-// each generic's body on blocks, reductions (whole-row or looped) and masked stores.
+// each generic's body on blocks and masked stores; Reductions.cpp emits reductions.
 //
 //===----------------------------------------------------------------------===//
 #include "BlockConfigs.h"
-#include "IterationSpace.h"
-#include "ReductionKinds.h"
+#include "KernelEmitter.h"
 
 #include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
@@ -32,126 +31,7 @@ namespace mlir::dyno {
 using namespace mlir;
 using namespace mlir::dyno;
 
-namespace {
-
-/// One straight-line region of the program: the kernel's entry block, or the body of a
-/// loop over the reduced extent. Blocks computed here are valid only here.
-struct Region {
-  OpBuilder builder;
-  SmallVector<Value> slotIndex; // per slot; R entries only in row regions
-  Value xmask, rmask;
-  bool row = false;
-  DenseMap<Value, Value> blocks; // tensor value -> its block (or scalar)
-  explicit Region(OpBuilder builder) : builder(builder) {}
-};
-
-class KernelEmitter {
-public:
-  KernelEmitter(func::FuncOp kernel, const IterationSpace &space, int64_t persistentRNumel)
-      : oldKernel(kernel), space(space), loc(kernel.getLoc()),
-        rank(space.hasReduction() ? 2 : 1),
-        persistent(!space.hasReduction() ||
-                   (!ShapedType::isDynamic(space.rNumel()) &&
-                    space.rNumel() <= persistentRNumel)) {}
-
-  LogicalResult emit();
-
-private:
-  RankedTensorType blockType(Type element) const {
-    return RankedTensorType::get(SmallVector<int64_t>(rank, ShapedType::kDynamic), element);
-  }
-  Value toBlock(OpBuilder &b, Value value) {
-    if (isa<RankedTensorType>(value.getType()))
-      return value;
-    return tl::SplatOp::create(b, loc, blockType(value.getType()), value);
-  }
-  Value index(OpBuilder &b, int64_t value) {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  }
-  template <typename OpTy>
-  Value indexOp(OpBuilder &b, Value lhs, Value rhs) {
-    if (isa<RankedTensorType>(lhs.getType()) || isa<RankedTensorType>(rhs.getType())) {
-      lhs = toBlock(b, lhs);
-      rhs = toBlock(b, rhs);
-    }
-    return OpTy::create(b, loc, lhs, rhs);
-  }
-  Value lessThan(OpBuilder &b, Value lhs, int64_t bound) {
-    return lessThan(b, lhs, index(b, bound));
-  }
-  Value lessThan(OpBuilder &b, Value lhs, Value bound) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lhs, toBlock(b, bound));
-  }
-  /// Row-major decomposition of a linear index over `extents` (kernel-entry scalars).
-  SmallVector<Value> decompose(OpBuilder &b, Value linear, ArrayRef<Value> extents);
-
-  /// Dynamic shapes. Size `dim` of a tensor of the old kernel as a kernel-entry scalar:
-  /// a constant, a size argument, or a scalar argument (a `tensor.empty` size); null
-  /// when the lowering cannot tell.
-  Value sizeOf(Value tensor, int64_t dim);
-  /// The extent of `slot` (see IterationSpace), read from the anchor op's operands.
-  FailureOr<Value> slotExtent(unsigned slot);
-  /// Product of `values` at kernel entry (1 when empty).
-  Value productOf(ArrayRef<Value> values);
-  /// The size argument of a returned tensor's dimension on X slot `slot`, if any.
-  Value returnedSizeOnSlot(unsigned slot);
-  /// Row-major strides of the tensor at `position` (old arguments, then results).
-  SmallVector<Value> rowMajorStrides(unsigned position);
-
-  /// Which block dimensions (bit 0: X, bit 1: R) a value varies along.
-  unsigned support(Value value);
-  Value maskFor(Region &region, unsigned bits);
-
-  FailureOr<Value> hoist(Value scalar);
-  /// `base + sum(positions[i] * strides[i])`, skipping zero bases and unit strides.
-  Value linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
-                     ArrayRef<int64_t> strides);
-  Value linearOffset(OpBuilder &b, ArrayRef<Value> positions, ArrayRef<Value> strides);
-  /// The element offset of `memory` at `positions` (static or dynamic strides).
-  Value offsetOf(OpBuilder &b, const MemoryOperand &memory, ArrayRef<Value> positions);
-  /// What a value used in `op`'s body stands for: its block or scalar, or, for a value
-  /// defined outside the body (a constant), the scalar hoisted to the kernel's entry.
-  FailureOr<Value> bodyValue(linalg::GenericOp op, IRMapping &mapping, Value value);
-  /// Recreates an elementwise arith/math op on `operands`; when any is a block, scalars
-  /// are splatted and the results are blocks.
-  Value cloneElementwise(OpBuilder &b, Operation *op, ArrayRef<Value> operands);
-  FailureOr<Value> evalIndex(AffineExpr expr, linalg::GenericOp op, Region &region);
-  /// Evaluates an affine expression on index blocks; `leaf` gives dims and symbols.
-  FailureOr<Value> evalAffine(AffineExpr expr, OpBuilder &b,
-                              function_ref<FailureOr<Value>(AffineExpr)> leaf);
-  /// Element offsets of `memory` at `map`'s position; for a padded operand, `inBounds`
-  /// is set to the lanes inside the unpadded tensor (null when all are).
-  FailureOr<Value> offsetsOf(const MemoryOperand &memory, AffineMap map,
-                             linalg::GenericOp op, Region &region, Value *inBounds = nullptr);
-  FailureOr<Value> load(Value pointer, Value offsets, Region &region);
-  bool isRowOp(linalg::GenericOp op) const {
-    return !op.getNumReductionLoops() && space.usesRSlots(op);
-  }
-  FailureOr<Value> valueOf(Value tensor, Region &region);
-  FailureOr<Value> operandValue(linalg::GenericOp op, OpOperand &operand, Region &region);
-  LogicalResult emitBody(linalg::GenericOp op, Region &region, Operation *skip,
-                         IRMapping &mapping);
-  LogicalResult emitGeneric(linalg::GenericOp op, Region &region);
-  LogicalResult emitReduction(linalg::GenericOp op);
-  Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs);
-  std::unique_ptr<Region> makeRowRegion(OpBuilder builder, Value rowOffset);
-  LogicalResult store(unsigned resultNumber, Region &region);
-
-  func::FuncOp oldKernel, newKernel;
-  const IterationSpace &space;
-  Location loc;
-  unsigned rank;
-  bool persistent;
-  SmallVector<Value> pointers; // per old argument, then per old result (scalars as is)
-  DenseMap<std::pair<unsigned, int64_t>, Value> sizeArguments; // (position, dim) -> size
-  SmallVector<Type> positionTypes; // old argument types, then old result types
-  SmallVector<Value> xExtents, rExtents; // per slot, at kernel entry
-  Value xNumel, rNumel;
-  std::optional<OpBuilder> hoistBuilder;
-  IRMapping hoisted;
-  std::unique_ptr<Region> outer, persistentRow;
-  DenseMap<Value, unsigned> supportCache;
-};
+namespace mlir::dyno::triton_level {
 
 SmallVector<Value> KernelEmitter::decompose(OpBuilder &b, Value linear,
                                             ArrayRef<Value> extents) {
@@ -665,103 +545,6 @@ LogicalResult KernelEmitter::emitGeneric(linalg::GenericOp op, Region &region) {
   return success();
 }
 
-Value KernelEmitter::combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs) {
-  return cloneElementwise(b, combiner, {toBlock(b, lhs), toBlock(b, rhs)});
-}
-
-std::unique_ptr<Region> KernelEmitter::makeRowRegion(OpBuilder builder, Value rowOffset) {
-  auto region = std::make_unique<Region>(builder);
-  OpBuilder &b = region->builder;
-  region->row = true;
-  region->xmask = outer->xmask;
-  region->slotIndex = outer->slotIndex;
-  Value rindex = tl::RangeOp::create(b, loc, blockType(b.getIndexType()), "RBLOCK", 1);
-  if (rowOffset)
-    rindex = indexOp<arith::AddIOp>(b, rindex, rowOffset);
-  region->rmask = lessThan(b, rindex, rNumel);
-  SmallVector<Value> rIndices = decompose(b, rindex, rExtents);
-  for (auto [i, value] : llvm::enumerate(rIndices))
-    region->slotIndex[space.numXSlots() + i] = value;
-  return region;
-}
-
-LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
-  if (op.getNumDpsInits() != 1)
-    return op.emitOpError("reduces into several results (e.g. an argmax), which the Triton "
-                          "target does not support"), failure();
-  OpOperand *init = op.getDpsInitOperand(0);
-  BlockArgument accumulator = op.getMatchingBlockArgument(init);
-  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
-  Operation *combiner = yield.getOperand(0).getDefiningOp();
-  Type element = accumulator.getType();
-  std::optional<ReductionKind> kind =
-      combiner && combiner->getNumOperands() == 2 && accumulator.hasOneUse() &&
-              llvm::is_contained(combiner->getOperands(), accumulator)
-          ? reductionKindOf(combiner, element)
-          : std::nullopt;
-  if (!kind)
-    return op.emitOpError("is not a reduction the Triton target recognizes (one "
-                          "accumulator combined by add, mul, max, min, and, or or xor)"),
-           failure();
-  Value expression = combiner->getOperand(0) == accumulator ? combiner->getOperand(1)
-                                                            : combiner->getOperand(0);
-  OpBuilder &ob = outer->builder;
-  Value identity = arith::ConstantOp::create(ob, loc, kind->identity);
-
-  // Lanes of the row block, masked to the identity past the row's end.
-  auto maskedRow = [&](Region &row) -> FailureOr<Value> {
-    IRMapping mapping;
-    if (failed(emitBody(op, row, combiner, mapping)))
-      return failure();
-    FailureOr<Value> value = bodyValue(op, mapping, expression);
-    if (failed(value))
-      return failure();
-    OpBuilder &b = row.builder;
-    return arith::SelectOp::create(b, loc, maskFor(row, 3u), toBlock(b, *value),
-                                   toBlock(b, identity))
-        .getResult();
-  };
-
-  Value reduced;
-  if (persistent) {
-    FailureOr<Value> lanes = maskedRow(*persistentRow);
-    if (failed(lanes))
-      return failure();
-    reduced = tl::ReduceOp::create(ob, loc, *lanes, kind->name, 1);
-  } else {
-    Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
-    Value start = tl::FullOp::create(ob, loc, blockType(element), identity,
-                                     ob.getStrArrayAttr({"XBLOCK", "RBLOCK"}));
-    auto loop = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, step, ValueRange{start});
-    ob.setInsertionPoint(loop);
-    OpBuilder body = OpBuilder::atBlockEnd(loop.getBody());
-    std::unique_ptr<Region> row = makeRowRegion(body, loop.getInductionVar());
-    FailureOr<Value> lanes = maskedRow(*row);
-    if (failed(lanes))
-      return failure();
-    Value next = combine(row->builder, combiner, loop.getRegionIterArg(0), *lanes);
-    scf::YieldOp::create(row->builder, loc, next);
-    ob.setInsertionPointAfter(loop);
-    reduced = tl::ReduceOp::create(ob, loc, loop.getResult(0), kind->name, 1);
-  }
-  FailureOr<TensorSource> initSource = traceTensor(init->get());
-  if (failed(initSource))
-    return failure();
-  FailureOr<Value> initial = initSource->kind == TensorSource::Memory
-                                 ? operandValue(op, *init, *outer)
-                                 : valueOf(init->get(), *outer);
-  if (failed(initial))
-    return failure();
-  // A fill with the identity (a sum's 0, a max's -inf) adds nothing.
-  Attribute initConstant;
-  bool isIdentity = initSource->kind == TensorSource::ScalarFill &&
-                    matchPattern(*initial, m_Constant(&initConstant)) &&
-                    initConstant == kind->identity;
-  outer->blocks[op->getResult(0)] =
-      isIdentity ? reduced : combine(ob, combiner, reduced, *initial);
-  return success();
-}
-
 LogicalResult KernelEmitter::store(unsigned resultNumber, Region &region) {
   Value tensor = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator())
                      .getOperand(resultNumber);
@@ -955,6 +738,12 @@ LogicalResult KernelEmitter::emit() {
   }
   return success();
 }
+
+} // namespace mlir::dyno::triton_level
+
+using mlir::dyno::triton_level::KernelEmitter;
+
+namespace {
 
 struct ConvertKernelsToTritonLevelPass
     : mlir::dyno::impl::DynoConvertKernelsToTritonLevelBase<ConvertKernelsToTritonLevelPass> {
