@@ -107,6 +107,13 @@ def cases():
         ("conv_transpose1d", "check",
          lambda: Fn(lambda x, w: F.conv_transpose1d(x, w, stride=2)),
          [((2, 4, 9), f32), ((4, 3, 3), f32)]),
+        # Reductions that pick an element (argmax, max with indices, pooling indices).
+        ("argmax_max_dim", "check",
+         lambda: Fn(lambda x: (x.argmax(-1), *torch.max(x, 0), x.argmin(1))),
+         [((37, 3000), f32)]),
+        ("max_pool_indices", "check",
+         lambda: Fn(lambda x: F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)),
+         [((2, 3, 17, 17), f32)]),
         # GPU-sized benchmark models.
         ("mlp", "bench", lambda: MLP(inputs=1024, hidden=4096, classes=1000),
          [((4096, 1024), f32)]),
@@ -121,6 +128,10 @@ def cases():
         ("sort_rows", "bench", lambda: Fn(lambda x: torch.sort(x, -1)), [((8192, 1024), f32)]),
         ("topk_rows", "bench", lambda: Fn(lambda x: torch.topk(x, 8, -1)),
          [((8192, 1024), f32)]),
+        ("argmax_rows", "bench", lambda: Fn(lambda x: x.argmax(-1)), [((8192, 4096), f32)]),
+        ("max_pool_with_indices", "bench",
+         lambda: Fn(lambda x: F.max_pool2d(x, 2, return_indices=True)),
+         [((256, 64, 32, 32), f32)]),
         ("scatter_add", "bench", lambda: Fn(lambda x, i, s: x.scatter_add(0, i, s)),
          [((4096, 1024), f32), ("ids", (16384, 1024), 4096), ((16384, 1024), f32)]),
         # One read and one write of 2^28 floats (1 GiB each way).

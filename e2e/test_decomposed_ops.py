@@ -173,3 +173,29 @@ def test_diagonal_scatter_selects_src_on_the_diagonal(each_target, shape, offset
     assert_compiled_matches(
         lambda a, b: torch.diagonal_scatter(a, b, offset, dim1, dim2) * 2, x, src,
         rtol=0, atol=0)
+
+
+def test_searchsorted_and_bucketize_follow_eagers_binary_search():
+    # A binary search emulated round by round (decompositions.searchsorted). NaN sorts
+    # last: eager's search over [1, 5, nan, nan, nan] puts 3.0 at 5 (it probes the
+    # NaNs first), where counting the boundaries below 3.0 would give 1; torch-mlir's
+    # bucketize counted (a miscompile with NaN boundaries).
+    def fn(sequence, values, rows, row_values, unsorted, sorter):
+        return (torch.searchsorted(sequence, values),
+                torch.searchsorted(sequence, values, right=True),
+                torch.searchsorted(sequence, values, side="right", out_int32=True),
+                torch.searchsorted(rows, row_values),
+                torch.searchsorted(unsorted, values, sorter=sorter),
+                torch.bucketize(values, sequence),
+                torch.bucketize(row_values, rows[0], right=True),
+                torch.isin(row_values, rows))
+    sequence = torch.tensor([1.0, 5.0, nan, nan, nan])
+    values = torch.tensor([3.0, 0.5, 1.0, 5.0, 6.0, nan, -inf, inf])
+    rows = torch.sort(torch.randn(3, 7), -1)[0]
+    rows[1, 5:] = nan
+    row_values = torch.randn(3, 4)
+    row_values[0, 0] = nan
+    row_values[2, 1] = rows[2, 3]
+    unsorted = torch.randn(9)
+    assert_compiled_matches(fn, sequence, values, rows, row_values, unsorted,
+                            torch.argsort(unsorted), rtol=0, atol=0)

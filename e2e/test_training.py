@@ -71,12 +71,10 @@ def test_mlp_training():
                       {"cpu": [], "triton": []})
 
 
-# Everything compiles on the CPU (max pooling's backward is a scatter, dyno.scatter). On
-# Triton, max pooling's argmax and backward and the convolution's backward run eagerly.
-# On Triton, max pooling with indices (a multi-result reduction) runs eagerly; its
-# backward (a scatter) and the convolution's backward (a strided insert_slice) compile.
-CNN_EAGER_OPS = {"cpu": [],
-                 "triton": ["aten.max_pool2d_with_indices.default"]}
+# Everything compiles on both targets: max pooling's indices (a find-first reduction),
+# its backward (a scatter, dyno.scatter) and the convolution's backward (a strided
+# insert_slice on Triton).
+CNN_EAGER_OPS = {"cpu": [], "triton": []}
 
 
 def test_small_cnn_with_batchnorm_training():

@@ -50,22 +50,30 @@ def test_debug_dir_holds_every_triton_stage(tmp_path, monkeypatch):
     assert "@triton.jit" in kernels and "KERNELS = {" in kernels
 
 
-def test_op_without_triton_lowering_runs_eagerly_alone():
+def test_argmax_and_max_with_indices_compile():
+    # Reductions that pick an element (PickReduction): whole rows in one block, and rows
+    # longer than a block walked in a loop; with NaN (the first NaN wins), ties (the
+    # first index wins), -0.0 and rows of -inf.
     def fn(x):
-        return x.argmax(-1), x.exp().sum(-1)
-    x = torch.randn(8, 33)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        got = torch.compile(fn, backend="mlir", options={"target": "triton"})(x)
-    want = fn(x)
-    assert torch.equal(got[0], want[0])
-    torch.testing.assert_close(got[1], want[1])
-    stats = dyno.stats()
-    # argmax is decomposed (NaN semantics) into an argmax of the NaN mask and a max.dim:
-    # both multi-result reductions, which the Triton target does not lower yet.
-    assert stats["fallback_ops"] == {"aten.argmax.default": 1, "aten.max.dim": 1}, stats
-    assert stats["partially_compiled_graphs"] == 1 and stats["kernels"] >= 1, stats
-    assert any("argmax" in str(w.message) for w in caught)
+        values, indices = torch.max(x, -1)
+        return x.argmax(-1), x.argmin(0), values, indices, torch.min(x, -1)[1], \
+            x.exp().sum(-1)
+    for columns in (33, 5000):
+        x = torch.randn(8, columns)
+        x[1, 3] = x[1, 7] = x[2, columns - 1] = float("nan")
+        x[3, :] = 1.0
+        x[4, 2] = x[4, columns - 2] = 9.0
+        x[5, :] = -float("inf")
+        x[6, :] = 0.0
+        x[6, 4] = -0.0
+        assert_compiled_matches(fn, x, options={"target": "triton"})
+
+
+def test_integer_argmax_compiles():
+    def fn(x):
+        return x.argmax(1), torch.max(x, 0), (x.to(torch.uint8)).argmin(1)
+    x = torch.randint(-5, 5, (6, 300), dtype=torch.int32)
+    assert_compiled_matches(fn, x, options={"target": "triton"}, rtol=0, atol=0)
 
 
 class _FakeKernel:

@@ -3,7 +3,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import assert_compiled_matches, assert_compiled_matches_values
+import dyno
+from conftest import TARGET, assert_compiled_matches, assert_compiled_matches_values
 
 # Every case runs on the CPU target and on the Triton target (interpreted on CPU).
 pytestmark = pytest.mark.usefixtures("each_target")
@@ -76,6 +77,60 @@ def test_pooling():
     def fn(x):
         return F.max_pool2d(x, 2), F.avg_pool2d(x, 3, stride=1, padding=1), F.adaptive_avg_pool2d(x, 1)
     assert_compiled_matches(fn, torch.randn(2, 3, 8, 8))
+
+
+def test_padded_reads_along_a_unit_dimension():
+    # Regression (OpInfo sweep, Triton target): a padded operand read at a dimension of
+    # extent 1 compared a scalar position with a block ('arith.cmpi' op requires all
+    # operands to have the same type); avg_pool2d with ceil_mode and conv1d ran eagerly.
+    def fn(x, signal, weight, bias):
+        return (F.avg_pool2d(x, 3, 1, 1, True, False, 2),
+                F.conv1d(signal, weight, bias, stride=2, padding=2))
+    assert_compiled_matches(fn, torch.randn(1, 3, 9, 9), torch.randn(1, 3, 4),
+                            torch.randn(3, 3, 3), torch.randn(3), extern_calls=None)
+
+
+@pytest.mark.parametrize("name", ["max_pool1d", "max_pool2d", "max_pool2d_padded",
+                                  "max_pool2d_dilated", "max_pool3d", "adaptive_max_pool2d",
+                                  "adaptive_max_pool3d"])
+def test_max_pooling_indices_follow_eager_on_nan_and_minus_inf(name):
+    # Regressions (miscompiles on both targets): a window holding a NaN has eager's value
+    # NaN and the index of its last NaN; torch-mlir's pooling gave index -1 (max_pool2d),
+    # ignored the NaN (adaptive pooling), or another index. A window whose elements are
+    # all -inf has the index of its first element inside the input; torch-mlir gave a
+    # padding position (-7), or uninitialized memory (adaptive_max_pool3d).
+    cases = {
+        "max_pool1d": lambda x: F.max_pool1d(x.flatten(1, 2), 3, stride=2, return_indices=True),
+        "max_pool2d": lambda x: F.max_pool2d(x, 2, return_indices=True),
+        "max_pool2d_padded": lambda x: F.max_pool2d(x, 3, stride=1, padding=1,
+                                                    return_indices=True),
+        "max_pool2d_dilated": lambda x: F.max_pool2d(x, 2, stride=2, padding=1, dilation=2,
+                                                     return_indices=True),
+        # Unpadded: on Triton, the padded NaN-position pass is a pad of a computed tensor,
+        # which runs eagerly (per-op fallback).
+        "max_pool3d": lambda x: F.max_pool3d(x.unflatten(2, (2, 3)), 2, stride=1,
+                                             return_indices=True),
+        "adaptive_max_pool2d": lambda x: F.adaptive_max_pool2d(x, (2, 3), return_indices=True),
+        "adaptive_max_pool3d": lambda x: F.adaptive_max_pool3d(x.unflatten(2, (2, 3)),
+                                                               (1, 2, 3), return_indices=True),
+    }
+    x = torch.randn(2, 3, 6, 6)
+    x[0, 0, 1, 1] = x[0, 0, 1, 2] = x[1, 2, 5, 5] = float("nan")
+    x[0, 1, :3, :] = -float("inf")
+    x[1, 0, :, :] = -float("inf")
+    x[1, 1, :, :] = 0.0
+    x[1, 1, 2, 3] = -0.0
+    if name == "adaptive_max_pool3d" and TARGET["name"] == "triton":
+        # A kernel of its lowering returns a tensor it does not compute (a copy of its
+        # input), which the Triton target does not emit: this op runs eagerly, the rest
+        # (the NaN and -inf fixes around it) compiles.
+        fn = cases[name]
+        got = torch.compile(fn, backend="mlir", options={"target": "triton"})(x)
+        for actual, expected in zip(got, fn(x)):
+            torch.testing.assert_close(actual, expected, rtol=0, atol=0, equal_nan=True)
+        assert dyno.stats()["fallback_ops"] == {"aten.adaptive_max_pool3d.default": 1}
+        return
+    assert_compiled_matches(cases[name], x)
 
 
 def test_matmul_of_reshaped_input_stays_a_library_call():

@@ -522,6 +522,46 @@ def nanmedian(x):
     return nanmedian_dim(x.reshape(-1), 0)[0]
 
 
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    """Eager's binary search, step by step: `log2(N) + 1` rounds of a midpoint gather
+    and a compare, each a pointwise op (torch-mlir has no lowering). Emulating the
+    search, rather than counting the boundaries below each value, gives eager's answer
+    also where the sequence holds NaN (sorted last), which a count does not."""
+    if not isinstance(values, torch.Tensor) or values.dtype != sorted_sequence.dtype:
+        return NotImplemented
+    right = right or side == "right"
+    length = sorted_sequence.shape[-1]
+    out_dtype = torch.int32 if out_int32 else torch.int64
+    one_dimensional = sorted_sequence.dim() == 1
+    if length == 0 or values.dim() == 0 and not one_dimensional:
+        return NotImplemented if length else aten.zeros_like.default(values, dtype=out_dtype)
+    if sorter is not None:
+        sorted_sequence = (aten.index.Tensor(sorted_sequence, [sorter]) if one_dimensional
+                           else aten.gather.default(sorted_sequence, -1, sorter))
+    low = aten.zeros_like.default(values, dtype=torch.int64)
+    high = aten.add.Scalar(low, length)
+    for _ in range(length.bit_length() + 1):
+        active = aten.lt.Tensor(low, high)
+        middle = aten.div.Tensor_mode(aten.add.Tensor(low, high), 2, rounding_mode="floor")
+        at = aten.clamp_max.default(middle, length - 1)  # inactive lanes may reach N
+        middle_value = (aten.index.Tensor(sorted_sequence, [at]) if one_dimensional
+                        else aten.gather.default(sorted_sequence, -1, at))
+        # lower bound: `!(mid >= value)` goes right; upper bound: `!(mid > value)`.
+        beyond = (aten.gt.Tensor if right else aten.ge.Tensor)(middle_value, values)
+        go_right = aten.logical_and.default(active, aten.logical_not.default(beyond))
+        go_left = aten.logical_and.default(active, beyond)
+        low = aten.where.self(go_right, aten.add.Scalar(middle, 1), low)
+        high = aten.where.self(go_left, middle, high)
+    return aten._to_copy.default(low, dtype=out_dtype)
+
+
+def bucketize(values, boundaries, *, out_int32=False, right=False):
+    """The same binary search (torch-mlir's lowering counts boundaries, which differs
+    from eager's search where the boundaries hold NaN)."""
+    return searchsorted(boundaries, values, out_int32=out_int32, right=right)
+
+
 def histc(x, bins=100, min=0, max=0):
     """Counts per bin as eager's CPU kernel computes them: bin = int((x - lo) * bins /
     (hi - lo)), the top edge in the last bin, values outside [lo, hi] (and NaN) not
@@ -542,10 +582,99 @@ def histc(x, bins=100, min=0, max=0):
     return counts[:bins]
 
 
+def _as_list(value, dims, default=None):
+    if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
+        return list(default)
+    if isinstance(value, int):
+        return [value] * dims
+    return list(value) if len(value) == dims else [value[0]] * dims
+
+
+def _first_window_positions(x, out_shape, dims, starts):
+    """Per output of a pooling, the flat position (within its plane) of its window's
+    first element inside the input: `starts(dim, outputs)` gives the first row, column,
+    ... per output along one spatial dimension."""
+    spatial = x.shape[-dims:]
+    position = None
+    for dim in range(dims):
+        outputs = aten.arange.default(out_shape[-dims + dim], dtype=torch.int64,
+                                      device=x.device)
+        start = starts(dim, outputs)
+        stride = math.prod(spatial[dim + 1:])
+        shape = [1] * dims
+        shape[dim] = out_shape[-dims + dim]
+        term = aten.view.default(aten.mul.Scalar(start, stride), shape)
+        position = term if position is None else aten.add.Tensor(position, term)
+    return position
+
+
+def _max_pool_starts(x, dims, kernel_size, stride=(), padding=0, dilation=1, *unused):
+    kernel = _as_list(kernel_size, dims)
+    strides = _as_list(stride, dims, kernel)
+    pads, dilations = _as_list(padding, dims), _as_list(dilation, dims)
+
+    def starts(dim, outputs):
+        # Eager's kernels step a window's start past the padding by whole dilations.
+        start = aten.sub.Scalar(aten.mul.Scalar(outputs, strides[dim]), pads[dim])
+        before = aten.clamp_min.default(aten.neg.default(start), 0)
+        steps = aten.div.Tensor_mode(aten.add.Scalar(before, dilations[dim] - 1),
+                                     dilations[dim], rounding_mode="floor")
+        return aten.add.Tensor(start, aten.mul.Scalar(steps, dilations[dim]))
+    return starts
+
+
+def _adaptive_pool_starts(x, dims, output_size, *unused):
+    spatial = x.shape[-dims:]
+    out = _as_list(output_size, dims)
+
+    def starts(dim, outputs):
+        return aten.div.Tensor_mode(aten.mul.Scalar(outputs, spatial[dim]), out[dim],
+                                    rounding_mode="floor")
+    return starts
+
+
+def _pool_with_eager_indices(op, dims, window_starts, inner=None):
+    """Max pooling with indices, with eager's rules where torch-mlir's lowerings differ
+    (miscompiles on both targets, found with NaN and -inf inputs):
+    - a window holding a NaN has the NaN as its value and the index of its last NaN
+      (eager's kernels take every NaN they meet: `val > max || isnan(val)`); torch-mlir
+      matched the maximum by equality (-1) or skipped NaN;
+    - a window whose maximum is -inf has the index of its first element inside the
+      input; torch-mlir gave a padding position (negative), or, for adaptive 3-d
+      pooling, uninitialized memory.
+    Other windows keep torch-mlir's answer (the first maximum, as eager). `inner`
+    computes the op where torch-mlir cannot (PyTorch's decomposition)."""
+    def decomposition(x, *args):
+        if not _is_float(x) or op in _EXTREMA_BEING_DECOMPOSED:
+            return NotImplemented
+        pool = inner or op
+        _EXTREMA_BEING_DECOMPOSED.add(op)  # the calls below are torch-mlir's op
+        try:
+            values, indices = pool(x, *args)
+            positions = aten.arange.default(math.prod(x.shape[-dims:]), dtype=torch.float64,
+                                            device=x.device)
+            positions = aten.view.default(positions, list(x.shape[-dims:]))
+            minus_one = aten.scalar_tensor(-1.0, dtype=torch.float64, device=x.device)
+            last_nan = pool(aten.where.self(aten.isnan.default(x), positions, minus_one),
+                            *args)[0]
+        finally:
+            _EXTREMA_BEING_DECOMPOSED.discard(op)
+        first = _first_window_positions(x, values.shape, dims, window_starts(x, dims, *args))
+        all_minus_inf = aten.eq.Scalar(values, -math.inf)
+        indices = aten.where.self(all_minus_inf, first, indices)
+        has_nan = aten.ge.Scalar(last_nan, 0.0)
+        nan = aten.scalar_tensor(math.nan, dtype=x.dtype, device=x.device)
+        values = aten.where.self(has_nan, nan, values)
+        indices = aten.where.self(has_nan, aten._to_copy.default(last_nan, dtype=torch.int64),
+                                  indices)
+        return values, indices
+    return decomposition
+
+
 # PyTorch's own decompositions of ops torch-mlir cannot lower, where they produce ops it
 # can (checked by the OpInfo sweep; each is PyTorch's reference implementation).
 _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
-                       "max_pool3d_with_indices.default", "narrow_copy.default",
+                       "narrow_copy.default",
                        "dist.default", "unbind_copy.int", "all.dim", "all.dims", "any.dim",
                        "any.dims")
 
@@ -571,6 +700,8 @@ def table() -> dict:
     decompositions[aten.scatter.reduce] = scatter_reduce_deprecated
     decompositions[aten.scatter.value_reduce] = scatter_reduce_deprecated
     decompositions[aten.histc.default] = histc
+    decompositions[aten.searchsorted.Tensor] = searchsorted
+    decompositions[aten.bucketize.Tensor] = bucketize
     decompositions[aten.median.dim] = median_dim
     decompositions[aten.nanmedian.dim] = nanmedian_dim
     decompositions[aten.median.default] = median
@@ -590,6 +721,19 @@ def table() -> dict:
             (aten.argmin.default, argmin), (aten.reciprocal.default, reciprocal),
             (aten.max.dim, _extremum_dim(aten.max.dim)),
             (aten.min.dim, _extremum_dim(aten.min.dim)),
+            (aten.max_pool2d_with_indices.default,
+             _pool_with_eager_indices(aten.max_pool2d_with_indices.default, 2,
+                                      _max_pool_starts)),
+            (aten.max_pool3d_with_indices.default,
+             _pool_with_eager_indices(aten.max_pool3d_with_indices.default, 3,
+                                      _max_pool_starts,
+                                      decomposition_table[aten.max_pool3d_with_indices.default])),
+            (aten.adaptive_max_pool2d.default,
+             _pool_with_eager_indices(aten.adaptive_max_pool2d.default, 2,
+                                      _adaptive_pool_starts)),
+            (aten.adaptive_max_pool3d.default,
+             _pool_with_eager_indices(aten.adaptive_max_pool3d.default, 3,
+                                      _adaptive_pool_starts)),
             (aten.fmax.default, fmax), (aten.fmin.default, fmin),
             (aten.amax.default, _zero_dim_extremum), (aten.amin.default, _zero_dim_extremum),
             (aten.view_copy.default, view_copy), (aten.permute_copy.default, permute_copy),

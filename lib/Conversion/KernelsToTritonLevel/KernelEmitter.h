@@ -10,6 +10,7 @@
 #define DYNO_LIB_CONVERSION_KERNELSTOTRITONLEVEL_KERNELEMITTER_H
 
 #include "IterationSpace.h"
+#include "ReductionKinds.h"
 
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -117,10 +118,19 @@ private:
   }
   FailureOr<Value> valueOf(Value tensor, Region &region);
   FailureOr<Value> operandValue(linalg::GenericOp op, OpOperand &operand, Region &region);
-  LogicalResult emitBody(linalg::GenericOp op, Region &region, Operation *skip,
+  /// Emits `op`'s body in `region`, except the ops in `skip` (those reading an
+  /// accumulator, which the reduction emitters replace).
+  LogicalResult emitBody(linalg::GenericOp op, Region &region, ArrayRef<Operation *> skip,
                          IRMapping &mapping);
   LogicalResult emitGeneric(linalg::GenericOp op, Region &region);
   LogicalResult emitReduction(linalg::GenericOp op);
+  /// A reduction that picks one element per row (see PickReduction).
+  LogicalResult emitPickReduction(linalg::GenericOp op, const PickReduction &pick);
+  /// The position of the current lanes in `op`'s iteration order over its reduction
+  /// loops (row-major in loop order), as i64.
+  Value reductionPosition(linalg::GenericOp op, Region &row);
+  /// The value of `init` (an accumulator's initial tensor) in the outer region.
+  FailureOr<Value> initialValue(linalg::GenericOp op, OpOperand *init);
   Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs);
   std::unique_ptr<Region> makeRowRegion(OpBuilder builder, Value rowOffset);
   LogicalResult store(unsigned resultNumber, Region &region);

@@ -309,6 +309,8 @@ FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap
         return op.emitOpError("writes to a padded tensor"), failure();
       int64_t low = memory.padLow[dim];
       position = indexOp<arith::SubIOp>(b, *position, index(b, low));
+      // A scalar position (a dimension of extent 1) is compared as a block.
+      position = toBlock(b, *position);
       Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, *position,
                                           toBlock(b, index(b, 0)));
       Value below = lessThan(b, *position, memory.unpaddedSizes[dim]);
@@ -439,7 +441,8 @@ FailureOr<Value> KernelEmitter::valueOf(Value tensor, Region &region) {
   return home.blocks.lookup(result);
 }
 
-LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Operation *skip,
+LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region,
+                                      ArrayRef<Operation *> skip,
                                       IRMapping &mapping) {
   OpBuilder &b = region.builder;
   for (OpOperand &operand : op->getOpOperands()) {
@@ -454,7 +457,7 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
   }
   auto lookup = [&](Value value) { return bodyValue(op, mapping, value); };
   for (Operation &inner : op.getBody()->without_terminator()) {
-    if (&inner == skip || isa<cf::AssertOp>(inner))
+    if (llvm::is_contained(skip, &inner) || isa<cf::AssertOp>(inner))
       continue; // ATen's index bounds checks have no Triton equivalent here
     if (auto dim = dyn_cast<tensor::DimOp>(inner)) {
       // A size read in the body (an expand's broadcast check): a kernel-entry scalar.
@@ -533,7 +536,7 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region, Oper
 
 LogicalResult KernelEmitter::emitGeneric(linalg::GenericOp op, Region &region) {
   IRMapping mapping;
-  if (failed(emitBody(op, region, nullptr, mapping)))
+  if (failed(emitBody(op, region, {}, mapping)))
     return failure();
   auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
   for (auto [result, yielded] : llvm::zip(op->getResults(), yield.getOperands())) {

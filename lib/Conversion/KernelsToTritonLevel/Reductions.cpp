@@ -10,6 +10,9 @@
 
 #include "mlir/IR/Matchers.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::dyno;
 
@@ -35,24 +38,36 @@ std::unique_ptr<Region> KernelEmitter::makeRowRegion(OpBuilder builder, Value ro
   return region;
 }
 
+FailureOr<Value> KernelEmitter::initialValue(linalg::GenericOp op, OpOperand *init) {
+  FailureOr<TensorSource> source = traceTensor(init->get());
+  if (failed(source))
+    return failure();
+  return source->kind == TensorSource::Memory ? operandValue(op, *init, *outer)
+                                              : valueOf(init->get(), *outer);
+}
+
 LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
-  if (op.getNumDpsInits() != 1)
-    return op.emitOpError("reduces into several results (e.g. an argmax), which the Triton "
-                          "target does not support"), failure();
   OpOperand *init = op.getDpsInitOperand(0);
   BlockArgument accumulator = op.getMatchingBlockArgument(init);
   auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
   Operation *combiner = yield.getOperand(0).getDefiningOp();
   Type element = accumulator.getType();
   std::optional<ReductionKind> kind =
-      combiner && combiner->getNumOperands() == 2 && accumulator.hasOneUse() &&
+      op.getNumDpsInits() == 1 && combiner && combiner->getNumOperands() == 2 &&
+              accumulator.hasOneUse() &&
               llvm::is_contained(combiner->getOperands(), accumulator)
           ? reductionKindOf(combiner, element)
           : std::nullopt;
-  if (!kind)
+  if (!kind) {
+    std::string whyNot;
+    if (std::optional<PickReduction> pick = matchPickReduction(op, whyNot))
+      return emitPickReduction(op, *pick);
     return op.emitOpError("is not a reduction the Triton target recognizes (one "
-                          "accumulator combined by add, mul, max, min, and, or or xor)"),
+                          "accumulator combined by add, mul, max, min, and, or or xor; or "
+                          "accumulators that pick one element, as an argmax: ")
+               << whyNot << ")",
            failure();
+  }
   Value expression = combiner->getOperand(0) == accumulator ? combiner->getOperand(1)
                                                             : combiner->getOperand(0);
   OpBuilder &ob = outer->builder;
@@ -61,7 +76,7 @@ LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
   // Lanes of the row block, masked to the identity past the row's end.
   auto maskedRow = [&](Region &row) -> FailureOr<Value> {
     IRMapping mapping;
-    if (failed(emitBody(op, row, combiner, mapping)))
+    if (failed(emitBody(op, row, {combiner}, mapping)))
       return failure();
     FailureOr<Value> value = bodyValue(op, mapping, expression);
     if (failed(value))
@@ -95,12 +110,8 @@ LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
     reduced = tl::ReduceOp::create(ob, loc, loop.getResult(0), kind->name, 1);
   }
   FailureOr<TensorSource> initSource = traceTensor(init->get());
-  if (failed(initSource))
-    return failure();
-  FailureOr<Value> initial = initSource->kind == TensorSource::Memory
-                                 ? operandValue(op, *init, *outer)
-                                 : valueOf(init->get(), *outer);
-  if (failed(initial))
+  FailureOr<Value> initial = initialValue(op, init);
+  if (failed(initSource) || failed(initial))
     return failure();
   // A fill with the identity (a sum's 0, a max's -inf) adds nothing.
   Attribute initConstant;
@@ -109,6 +120,320 @@ LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
                     initConstant == kind->identity;
   outer->blocks[op->getResult(0)] =
       isIdentity ? reduced : combine(ob, combiner, reduced, *initial);
+  return success();
+}
+
+Value KernelEmitter::reductionPosition(linalg::GenericOp op, Region &row) {
+  OpBuilder &b = row.builder;
+  Value position = index(b, 0);
+  for (auto [loop, type] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (type != utils::IteratorType::reduction)
+      continue;
+    unsigned slot = space.slot(op, loop);
+    if (slot == IterationSpace::kUnitSlot)
+      continue; // extent 1, index 0
+    Value extent = space.isRSlot(slot) ? rExtents[slot - space.numXSlots()] : index(b, 1);
+    position = indexOp<arith::AddIOp>(b, indexOp<arith::MulIOp>(b, position, extent),
+                                      row.slotIndex[slot]);
+  }
+  position = toBlock(b, position);
+  return arith::IndexCastOp::create(b, loc, blockType(b.getI64Type()), position);
+}
+
+/// Emits a pick reduction (see PickReduction) in three steps:
+///  1. Extremum with a NaN-propagating combiner: the position of each row's first NaN,
+///     and the combined value over all elements (V's result).
+///  2. Per lane, the element it picks among the valid elements it sees (before the
+///     row's first NaN; not NaN; for FindFirst, meeting the condition): its value, its
+///     position and its payloads. In a loop over the row, a lane sees its positions in
+///     increasing order and updates its pick as the generic's body would.
+///  3. Across the lanes: the extremum of the picks; the first (strict) or last
+///     position holding it; that lane's payloads. An accumulator takes its payload only
+///     where the picked element beats its initial value (or, for FindFirst, where the
+///     accumulator starts unset), as the sequential body would.
+LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
+                                               const PickReduction &pick) {
+  using Rule = PickReduction::Rule;
+  OpBuilder &ob = outer->builder;
+  SmallVector<Operation *> skip(pick.accumulatorOps.begin(), pick.accumulatorOps.end());
+  bool extremum = pick.rule == Rule::Extremum;
+  bool first = !extremum || pick.strict;
+  Type i64 = ob.getI64Type();
+  Value noPosition = arith::ConstantOp::create(
+      ob, loc, ob.getI64IntegerAttr(first ? std::numeric_limits<int64_t>::max() : -1));
+  Value maxPosition =
+      arith::ConstantOp::create(ob, loc, ob.getI64IntegerAttr(std::numeric_limits<int64_t>::max()));
+  auto fullBlock = [&](OpBuilder &b, Value scalar) -> Value {
+    return tl::FullOp::create(b, loc, blockType(scalar.getType()), scalar,
+                              b.getStrArrayAttr({"XBLOCK", "RBLOCK"}));
+  };
+  auto andMask = [&](OpBuilder &b, Value lhs, Value rhs) -> Value {
+    if (!lhs)
+      return rhs;
+    return arith::AndIOp::create(b, loc, toBlock(b, lhs), toBlock(b, rhs));
+  };
+  auto select = [&](OpBuilder &b, Value condition, Value lhs, Value rhs) -> Value {
+    return arith::SelectOp::create(b, loc, toBlock(b, condition), toBlock(b, lhs),
+                                   toBlock(b, rhs));
+  };
+
+  // The element type, and the identity that ranks below (max) or above (min) all.
+  Type elementType = extremum ? pick.element.getType() : Type();
+  bool isFloat = elementType && isa<FloatType>(elementType);
+  bool isUnsigned = extremum && isa<arith::CmpIOp>(pick.compare) &&
+                    llvm::is_contained({arith::CmpIPredicate::ugt, arith::CmpIPredicate::uge,
+                                        arith::CmpIPredicate::ult, arith::CmpIPredicate::ule},
+                                       cast<arith::CmpIOp>(pick.compare).getPredicate());
+  TypedAttr identityAttr;
+  StringRef extremumKind;
+  if (extremum) {
+    if (isFloat) {
+      identityAttr = ob.getFloatAttr(elementType, pick.isMax ? -INFINITY : INFINITY);
+      extremumKind = pick.isMax ? "max" : "min";
+    } else if (auto intType = dyn_cast<IntegerType>(elementType)) {
+      unsigned width = intType.getWidth();
+      APInt bound = isUnsigned ? (pick.isMax ? APInt(width, 0) : APInt::getAllOnes(width))
+                               : (pick.isMax ? APInt::getSignedMinValue(width)
+                                             : APInt::getSignedMaxValue(width));
+      identityAttr = ob.getIntegerAttr(elementType, bound);
+      extremumKind = isUnsigned ? (pick.isMax ? "maxui" : "minui")
+                                : (pick.isMax ? "maxsi" : "minsi");
+    } else {
+      return op.emitOpError("picks an element of type ")
+                 << elementType << ", which the Triton target does not compare",
+             failure();
+    }
+  }
+  Value identity = extremum ? arith::ConstantOp::create(ob, loc, identityAttr).getResult()
+                            : Value();
+  // Payloads are gathered across lanes with a reduction that returns the one lane's
+  // value: max against -inf for floats (exact, NaN and -0.0 included), or against 0.
+  SmallVector<unsigned> payloadInits;
+  for (auto [i, payload] : llvm::enumerate(pick.payloads)) {
+    if (!payload)
+      continue;
+    if (!isa<FloatType, IntegerType>(payload.getType()))
+      return op.emitOpError("picks a payload of type ")
+                 << payload.getType() << ", which the Triton target does not gather",
+             failure();
+    payloadInits.push_back(i);
+  }
+
+  struct RowValues {
+    Value element, condition, position, mask;
+    SmallVector<Value> payloads;
+  };
+  auto rowValues = [&](Region &row) -> FailureOr<RowValues> {
+    IRMapping mapping;
+    if (failed(emitBody(op, row, skip, mapping)))
+      return failure();
+    RowValues values;
+    auto lookup = [&](Value value) -> FailureOr<Value> {
+      if (!value)
+        return Value();
+      return bodyValue(op, mapping, value);
+    };
+    FailureOr<Value> element = lookup(pick.element), condition = lookup(pick.condition);
+    if (failed(element) || failed(condition))
+      return failure();
+    values.element = *element;
+    values.condition = *condition;
+    for (unsigned i : payloadInits) {
+      FailureOr<Value> payload = lookup(pick.payloads[i]);
+      if (failed(payload))
+        return failure();
+      values.payloads.push_back(*payload);
+    }
+    values.position = reductionPosition(op, row);
+    values.mask = maskFor(row, 3u);
+    return values;
+  };
+
+  // Step 1: the first NaN's position and V's combined result.
+  bool needsFirstNaN = extremum && pick.cutAtFirstNaN;
+  Value firstNaN, combinedAll;
+  std::optional<RowValues> persistentValues;
+  if (persistent) {
+    FailureOr<RowValues> values = rowValues(*persistentRow);
+    if (failed(values))
+      return failure();
+    persistentValues = *values;
+  }
+  auto nanPositions = [&](OpBuilder &b, const RowValues &values) -> Value {
+    Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                        toBlock(b, values.element), toBlock(b, values.element));
+    return select(b, andMask(b, values.mask, isNaN), values.position, maxPosition);
+  };
+  auto maskedElements = [&](OpBuilder &b, const RowValues &values) -> Value {
+    return values.mask ? select(b, values.mask, values.element, identity)
+                       : toBlock(b, values.element);
+  };
+  if (needsFirstNaN) {
+    Value positions, combined;
+    if (persistent) {
+      positions = nanPositions(persistentRow->builder, *persistentValues);
+      combined = maskedElements(persistentRow->builder, *persistentValues);
+    } else {
+      Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
+      auto loop = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, step,
+                                     ValueRange{fullBlock(ob, maxPosition),
+                                                fullBlock(ob, identity)});
+      ob.setInsertionPoint(loop);
+      std::unique_ptr<Region> row =
+          makeRowRegion(OpBuilder::atBlockEnd(loop.getBody()), loop.getInductionVar());
+      FailureOr<RowValues> values = rowValues(*row);
+      if (failed(values))
+        return failure();
+      OpBuilder &b = row->builder;
+      Value nextPositions = arith::MinSIOp::create(b, loc, loop.getRegionIterArg(0),
+                                                   nanPositions(b, *values));
+      Value nextCombined = combine(b, pick.valueCombiner, loop.getRegionIterArg(1),
+                                   maskedElements(b, *values));
+      scf::YieldOp::create(b, loc, ValueRange{nextPositions, nextCombined});
+      ob.setInsertionPointAfter(loop);
+      positions = loop.getResult(0);
+      combined = loop.getResult(1);
+    }
+    firstNaN = tl::ReduceOp::create(ob, loc, positions, "minsi", 1);
+    std::optional<ReductionKind> kind =
+        reductionKindOf(pick.valueCombiner, pick.element.getType());
+    combinedAll = tl::ReduceOp::create(ob, loc, combined, kind->name, 1);
+  }
+
+  // Step 2: each lane's pick. State: position, payloads, then (Extremum) value.
+  auto update = [&](OpBuilder &b, const RowValues &values, ValueRange state) {
+    Value valid = values.mask;
+    if (extremum) {
+      if (isFloat)
+        valid = andMask(b, valid,
+                        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD,
+                                              toBlock(b, values.element),
+                                              toBlock(b, values.element)));
+      if (firstNaN)
+        valid = andMask(b, valid,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                              toBlock(b, values.position),
+                                              toBlock(b, firstNaN)));
+      Value running = state.back();
+      Value wins = pick.elementIsLhs
+                       ? cloneElementwise(b, pick.compare, {toBlock(b, values.element), running})
+                       : cloneElementwise(b, pick.compare, {running, toBlock(b, values.element)});
+      valid = andMask(b, valid, wins);
+    } else {
+      Value payload = toBlock(b, values.payloads[0]);
+      FailureOr<Value> marker = hoist(pick.unset);
+      valid = andMask(b, valid, values.condition);
+      valid = andMask(b, valid,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, payload,
+                                            toBlock(b, *marker)));
+      valid = andMask(b, valid,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, state[0],
+                                            toBlock(b, noPosition)));
+    }
+    SmallVector<Value> next;
+    next.push_back(select(b, valid, values.position, state[0]));
+    for (auto [i, payload] : llvm::enumerate(values.payloads))
+      next.push_back(select(b, valid, payload, state[1 + i]));
+    if (extremum)
+      next.push_back(select(b, valid, values.element, state.back()));
+    return next;
+  };
+  SmallVector<Value> startScalars{noPosition};
+  for (unsigned i : payloadInits) {
+    Type type = pick.payloads[i].getType();
+    startScalars.push_back(arith::ConstantOp::create(
+        ob, loc, isa<FloatType>(type) ? TypedAttr(ob.getFloatAttr(type, -INFINITY))
+                                      : TypedAttr(ob.getIntegerAttr(type, 0))));
+  }
+  if (extremum)
+    startScalars.push_back(identity);
+  SmallVector<Value> lanes;
+  if (persistent) {
+    OpBuilder &b = persistentRow->builder;
+    SmallVector<Value> start;
+    for (Value scalar : startScalars)
+      start.push_back(toBlock(b, scalar));
+    lanes = update(b, *persistentValues, start);
+  } else {
+    SmallVector<Value> start;
+    for (Value scalar : startScalars)
+      start.push_back(fullBlock(ob, scalar));
+    Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
+    auto loop = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, step, start);
+    ob.setInsertionPoint(loop);
+    std::unique_ptr<Region> row =
+        makeRowRegion(OpBuilder::atBlockEnd(loop.getBody()), loop.getInductionVar());
+    FailureOr<RowValues> values = rowValues(*row);
+    if (failed(values))
+      return failure();
+    SmallVector<Value> next = update(row->builder, *values, loop.getRegionIterArgs());
+    scf::YieldOp::create(row->builder, loc, next);
+    ob.setInsertionPointAfter(loop);
+    lanes.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  // Step 3: across the lanes.
+  Value lanePositions = lanes[0];
+  Value candidates = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ne, lanePositions,
+                                           toBlock(ob, noPosition));
+  Value picked;
+  if (extremum) {
+    picked = tl::ReduceOp::create(ob, loc, lanes.back(), extremumKind, 1);
+    Value equal = isFloat ? arith::CmpFOp::create(ob, loc, arith::CmpFPredicate::OEQ,
+                                                  lanes.back(), toBlock(ob, picked))
+                                .getResult()
+                          : arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::eq,
+                                                  lanes.back(), toBlock(ob, picked))
+                                .getResult();
+    candidates = andMask(ob, candidates, equal);
+  }
+  Value position = tl::ReduceOp::create(
+      ob, loc, select(ob, candidates, lanePositions, noPosition), first ? "minsi" : "maxsi", 1);
+  Value found = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ne, position,
+                                      toBlock(ob, noPosition));
+  Value pickedLane =
+      andMask(ob, candidates, arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::eq,
+                                                    lanePositions, toBlock(ob, position)));
+  for (auto [n, i] : llvm::enumerate(payloadInits)) {
+    OpOperand *init = op.getDpsInitOperand(i);
+    FailureOr<Value> initial = initialValue(op, init);
+    if (failed(initial))
+      return failure();
+    Value taken = found;
+    if (extremum) {
+      FailureOr<Value> initialCompared =
+          initialValue(op, op.getDpsInitOperand(pick.comparedInit));
+      if (failed(initialCompared))
+        return failure();
+      Value beats = pick.elementIsLhs
+                        ? cloneElementwise(ob, pick.compare, {picked, *initialCompared})
+                        : cloneElementwise(ob, pick.compare, {*initialCompared, picked});
+      taken = andMask(ob, taken, beats);
+    } else {
+      FailureOr<Value> marker = hoist(pick.unset);
+      if (failed(marker))
+        return failure();
+      taken = andMask(ob, taken,
+                      arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::eq,
+                                            toBlock(ob, *initial), toBlock(ob, *marker)));
+    }
+    Value payloads = lanes[1 + n];
+    bool floatPayload = isa<FloatType>(getElementTypeOrSelf(payloads.getType()));
+    Value gathered = tl::ReduceOp::create(
+        ob, loc, select(ob, pickedLane, payloads, startScalars[1 + n]),
+        floatPayload ? "max" : "or", 1);
+    outer->blocks[op->getResult(i)] = select(ob, taken, gathered, *initial);
+  }
+  if (pick.valueCombiner) {
+    FailureOr<Value> initial = initialValue(op, op.getDpsInitOperand(pick.comparedInit));
+    if (failed(initial))
+      return failure();
+    Value all = combinedAll;
+    if (!all) // no NaN to propagate: the picked extremum, if any lane had one
+      all = select(ob, found, picked, identity);
+    outer->blocks[op->getResult(pick.comparedInit)] =
+        combine(ob, pick.valueCombiner, all, *initial);
+  }
   return success();
 }
 

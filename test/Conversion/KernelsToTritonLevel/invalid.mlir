@@ -3,20 +3,20 @@
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
-// An argmax (two accumulators) has no single-combiner Triton reduction.
-func.func @kernel$argmax(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xi64>) {
+// An unordered comparison (`ugt` takes every NaN) picks no extremum.
+func.func @kernel$unordered_argmax(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xi64>) {
   %ninf = arith.constant 0xFF800000 : f32
   %zero = arith.constant 0 : i64
   %e = tensor.empty() : tensor<4xf32>
   %ei = tensor.empty() : tensor<4xi64>
   %fm = linalg.fill ins(%ninf : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   %fi = linalg.fill ins(%zero : i64) outs(%ei : tensor<4xi64>) -> tensor<4xi64>
-  // expected-error @+1 {{reduces into several results (e.g. an argmax), which the Triton target does not support}}
+  // expected-error @+1 {{accumulators that pick one element, as an argmax: no accumulator is compared with an element by an ordered <, <=, > or >=, and a find-first reduction has one accumulator}}
   %r:2 = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%fm, %fi : tensor<4xf32>, tensor<4xi64>) {
   ^bb0(%a: f32, %m: f32, %i: i64):
     %j = linalg.index 1 : index
     %jj = arith.index_cast %j : index to i64
-    %gt = arith.cmpf ogt, %a, %m : f32
+    %gt = arith.cmpf ugt, %a, %m : f32
     %nm = arith.select %gt, %a, %m : f32
     %ni = arith.select %gt, %jj, %i : i64
     linalg.yield %nm, %ni : f32, i64
