@@ -146,20 +146,28 @@ def _extremum_dim(extremum):
     """max.dim/min.dim with PyTorch's NaN rule: a row holding a NaN has the NaN as its
     value and the index of its first NaN. torch-mlir's running comparison never beats a
     NaN, so its index stopped at the extremum before the first NaN (a miscompile of
-    torch.max(x, dim) on both targets). Its values already propagate NaN."""
+    torch.max(x, dim) on both targets). Two reductions: the first NaN (a max.dim of the
+    NaN mask, whose value says whether there is one) and the extremum of the input with
+    NaN replaced by the identity (-inf for max), which no NaN can cut short."""
+    fill = -math.inf if extremum is aten.max.dim else math.inf
+
     def decomposition(x, dim, keepdim=False):
         if not _is_float(x) or x.dim() == 0 or extremum in _EXTREMA_BEING_DECOMPOSED:
             return NotImplemented
+        nans = aten.isnan.default(x)
+        has_nan, first_nan = aten.max.dim(aten._to_copy.default(nans, dtype=torch.int32),
+                                          dim, keepdim)
+        clean = aten.where.self(nans, aten.scalar_tensor(fill, dtype=x.dtype,
+                                                         device=x.device), x)
         _EXTREMA_BEING_DECOMPOSED.add(extremum)  # the call below is torch-mlir's op
         try:
-            values, plain = extremum(x, dim, keepdim)
+            values, plain = extremum(clean, dim, keepdim)
         finally:
             _EXTREMA_BEING_DECOMPOSED.discard(extremum)
-        nans = aten.isnan.default(x)
-        as_int = aten._to_copy.default(nans, dtype=torch.int32)
-        first_nan = aten.argmax.default(as_int, dim, keepdim)
-        indices = aten.where.self(aten.any.dim(nans, dim, keepdim), first_nan, plain)
-        return values, indices
+        any_nan = aten.ne.Scalar(has_nan, 0)
+        nan = aten.scalar_tensor(math.nan, dtype=x.dtype, device=x.device)
+        return (aten.where.self(any_nan, nan, values),
+                aten.where.self(any_nan, first_nan, plain))
     return decomposition
 
 
@@ -562,6 +570,42 @@ def bucketize(values, boundaries, *, out_int32=False, right=False):
     return searchsorted(boundaries, values, out_int32=out_int32, right=right)
 
 
+def cdist_forward(x1, x2, p, compute_mode=None):
+    """Pairwise p-norm distances as eager's kernels compute them (torch-mlir has no
+    lowering): p = 2 on more than 25 rows (or compute_mode 1) through one matmul of
+    padded operands with the squared norms, as ATen's _euclidean_dist; otherwise
+    directly from the differences (p = 0 counts them, inf takes the largest)."""
+    if not (_is_float(x1) and isinstance(x2, torch.Tensor) and x2.dtype == x1.dtype):
+        return NotImplemented
+    rows1, rows2, features = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    if rows1 == 0 or rows2 == 0 or features == 0:
+        return NotImplemented
+    mode = compute_mode or 0
+    if p == 2 and (mode == 1 or mode == 0 and (rows1 > 25 or rows2 > 25)):
+        norm1 = aten.sum.dim_IntList(aten.mul.Tensor(x1, x1), [-1], True)
+        norm2 = aten.sum.dim_IntList(aten.mul.Tensor(x2, x2), [-1], True)
+        padded1 = aten.cat.default([aten.mul.Scalar(x1, -2), norm1,
+                                    aten.ones_like.default(norm1)], -1)
+        padded2 = aten.cat.default([x2, aten.ones_like.default(norm2), norm2], -1)
+        products = aten.matmul.default(padded1, aten.transpose.int(padded2, -1, -2))
+        return aten.sqrt.default(aten.clamp_min.default(products, 0))
+    difference = aten.sub.Tensor(aten.unsqueeze.default(x1, -2),
+                                 aten.unsqueeze.default(x2, -3))
+    magnitude = aten.abs.default(difference)
+    if p == 0:
+        nonzero = aten._to_copy.default(aten.ne.Scalar(difference, 0), dtype=x1.dtype)
+        return aten.sum.dim_IntList(nonzero, [-1])
+    if p == 1:
+        return aten.sum.dim_IntList(magnitude, [-1])
+    if p == 2:
+        return aten.sqrt.default(aten.sum.dim_IntList(aten.mul.Tensor(difference, difference),
+                                                      [-1]))
+    if p == math.inf:
+        return aten.amax.default(magnitude, [-1])
+    powered = aten.pow.Tensor_Scalar(magnitude, p)
+    return aten.pow.Tensor_Scalar(aten.sum.dim_IntList(powered, [-1]), 1.0 / p)
+
+
 def histc(x, bins=100, min=0, max=0):
     """Counts per bin as eager's CPU kernel computes them: bin = int((x - lo) * bins /
     (hi - lo)), the top edge in the last bin, values outside [lo, hi] (and NaN) not
@@ -633,7 +677,7 @@ def _adaptive_pool_starts(x, dims, output_size, *unused):
     return starts
 
 
-def _pool_with_eager_indices(op, dims, window_starts, inner=None):
+def _pool_with_eager_indices(op, dims, window_starts, inner=None, fix_values=False):
     """Max pooling with indices, with eager's rules where torch-mlir's lowerings differ
     (miscompiles on both targets, found with NaN and -inf inputs):
     - a window holding a NaN has the NaN as its value and the index of its last NaN
@@ -643,7 +687,9 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None):
       input; torch-mlir gave a padding position (negative), or, for adaptive 3-d
       pooling, uninitialized memory.
     Other windows keep torch-mlir's answer (the first maximum, as eager). `inner`
-    computes the op where torch-mlir cannot (PyTorch's decomposition)."""
+    computes the op where torch-mlir cannot (PyTorch's decomposition). Only adaptive
+    pooling needs its values fixed (`fix_values`): max pooling's propagate NaN, so a
+    graph that uses only them keeps none of this."""
     def decomposition(x, *args):
         if not _is_float(x) or op in _EXTREMA_BEING_DECOMPOSED:
             return NotImplemented
@@ -663,8 +709,9 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None):
         all_minus_inf = aten.eq.Scalar(values, -math.inf)
         indices = aten.where.self(all_minus_inf, first, indices)
         has_nan = aten.ge.Scalar(last_nan, 0.0)
-        nan = aten.scalar_tensor(math.nan, dtype=x.dtype, device=x.device)
-        values = aten.where.self(has_nan, nan, values)
+        if fix_values:
+            nan = aten.scalar_tensor(math.nan, dtype=x.dtype, device=x.device)
+            values = aten.where.self(has_nan, nan, values)
         indices = aten.where.self(has_nan, aten._to_copy.default(last_nan, dtype=torch.int64),
                                   indices)
         return values, indices
@@ -701,6 +748,7 @@ def table() -> dict:
     decompositions[aten.scatter.value_reduce] = scatter_reduce_deprecated
     decompositions[aten.histc.default] = histc
     decompositions[aten.searchsorted.Tensor] = searchsorted
+    decompositions[aten._cdist_forward.default] = cdist_forward
     decompositions[aten.bucketize.Tensor] = bucketize
     decompositions[aten.median.dim] = median_dim
     decompositions[aten.nanmedian.dim] = nanmedian_dim
@@ -730,10 +778,10 @@ def table() -> dict:
                                       decomposition_table[aten.max_pool3d_with_indices.default])),
             (aten.adaptive_max_pool2d.default,
              _pool_with_eager_indices(aten.adaptive_max_pool2d.default, 2,
-                                      _adaptive_pool_starts)),
+                                      _adaptive_pool_starts, fix_values=True)),
             (aten.adaptive_max_pool3d.default,
              _pool_with_eager_indices(aten.adaptive_max_pool3d.default, 3,
-                                      _adaptive_pool_starts)),
+                                      _adaptive_pool_starts, fix_values=True)),
             (aten.fmax.default, fmax), (aten.fmin.default, fmin),
             (aten.amax.default, _zero_dim_extremum), (aten.amin.default, _zero_dim_extremum),
             (aten.view_copy.default, view_copy), (aten.permute_copy.default, permute_copy),

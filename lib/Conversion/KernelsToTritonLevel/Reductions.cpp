@@ -123,6 +123,31 @@ LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
   return success();
 }
 
+/// Whether `value` is never NaN: `select (x != x), c, x` (or `select (x == x), x, c`)
+/// with `c` a constant that is not NaN, as Dyno's max.dim decomposition feeds its
+/// extremum; its pick then needs no pass for the first NaN.
+static bool isNeverNaN(Value value) {
+  auto select = value.getDefiningOp<arith::SelectOp>();
+  auto compare = select ? select.getCondition().getDefiningOp<arith::CmpFOp>() : nullptr;
+  if (!compare || compare.getLhs() != compare.getRhs())
+    return false;
+  Value x = compare.getLhs();
+  auto notNaNConstant = [](Value constant) {
+    FloatAttr attr;
+    return matchPattern(constant, m_Constant(&attr)) && !attr.getValue().isNaN();
+  };
+  switch (compare.getPredicate()) {
+  case arith::CmpFPredicate::UNO:
+  case arith::CmpFPredicate::UNE: // x is NaN
+    return select.getFalseValue() == x && notNaNConstant(select.getTrueValue());
+  case arith::CmpFPredicate::ORD:
+  case arith::CmpFPredicate::OEQ: // x is not NaN
+    return select.getTrueValue() == x && notNaNConstant(select.getFalseValue());
+  default:
+    return false;
+  }
+}
+
 Value KernelEmitter::reductionPosition(linalg::GenericOp op, Region &row) {
   OpBuilder &b = row.builder;
   Value position = index(b, 0);
@@ -250,7 +275,7 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
   };
 
   // Step 1: the first NaN's position and V's combined result.
-  bool needsFirstNaN = extremum && pick.cutAtFirstNaN;
+  bool needsFirstNaN = extremum && pick.cutAtFirstNaN && !isNeverNaN(pick.element);
   Value firstNaN, combinedAll;
   std::optional<RowValues> persistentValues;
   if (persistent) {

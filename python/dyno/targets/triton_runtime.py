@@ -59,6 +59,53 @@ def _interpreter(enabled: bool):
             os.environ["TRITON_INTERPRET"] = previous
 
 
+def _fold_reduce_over_blocks(self, input):
+    """Triton's interpreter reduces with a custom combine function one element at a time
+    in Python (ReduceOps.generic_reduce): 1.4 s for a 512x4 max in a pooling kernel. This
+    folds along the axis in the same order (the accumulator first, positions 0, 1, ...),
+    calling the combine function on whole slices: the same values, vectorized."""
+    import numpy as np
+    import triton.language as tl
+
+    original_axis = self.axis
+    input, axis = self.unravel(input, self.axis)
+    data = [arg.handle.data for arg in input]
+    accumulators = [np.take(d, 0, axis=axis) for d in data]
+    for position in range(1, data[0].shape[axis]):
+        combined = self.combine_fn.fn(
+            *(self.to_tensor(a, arg.dtype) for a, arg in zip(accumulators, input)),
+            *(self.to_tensor(np.take(d, position, axis=axis), arg.dtype)
+              for d, arg in zip(data, input)))
+        combined = combined if isinstance(combined, tuple) else (combined,)
+        accumulators = [np.broadcast_to(c.handle.data if isinstance(c, tl.core.tensor)
+                                        else np.asarray(c, dtype=a.dtype), a.shape)
+                        .astype(a.dtype, copy=False)
+                        for c, a in zip(combined, accumulators)]
+    results = []
+    for accumulator, arg in zip(accumulators, input):
+        if self.keep_dims:
+            if original_axis is not None:
+                accumulator = np.expand_dims(accumulator, axis)
+            else:
+                for _ in range(len(data[0].shape)):
+                    accumulator = np.expand_dims(accumulator, 0)
+        elif original_axis is None:
+            accumulator = accumulator.item()
+        results.append(self.to_tensor(np.ascontiguousarray(accumulator)
+                                      if isinstance(accumulator, np.ndarray) else accumulator,
+                                      arg.dtype))
+    return results
+
+
+def _vectorize_interpreted_reductions():
+    from triton.runtime import interpreter
+
+    reduce_ops = getattr(interpreter, "ReduceOps", None)
+    if reduce_ops is not None and hasattr(reduce_ops, "generic_reduce") and \
+            reduce_ops.generic_reduce is not _fold_reduce_over_blocks:
+        reduce_ops.generic_reduce = _fold_reduce_over_blocks
+
+
 def import_kernels(path: str, source: bytes, interpret: bool):
     """Imports a kernels file whose content is `source` (Triton reads kernels' source
     through `inspect`, so they must live in a real file)."""
@@ -69,6 +116,8 @@ def import_kernels(path: str, source: bytes, interpret: bool):
             return sys.modules[name]
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
+        if interpret:
+            _vectorize_interpreted_reductions()
         with _interpreter(interpret):
             spec.loader.exec_module(module)
         sys.modules[name] = module
