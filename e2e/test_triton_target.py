@@ -71,9 +71,24 @@ def test_argmax_and_max_with_indices_compile():
 
 def test_integer_argmax_compiles():
     def fn(x):
-        return x.argmax(1), torch.max(x, 0), (x.to(torch.uint8)).argmin(1)
+        return x.argmax(1), *torch.max(x, 0), x.to(torch.int64).argmin(1)
     x = torch.randint(-5, 5, (6, 300), dtype=torch.int32)
     assert_compiled_matches(fn, x, options={"target": "triton"}, rtol=0, atol=0)
+
+
+def test_unsigned_argmin_runs_eagerly_with_its_reason():
+    # tl.reduce has no unsigned max/min: the pick is rejected with a reason, and the op
+    # runs eagerly (per-op fallback) with eager's answer.
+    def fn(x):
+        return x.to(torch.uint8).argmin(1), x.sum(1)
+    x = torch.randint(0, 200, (6, 300), dtype=torch.int32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = torch.compile(fn, backend="mlir", options={"target": "triton"})(x)
+    for actual, expected in zip(got, fn(x)):
+        assert torch.equal(actual, expected)
+    assert dyno.stats()["fallback_ops"] == {"aten.argmin.default": 1}, dyno.stats()
+    assert any("unsigned extremum" in str(w.message) for w in caught)
 
 
 class _FakeKernel:

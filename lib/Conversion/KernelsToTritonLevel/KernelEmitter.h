@@ -133,6 +133,11 @@ private:
   FailureOr<Value> initialValue(linalg::GenericOp op, OpOperand *init);
   Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs);
   std::unique_ptr<Region> makeRowRegion(OpBuilder builder, Value rowOffset);
+  /// A loop over the row's blocks carrying `start`: `body` computes the next carried
+  /// values in the loop's row region. Returns the loop's results (in the outer region).
+  FailureOr<SmallVector<Value>> emitRowLoop(
+      ValueRange start,
+      function_ref<FailureOr<SmallVector<Value>>(Region &row, ValueRange carried)> body);
   LogicalResult store(unsigned resultNumber, Region &region);
 
   func::FuncOp oldKernel, newKernel;

@@ -46,6 +46,23 @@ FailureOr<Value> KernelEmitter::initialValue(linalg::GenericOp op, OpOperand *in
                                               : valueOf(init->get(), *outer);
 }
 
+FailureOr<SmallVector<Value>> KernelEmitter::emitRowLoop(
+    ValueRange start,
+    function_ref<FailureOr<SmallVector<Value>>(Region &row, ValueRange carried)> body) {
+  OpBuilder &ob = outer->builder;
+  Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
+  auto loop = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, step, start);
+  ob.setInsertionPoint(loop);
+  std::unique_ptr<Region> row =
+      makeRowRegion(OpBuilder::atBlockEnd(loop.getBody()), loop.getInductionVar());
+  FailureOr<SmallVector<Value>> next = body(*row, loop.getRegionIterArgs());
+  if (failed(next))
+    return failure();
+  scf::YieldOp::create(row->builder, loc, *next);
+  ob.setInsertionPointAfter(loop);
+  return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+}
+
 LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
   OpOperand *init = op.getDpsInitOperand(0);
   BlockArgument accumulator = op.getMatchingBlockArgument(init);
@@ -94,20 +111,18 @@ LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
       return failure();
     reduced = tl::ReduceOp::create(ob, loc, *lanes, kind->name, 1);
   } else {
-    Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
     Value start = tl::FullOp::create(ob, loc, blockType(element), identity,
                                      ob.getStrArrayAttr({"XBLOCK", "RBLOCK"}));
-    auto loop = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, step, ValueRange{start});
-    ob.setInsertionPoint(loop);
-    OpBuilder body = OpBuilder::atBlockEnd(loop.getBody());
-    std::unique_ptr<Region> row = makeRowRegion(body, loop.getInductionVar());
-    FailureOr<Value> lanes = maskedRow(*row);
-    if (failed(lanes))
+    FailureOr<SmallVector<Value>> carried = emitRowLoop(
+        start, [&](Region &row, ValueRange previous) -> FailureOr<SmallVector<Value>> {
+          FailureOr<Value> lanes = maskedRow(row);
+          if (failed(lanes))
+            return failure();
+          return SmallVector<Value>{combine(row.builder, combiner, previous[0], *lanes)};
+        });
+    if (failed(carried))
       return failure();
-    Value next = combine(row->builder, combiner, loop.getRegionIterArg(0), *lanes);
-    scf::YieldOp::create(row->builder, loc, next);
-    ob.setInsertionPointAfter(loop);
-    reduced = tl::ReduceOp::create(ob, loc, loop.getResult(0), kind->name, 1);
+    reduced = tl::ReduceOp::create(ob, loc, (*carried)[0], kind->name, 1);
   }
   FailureOr<TensorSource> initSource = traceTensor(init->get());
   FailureOr<Value> initial = initialValue(op, init);
@@ -209,6 +224,10 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
                     llvm::is_contained({arith::CmpIPredicate::ugt, arith::CmpIPredicate::uge,
                                         arith::CmpIPredicate::ult, arith::CmpIPredicate::ule},
                                        cast<arith::CmpIOp>(pick.compare).getPredicate());
+  if (isUnsigned) // tl.reduce has no unsigned max/min (as for one-accumulator reductions)
+    return op.emitOpError("picks an unsigned extremum, which the Triton target does not "
+                          "reduce"),
+           failure();
   TypedAttr identityAttr;
   StringRef extremumKind;
   if (extremum) {
@@ -299,25 +318,21 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
       positions = nanPositions(persistentRow->builder, *persistentValues);
       combined = maskedElements(persistentRow->builder, *persistentValues);
     } else {
-      Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
-      auto loop = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, step,
-                                     ValueRange{fullBlock(ob, maxPosition),
-                                                fullBlock(ob, identity)});
-      ob.setInsertionPoint(loop);
-      std::unique_ptr<Region> row =
-          makeRowRegion(OpBuilder::atBlockEnd(loop.getBody()), loop.getInductionVar());
-      FailureOr<RowValues> values = rowValues(*row);
-      if (failed(values))
+      FailureOr<SmallVector<Value>> carried = emitRowLoop(
+          ValueRange{fullBlock(ob, maxPosition), fullBlock(ob, identity)},
+          [&](Region &row, ValueRange previous) -> FailureOr<SmallVector<Value>> {
+            FailureOr<RowValues> values = rowValues(row);
+            if (failed(values))
+              return failure();
+            OpBuilder &b = row.builder;
+            return SmallVector<Value>{
+                arith::MinSIOp::create(b, loc, previous[0], nanPositions(b, *values)),
+                combine(b, pick.valueCombiner, previous[1], maskedElements(b, *values))};
+          });
+      if (failed(carried))
         return failure();
-      OpBuilder &b = row->builder;
-      Value nextPositions = arith::MinSIOp::create(b, loc, loop.getRegionIterArg(0),
-                                                   nanPositions(b, *values));
-      Value nextCombined = combine(b, pick.valueCombiner, loop.getRegionIterArg(1),
-                                   maskedElements(b, *values));
-      scf::YieldOp::create(b, loc, ValueRange{nextPositions, nextCombined});
-      ob.setInsertionPointAfter(loop);
-      positions = loop.getResult(0);
-      combined = loop.getResult(1);
+      positions = (*carried)[0];
+      combined = (*carried)[1];
     }
     firstNaN = tl::ReduceOp::create(ob, loc, positions, "minsi", 1);
     std::optional<ReductionKind> kind =
@@ -383,18 +398,16 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
     SmallVector<Value> start;
     for (Value scalar : startScalars)
       start.push_back(fullBlock(ob, scalar));
-    Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
-    auto loop = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, step, start);
-    ob.setInsertionPoint(loop);
-    std::unique_ptr<Region> row =
-        makeRowRegion(OpBuilder::atBlockEnd(loop.getBody()), loop.getInductionVar());
-    FailureOr<RowValues> values = rowValues(*row);
-    if (failed(values))
+    FailureOr<SmallVector<Value>> carried = emitRowLoop(
+        start, [&](Region &row, ValueRange previous) -> FailureOr<SmallVector<Value>> {
+          FailureOr<RowValues> values = rowValues(row);
+          if (failed(values))
+            return failure();
+          return update(row.builder, *values, previous);
+        });
+    if (failed(carried))
       return failure();
-    SmallVector<Value> next = update(row->builder, *values, loop.getRegionIterArgs());
-    scf::YieldOp::create(row->builder, loc, next);
-    ob.setInsertionPointAfter(loop);
-    lanes.assign(loop.getResults().begin(), loop.getResults().end());
+    lanes = *carried;
   }
 
   // Step 3: across the lanes.
