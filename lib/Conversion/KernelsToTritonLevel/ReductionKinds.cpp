@@ -183,6 +183,7 @@ std::optional<PickReduction> matchPick(linalg::GenericOp op, std::string &whyNot
   if (!predicate)
     return whyNot = "the comparison is not an ordered <, <=, > or >=", std::nullopt;
   std::tie(pick.isMax, pick.strict) = *predicate;
+  pick.isUnsigned = isUnsignedCompare(compare);
   pick.accumulatorOps.insert(compare);
   pick.payloads.assign(numInits, Value());
   for (unsigned i = 0; i < numInits; ++i) {

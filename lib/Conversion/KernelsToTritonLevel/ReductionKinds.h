@@ -42,6 +42,7 @@ struct PickReduction {
   bool elementIsLhs = true;
   bool strict = true;
   bool isMax = true;
+  bool isUnsigned = false; // an unsigned integer comparison
   unsigned comparedInit = 0;
   Operation *valueCombiner = nullptr;
   /// A NaN-propagating combiner (maximumf/minimumf): once V is NaN no element wins, so

@@ -220,10 +220,7 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
   // The element type, and the identity that ranks below (max) or above (min) all.
   Type elementType = extremum ? pick.element.getType() : Type();
   bool isFloat = elementType && isa<FloatType>(elementType);
-  bool isUnsigned = extremum && isa<arith::CmpIOp>(pick.compare) &&
-                    llvm::is_contained({arith::CmpIPredicate::ugt, arith::CmpIPredicate::uge,
-                                        arith::CmpIPredicate::ult, arith::CmpIPredicate::ule},
-                                       cast<arith::CmpIOp>(pick.compare).getPredicate());
+  bool isUnsigned = extremum && pick.isUnsigned;
   if (isUnsigned) // tl.reduce has no unsigned max/min (as for one-accumulator reductions)
     return op.emitOpError("picks an unsigned extremum, which the Triton target does not "
                           "reduce"),
