@@ -52,6 +52,8 @@ def assert_compiled_matches(fn, *inputs, rtol=1e-5, atol=1e-5, options=None, min
         actual = compiled(*inputs)
     stats = dyno.stats()
     assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+    # No op ran eagerly inside a compiled graph either (per-op fallback).
+    assert stats.get("partially_compiled_graphs", 0) == 0, stats["fallback_ops"]
     assert stats.get(f"{options['target']}_graphs", 0) >= 1, stats
     assert stats["runtime_fallbacks"] == 0, stats
     assert stats["compiled_graphs"] >= 1, stats

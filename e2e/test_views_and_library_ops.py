@@ -79,6 +79,20 @@ def test_pooling():
     assert_compiled_matches(fn, torch.randn(2, 3, 8, 8))
 
 
+def test_as_strided_and_group_norm_read_constant_gather_indices():
+    # On Triton these ran eagerly: torch-mlir writes as_strided's gather indices as
+    # constant tensors, which a Triton kernel cannot hold ("'arith.constant' op makes a
+    # tensor that the Triton target cannot read"); group_norm's decomposition uses
+    # as_strided. The constants now reach the kernels as arguments made once by the host
+    # (dyno-hoist-kernel-constants).
+    def fn(x, weight, bias, flat):
+        return (torch.as_strided(flat, (3, 4), (2, 3), 1) * 2,
+                F.group_norm(x, 3, weight, bias),
+                *torch.ops.aten.native_group_norm(x, weight, bias, 2, 6, 4, 3, 1e-5))
+    assert_compiled_matches(fn, torch.randn(2, 6, 4), torch.randn(6), torch.randn(6),
+                            torch.randn(20))
+
+
 def test_padded_reads_along_a_unit_dimension():
     # Regression (OpInfo sweep, Triton target): a padded operand read at a dimension of
     # extent 1 compared a scalar position with a block ('arith.cmpi' op requires all
@@ -130,7 +144,14 @@ def test_max_pooling_indices_follow_eager_on_nan_and_minus_inf(name):
             torch.testing.assert_close(actual, expected, rtol=0, atol=0, equal_nan=True)
         assert dyno.stats()["fallback_ops"] == {"aten.adaptive_max_pool3d.default": 1}
         return
-    assert_compiled_matches(cases[name], x)
+    # torch-mlir lowers adaptive_max_pool3d one of two ways, varying between processes
+    # (not with PYTHONHASHSEED); one starts from -FLT_MAX and returned it for an all -inf
+    # window (a miscompile seen as a flaky failure). Fresh compiles try both ways.
+    compiles = 4 if name == "adaptive_max_pool3d" else 1
+    for _ in range(compiles):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        assert_compiled_matches(cases[name], x)
 
 
 def test_matmul_of_reshaped_input_stays_a_library_call():

@@ -115,6 +115,8 @@ void dyno::buildTritonLoweringPipeline(OpPassManager &pm) {
   pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
   // A reduction of a large tensor to one value runs as partials, then their reduction.
   pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createDynoSplitFullReductions());
+  // Constant tensors of distinct elements are read from memory, passed by the host.
+  pm.addPass(createDynoHoistKernelConstants());
   // A kernel whose ops need several index spaces becomes several kernels (host too).
   pm.addPass(createDynoSplitKernelsForTriton());
   // Everything below runs on the nested `module @kernels`; the host function stays.

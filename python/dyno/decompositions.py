@@ -685,7 +685,8 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None, fix_values=Fal
       matched the maximum by equality (-1) or skipped NaN;
     - a window whose maximum is -inf has the index of its first element inside the
       input; torch-mlir gave a padding position (negative), or, for adaptive 3-d
-      pooling, uninitialized memory.
+      pooling, uninitialized memory (and, in some runs, -FLT_MAX as the value: its
+      lowering of adaptive pooling varies between processes).
     Other windows keep torch-mlir's answer (the first maximum, as eager). `inner`
     computes the op where torch-mlir cannot (PyTorch's decomposition). Only adaptive
     pooling needs its values fixed (`fix_values`): max pooling's propagate NaN, so a
@@ -697,23 +698,34 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None, fix_values=Fal
         _EXTREMA_BEING_DECOMPOSED.add(op)  # the calls below are torch-mlir's op
         try:
             values, indices = pool(x, *args)
-            positions = aten.arange.default(math.prod(x.shape[-dims:]), dtype=torch.float64,
-                                            device=x.device)
+            # One more pooling, of a code per element (float64, exact): a NaN's position
+            # plus `count`, 0 for an element above -inf, -1 for -inf. A window's maximum
+            # code says whether it holds a NaN (and its last one) or only -inf, whatever
+            # the values pooling did with -inf (torch-mlir's adaptive pooling starts some
+            # runs from -FLT_MAX, and returns it for an all -inf window).
+            count = math.prod(x.shape[-dims:])
+            positions = aten.arange.start(count, 2 * count, dtype=torch.float64,
+                                          device=x.device)
             positions = aten.view.default(positions, list(x.shape[-dims:]))
+            zero = aten.scalar_tensor(0.0, dtype=torch.float64, device=x.device)
             minus_one = aten.scalar_tensor(-1.0, dtype=torch.float64, device=x.device)
-            last_nan = pool(aten.where.self(aten.isnan.default(x), positions, minus_one),
-                            *args)[0]
+            code = aten.where.self(aten.isnan.default(x), positions, aten.where.self(
+                aten.eq.Scalar(x, -math.inf), minus_one, zero))
+            window_code = pool(code, *args)[0]
         finally:
             _EXTREMA_BEING_DECOMPOSED.discard(op)
         first = _first_window_positions(x, values.shape, dims, window_starts(x, dims, *args))
-        all_minus_inf = aten.eq.Scalar(values, -math.inf)
+        all_minus_inf = aten.eq.Scalar(window_code, -1.0)
         indices = aten.where.self(all_minus_inf, first, indices)
-        has_nan = aten.ge.Scalar(last_nan, 0.0)
+        has_nan = aten.ge.Scalar(window_code, float(count))
         if fix_values:
             nan = aten.scalar_tensor(math.nan, dtype=x.dtype, device=x.device)
-            values = aten.where.self(has_nan, nan, values)
-        indices = aten.where.self(has_nan, aten._to_copy.default(last_nan, dtype=torch.int64),
-                                  indices)
+            minus_inf = aten.scalar_tensor(-math.inf, dtype=x.dtype, device=x.device)
+            values = aten.where.self(has_nan, nan, aten.where.self(all_minus_inf, minus_inf,
+                                                                   values))
+        last_nan = aten._to_copy.default(aten.sub.Scalar(window_code, float(count)),
+                                         dtype=torch.int64)
+        indices = aten.where.self(has_nan, last_nan, indices)
         return values, indices
     return decomposition
 

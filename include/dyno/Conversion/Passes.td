@@ -59,6 +59,35 @@ def DynoConvertKernelsToTritonLevel
                            "scf::SCFDialect"];
 }
 
+def DynoHoistKernelConstants : Pass<"dyno-hoist-kernel-constants", "ModuleOp"> {
+  let summary = "Move constant tensors of distinct elements from kernels to the host";
+  let description = [{
+    A Triton program reads tensors through pointers and cannot hold a constant tensor
+    whose elements differ (torch-mlir writes the gather indices of `as_strided` as one).
+    Each such `arith.constant` in a kernel becomes a new last argument of the kernel;
+    every launch of the kernel passes the constant, now an inline `dense<...>` attribute
+    in the host function (a `dense_resource` blob is copied out), which the host wrapper
+    materializes once. Splat constants stay (they lower as scalars).
+
+    ```mlir
+    // Before
+    %0 = dyno.launch @kernels::@kernel_0(%x) : (tensor<5xf32>) -> tensor<3xf32>
+    func.func @kernel_0(%arg0: tensor<5xf32>) -> tensor<3xf32> {
+      %idx = arith.constant dense<[4, 0, 2]> : tensor<3xi64>
+      ...
+    // After
+    %idx = arith.constant dense<[4, 0, 2]> : tensor<3xi64>
+    %0 = dyno.launch @kernels::@kernel_0(%x, %idx)
+        : (tensor<5xf32>, tensor<3xi64>) -> tensor<3xf32>
+    func.func @kernel_0(%arg0: tensor<5xf32>, %arg1: tensor<3xi64>) -> tensor<3xf32> {
+    ```
+
+    Input and output: a graph module after `dyno-form-kernels`.
+  }];
+  let dependentDialects = ["::mlir::dyno::DynoDialect", "arith::ArithDialect",
+                           "func::FuncDialect"];
+}
+
 def DynoSplitKernelsForTriton : Pass<"dyno-split-kernels-for-triton", "ModuleOp"> {
   let summary = "Split kernels whose ops need several Triton index spaces";
   let description = [{

@@ -2,6 +2,8 @@
 
 Self-contained, like triton_runtime.py: `dyno.export_triton` ships it with the wrapper.
 """
+import base64
+import contextlib
 import functools
 
 import torch
@@ -68,12 +70,32 @@ def check_condition(condition: torch.Tensor, message: str):
         raise CheckFailed(message)
 
 
+def constant(encoded: str, dtype: torch.dtype, shape, device="cpu") -> torch.Tensor:
+    """A constant tensor of a wrapper's source (its bytes in base64), on `device`. Made
+    when the wrapper loads, which may be while Dynamo traces with fake tensors: the
+    constant is real all the same."""
+    data = bytearray(base64.b64decode(encoded))
+    with _real_tensors():
+        if not data:
+            return torch.empty(shape, dtype=dtype, device=device)
+        return torch.frombuffer(data, dtype=dtype).reshape(shape).to(device)
+
+
+def _real_tensors():
+    try:
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+    except ImportError:  # a torch without fake tensors: nothing to leave
+        return contextlib.nullcontext()
+    return unset_fake_temporarily()
+
+
 def wrapper_globals(kernels, sync_threads, device="cpu"):
     """The names a wrapper's `call(args)` uses; tensors it allocates go on `device`."""
     return {
         "torch": torch,
         "_kernels": kernels,
         "_empty": functools.partial(torch.empty, device=device),
+        "_constant": functools.partial(constant, device=device),
         "_mm": torch.mm, "_addmm": torch.addmm,
         "_bmm": torch.bmm, "_baddbmm": torch.baddbmm,
         "_conv2d": torch.conv2d,

@@ -5,6 +5,8 @@ The wrapper allocates kernel results with torch, launches kernels, calls librari
 the strides eager PyTorch would give them. Like Inductor's wrapper code, it is plain Python
 that can be read in DYNO_DEBUG_DIR.
 """
+import base64
+import math
 import re
 from typing import Dict, List, Sequence, Tuple
 
@@ -115,6 +117,7 @@ class WrapperBuilder:
         self.contiguous = set()  # variables known to be dense row-major tensors
         self.tensor_conditions = set()  # 0-d bool tensors checked by cf.assert
         self.lines: List[str] = []
+        self.constants: List[str] = []  # module-level: tensors made once, not per call
         self.kernel_signatures: Dict[str, int] = {}
         self.extern_calls = 0
         self.counter = 0
@@ -156,7 +159,8 @@ class WrapperBuilder:
             self.emit_op(op.operation, outputs)
         header = f"def call(args):\n    {', '.join(arguments)}{',' if len(arguments) == 1 else ''} = args\n" \
             if arguments else "def call(args):\n"
-        return header + "".join(f"    {line}\n" for line in self.lines)
+        prelude = "".join(f"_constant{i} = {line}\n" for i, line in enumerate(self.constants))
+        return prelude + header + "".join(f"    {line}\n" for line in self.lines)
 
     def emit_op(self, op, outputs):
         from .. import ir
@@ -188,6 +192,8 @@ class WrapperBuilder:
             self.emit_constant_pad(op)
         elif kind == "tensor.yield":
             return  # the padding value of a tensor.pad, read by emit_constant_pad
+        elif kind == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
+            self.emit_constant_tensor(op)
         elif kind == "arith.constant" and isinstance(op.results[0].type, ir.FloatType):
             value = ir.FloatAttr(op.attributes["value"]).value
             name = self.define(op.results[0], prefix="c")
@@ -209,6 +215,29 @@ class WrapperBuilder:
             self.emit_return(op, outputs)
         elif not self.emit_scalar(op):
             raise DynoCompileError("wrapper", f"unsupported host operation {kind}")
+
+    def emit_constant_tensor(self, op):
+        """A constant tensor a kernel reads (dyno-hoist-kernel-constants puts them on the
+        host): made once, when the wrapper loads, from its bytes in the source."""
+        from .. import ir
+
+        tensor_type = ir.RankedTensorType(op.results[0].type)
+        try:
+            data = bytes(memoryview(ir.DenseElementsAttr(op.attributes["value"])))
+        except (TypeError, ValueError) as error:
+            raise DynoCompileError("wrapper", f"cannot read a constant tensor: {error}") from None
+        dtype = torch_dtype(tensor_type.element_type)
+        shape = tuple(tensor_type.shape)
+        if len(data) != math.prod(shape) * torch.empty((), dtype=dtype).element_size():
+            # A splat's buffer holds one element: the kernels never take those.
+            raise DynoCompileError("wrapper", f"constant tensor of {shape} has {len(data)} bytes")
+        encoded = base64.b64encode(data).decode("ascii")
+        line = f"_constant({encoded!r}, {dtype}, {shape})"
+        if line not in self.constants:  # each distinct constant is made once
+            self.constants.append(line)
+        name = f"_constant{self.constants.index(line)}"
+        self.names[self.key(op.results[0])] = name
+        self.contiguous.add(name)
 
     def emit_constant_pad(self, op):
         """tensor.pad with static widths and a constant value (SplitKernelsForTriton
