@@ -65,6 +65,27 @@ def test_special_functions_match_eager(name):
     assert_compiled_matches(fn, x, rtol=2e-5, atol=1e-5)
 
 
+def test_hurwitz_zeta_and_polygamma_of_higher_orders():
+    # dyno/special_functions.py: ATen's series in float64, its early exits (the
+    # Euler-Maclaurin corrections diverge for large x, e.g. 100), its special cases
+    # (x = 1, x < 1, q a non-positive integer, non-integer x with q <= 0), and negative
+    # non-integer q, where ATen sums term by term up to q + k > 9 (-1000.25: a thousand
+    # terms), split here into zetas of positive arguments.
+    x = torch.tensor([1.0, 0.5, 2.0, 3.0, 4.0, 2.0, 3.0, 50.0, 100.0, 2.0, 2.0, nan, 2.0,
+                      2.0, 7.0, 2.5, 12.0, 3.0])
+    q = torch.tensor([2.0, 2.0, -2.5, -3.7, -1000.25, 0.0, -3.0, 0.5, 0.001, inf, 1e-30,
+                      1.0, nan, -0.5, -77.3, -1.5, 9.5, 1e6])
+    x = torch.cat([x, torch.rand(64) * 20 + 1])
+    q = torch.cat([q, torch.randn(64) * 10])
+    points = torch.cat([_special_values(), torch.tensor([-2.5, -7.25, 1e-3, 30.0])])
+
+    def fn(x, q, points):
+        return (torch.special.zeta(x, q), torch.special.zeta(x, 2.0),
+                torch.special.zeta(3.0, q), torch.polygamma(2, points),
+                torch.polygamma(3, points), torch.special.polygamma(4, points))
+    assert_compiled_matches(fn, x, q, points, rtol=2e-6, atol=0)
+
+
 @pytest.mark.parametrize("name", ["erfc", "erfcx", "log_ndtr"])
 def test_complementary_error_functions_keep_their_tails(name):
     # Computed in float64 (dyno/special_functions.py): erfc(9) = 4e-37 and

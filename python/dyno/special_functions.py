@@ -11,10 +11,13 @@ evaluated in float64 (error far below one float32 ulp) with the reflection formu
 x < 0.5. erfc, erfcx and log_ndtr are others (eager: SLEEF's erfc, ATen's Chebyshev
 tables): they are computed in float64 from erf and a continued fraction, then rounded.
 
-Not here (they stay eager through per-op fallback): zeta and polygamma of order 2 and more
-(Hurwitz zeta's series loop runs until q + i > 9, unbounded for negative q), the
-orthogonal polynomials
-of special.* (a recurrence as long as the tensor n's values). The Bessel functions are in
+Hurwitz zeta (and polygamma of order 2 and more through it) is computed in float64 as
+ATen's CPU kernel is (its accumulator type for float is double). Its first loop runs
+until q + i > 9, unbounded for negative q; there the sum is split exactly into zetas of
+positive arguments (see `zeta`).
+
+Not here (they stay eager through per-op fallback): the orthogonal polynomials of
+special.* (a recurrence as long as the tensor n's values). The Bessel functions are in
 bessel_functions.py.
 """
 import math
@@ -201,12 +204,97 @@ def trigamma(x):
     return torch.where(reflect, -result, result)
 
 
+_ZETA_A = [12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18]
+_MACHEP = 1.11022302462515654042E-16
+
+
+def _zeta_of_positive(x, q):
+    """ATen's zeta series for q > 0 (float64): nine terms of the sum (q + i)^-x, then
+    twelve Euler-Maclaurin corrections, each loop stopping where ATen returns early (the
+    next term below MACHEP relative; the corrections diverge for large x, so stopping
+    matters)."""
+    s = torch.pow(q, -x)
+    a = q
+    b = torch.zeros_like(s)
+    done = torch.zeros_like(s, dtype=torch.bool)
+    for _ in range(9):  # ATen: while (i < 9 || a <= 9); a = q + 9 > 9 for q > 0
+        a = a + 1.0
+        b = torch.where(done, b, torch.pow(a, -x))
+        s = torch.where(done, s, s + b)
+        done = torch.logical_or(done, torch.logical_and(-_MACHEP * s < b, b < _MACHEP * s))
+    summed = done  # returned the sum alone
+    w = a
+    tail = s + b * w / (x - 1.0)
+    tail = tail - 0.5 * b
+    a = torch.ones_like(s)
+    k = torch.zeros_like(s)
+    for coefficient in _ZETA_A:
+        a = a * (x + k)
+        b = b / w
+        t = a * b / coefficient
+        tail = torch.where(done, tail, tail + t)
+        done = torch.logical_or(done, torch.abs(t / tail) < _MACHEP)
+        k = k + 1.0
+        a = a * (x + k)
+        b = b / w
+        k = k + 1.0
+    return torch.where(summed, s, tail)
+
+
+def _zeta64(x, q):
+    """Hurwitz zeta(x, q) = sum over k >= 0 of (q + k)^-x, with ATen's special cases.
+
+    For q < 0 (defined only for integer x) ATen sums (q + k)^-x one term at a time until
+    q + k > 9. The terms with q + k < 0 are (-1)^x (u + j)^-x for j < m, where
+    u = frac(-q) and m = floor(-q) + 1, so the sum is exactly
+    (-1)^x (zeta(x, u) - zeta(x, u + m)) + zeta(x, 1 - u), all of positive arguments."""
+    negative = q < 0.0
+    u = torch.where(negative, -q - torch.floor(-q), q)
+    direct = _zeta_of_positive(x, u)
+    # Only the negative q use these two (elsewhere they evaluate at 1, harmlessly).
+    one = torch.ones_like(u)
+    beyond = _zeta_of_positive(x, torch.where(negative, 1.0 - q, one))
+    rest = _zeta_of_positive(x, torch.where(negative, 1.0 - u, one))
+    sign = torch.where(torch.remainder(x, 2.0) == 0.0, one, -one)
+    result = torch.where(negative, sign * (direct - beyond) + rest, direct)
+    nan = torch.full_like(result, math.nan)
+    inf = torch.full_like(result, math.inf)
+    result = torch.where(torch.logical_and(q <= 0.0, x != torch.floor(x)), nan, result)
+    result = torch.where(torch.logical_and(q <= 0.0, q == torch.floor(q)), inf, result)
+    result = torch.where(x < 1.0, nan, result)
+    return torch.where(x == 1.0, inf, result)
+
+
+def zeta(x, q):
+    """special.zeta (Tensor and Scalar overloads): computed in float64, rounded to the
+    result's dtype (ATen's CPU kernel accumulates float in double)."""
+    dtype = torch.result_type(x, q)
+    if not dtype.is_floating_point or dtype not in (
+            torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        return NotImplemented
+    device = (x if isinstance(x, torch.Tensor) else q).device
+
+    def as_double(value):
+        if isinstance(value, torch.Tensor):
+            return value.double()
+        return aten.scalar_tensor(float(value), dtype=torch.float64, device=device)
+    return _zeta64(as_double(x), as_double(q)).to(dtype)
+
+
 def polygamma(n, x):
     if n == 0:
         return digamma(x)
     if n == 1:
         return trigamma(x)
-    return NotImplemented
+    if not (isinstance(x, torch.Tensor) and x.dtype in (
+            torch.float32, torch.float64, torch.float16, torch.bfloat16)):
+        return NotImplemented
+    # ATen: (-1)^(n+1) exp(lgamma(n + 1)) zeta(n + 1, x); n! exactly here.
+    order = aten.scalar_tensor(float(n + 1), dtype=torch.float64, device=x.device)
+    factor = (1.0 if n % 2 else -1.0) * float(math.factorial(n))
+    return (factor * _zeta64(order, x.double())).to(x.dtype)
 
 
 _ERFINV_A = [0.886226899, -1.645349621, 0.914624893, -0.140543331]
@@ -392,6 +480,8 @@ def table() -> dict:
     return {aten.i0.default: i0, aten.special_i0e.default: i0e,
             aten.special_i1.default: i1, aten.special_i1e.default: i1e,
             aten.digamma.default: digamma, aten.polygamma.default: polygamma,
+            aten.special_zeta.default: zeta, aten.special_zeta.self_scalar: zeta,
+            aten.special_zeta.other_scalar: zeta,
             aten.erfinv.default: erfinv, aten.lgamma.default: lgamma,
             aten.special_ndtri.default: ndtri, aten.erfc.default: erfc,
             aten.special_erfcx.default: erfcx, aten.special_log_ndtr.default: log_ndtr}
