@@ -61,6 +61,37 @@ def test_scatter_reductions_and_index_put():
            torch.randn(6, 3))
 
 
+def test_put_and_index_reduce_as_index_put_and_scatter_reduce(each_target):
+    # torch-mlir lowers neither: put is index_put on the flattened tensor (negative
+    # positions count from the end), index_reduce a scatter_reduce with each slice's
+    # index broadcast over it. On Triton, max/min/prod at repeated indices have no
+    # atomic (they run eagerly there, see the test below); mean compiles on both.
+    x, source = torch.randn(4, 5), torch.randn(4, 3)
+    index = torch.tensor([4, 0, 4])  # a repeat
+    reductions = ["mean"] if each_target == "triton" else ["mean", "prod", "amax", "amin"]
+    for reduce in reductions:
+        for include_self in (True, False):
+            torch._dynamo.reset()
+            dyno.reset_stats()
+            assert_compiled_matches(
+                lambda t, i, s: t.index_reduce(1, i, s, reduce, include_self=include_self),
+                x, index, source)
+    torch._dynamo.reset()
+    dyno.reset_stats()
+    assert_compiled_matches(lambda t, i, s: t.index_reduce(0, i, s, reductions[-1]),
+                            torch.tensor(5.0), torch.tensor([0]), torch.tensor(3.0))
+    positions = torch.tensor([[0, -1], [7, 19]])
+    for accumulate in (False, True):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        assert_compiled_matches(lambda t, i, v: t.put(i, v, accumulate=accumulate),
+                                x, positions, torch.randn(2, 2))
+    torch._dynamo.reset()
+    dyno.reset_stats()
+    assert_compiled_matches(lambda t, i, v: t.put(i, v, accumulate=True), x,
+                            torch.tensor([3, 3, -17, 3]), torch.randn(4))
+
+
 @pytest.mark.parametrize("index", [[[0, 1, 2, 4, 1]], [[0, -1, 2, 3, 1]]])
 def test_out_of_range_scatter_index_raises_like_eager(index):
     x, index, source = torch.randn(4, 5), torch.tensor(index), torch.randn(1, 5)

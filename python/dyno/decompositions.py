@@ -411,6 +411,35 @@ def index_put(x, indices, values, accumulate=False):
     return aten._index_put_impl.default(x, wrapped, values, accumulate)
 
 
+def put(x, index, source, accumulate=False):
+    """`x` flattened, `source` written (or added) at `index` (negative counts from the
+    end), reshaped back: index_put on one dimension, which Dyno compiles and
+    bounds-checks like eager."""
+    flat = aten.reshape.default(x, [-1])
+    positions = aten.reshape.default(index, [-1])
+    values = aten.reshape.default(source, [-1])
+    return aten.reshape.default(index_put(flat, [positions], values, accumulate),
+                                list(x.shape))
+
+
+def index_reduce(x, dim, index, source, reduce, include_self=True):
+    """index_reduce is scatter_reduce with the index of each slice of `source` along
+    `dim` broadcast over the slice (same reductions, same `include_self`; mean counts
+    the original as one element in both)."""
+    if not _is_float(x):
+        return NotImplemented
+    if x.dim() == 0:  # a 0-d tensor reduces like one of one element
+        one = index_reduce(aten.reshape.default(x, [1]), 0, index,
+                           aten.reshape.default(source, [1]), reduce, include_self)
+        return aten.reshape.default(one, [])
+    dim = dim % x.dim()
+    shape = [1] * source.dim()
+    shape[dim] = -1
+    expanded = aten.expand.default(aten.view.default(index, shape), list(source.shape))
+    return aten.scatter_reduce.two(x, dim, expanded, source, reduce,
+                                   include_self=include_self)
+
+
 def cumprod(x, dim, *, dtype=None):
     """cumprod with a dtype converts first, as eager does: torch-mlir lowers only the form
     without one (masked.cumprod passes its input's own dtype)."""
@@ -753,6 +782,8 @@ def table() -> dict:
     decompositions[aten.pow.Tensor_Scalar] = pow_tensor_scalar
     decompositions[aten.angle.default] = angle
     decompositions[aten.index_put.default] = index_put
+    decompositions[aten.put.default] = put
+    decompositions[aten.index_reduce.default] = index_reduce
     decompositions[aten.kthvalue.default] = kthvalue
     decompositions[aten.cumprod.default] = cumprod
     decompositions[aten.diagonal_scatter.default] = diagonal_scatter
