@@ -8,6 +8,8 @@ import torch
 import dyno
 from conftest import assert_compiled_matches
 
+nan = float("nan")
+
 
 def _exact(fn, *inputs):
     """Compiled on the CPU target, nothing eager, and bit-identical to eager."""
@@ -64,11 +66,11 @@ def test_scatter_reductions_and_index_put():
 def test_put_and_index_reduce_as_index_put_and_scatter_reduce(each_target):
     # torch-mlir lowers neither: put is index_put on the flattened tensor (negative
     # positions count from the end), index_reduce a scatter_reduce with each slice's
-    # index broadcast over it. On Triton, max/min/prod at repeated indices have no
-    # atomic (they run eagerly there, see the test below); mean compiles on both.
+    # index broadcast over it. On Triton, a product at repeated indices has no atomic
+    # (it runs eagerly there, see test_triton_runs_what_it_cannot_lower_eagerly...).
     x, source = torch.randn(4, 5), torch.randn(4, 3)
     index = torch.tensor([4, 0, 4])  # a repeat
-    reductions = ["mean"] if each_target == "triton" else ["mean", "prod", "amax", "amin"]
+    reductions = ["mean", "amax", "amin"] + (["prod"] if each_target == "cpu" else [])
     for reduce in reductions:
         for include_self in (True, False):
             torch._dynamo.reset()
@@ -219,7 +221,25 @@ def test_triton_scatters_with_repeated_indices():
         assert_compiled_matches(
             lambda t, i, s: t.scatter_reduce(1, i, s, reduce, include_self=True),
             x, index, source, options={"target": "triton"})
+    # Float maxima and minima at repeated indices: Triton's float atomics, NaN kept
+    # (from an update, and from the original: NaN of either sign), -0.0 < +0.0.
+    original = torch.randn(5, 8)
+    original[0, 3] = nan
+    original[1, 2] = -nan
+    updates = torch.randn(5, 8)
+    updates[2, 1] = nan
+    updates[3, 4] = -nan
+    updates[4, :] = -0.0
+    original[4, :] = 0.0
+    for reduce in ("amax", "amin"):
+        for include_self in (True, False):
+            torch._dynamo.reset()
+            dyno.reset_stats()
+            assert_compiled_matches(
+                lambda t, i, s: t.scatter_reduce(1, i, s, reduce, include_self=include_self),
+                original, index, updates, options={"target": "triton"})
     torch._dynamo.reset()
+    dyno.reset_stats()
     # Integer maxima at repeated indices: tl.atomic_max
     assert_compiled_matches(
         lambda t, i, s: t.scatter_reduce(1, i, s, "amax", include_self=False),

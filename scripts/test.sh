@@ -8,4 +8,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 
 cmake --build "$BUILD_DIR" --target dyno-opt dyno-translate DynoPythonModules
 lit -sv "$BUILD_DIR/test"
-python -m pytest -q e2e "$@"
+# One worker per core: the tests are mostly single-threaded compiles (import, dyno-opt,
+# LLVM, the Triton interpreter), so two cores halve the time. --durations names the
+# slowest tests in the log.
+python -m pytest -q -n auto --dist worksteal --durations=15 e2e "$@"

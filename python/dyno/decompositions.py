@@ -514,6 +514,8 @@ def _scalar_selection(x):
 def kthvalue(x, k, dim=-1, keepdim=False):
     """The k-th smallest of each line, from a stable sort (torch-mlir lowers kthvalue to
     tm_tensor.topk, which Dyno has no op for). NaN is the largest value, as in eager."""
+    if x.dim() == 0 and dim in (0, -1) and k == 1:  # (any other k: eager's error)
+        return _scalar_selection(x)
     if not _selectable(x, dim):
         return NotImplemented
     shape = list(x.shape)

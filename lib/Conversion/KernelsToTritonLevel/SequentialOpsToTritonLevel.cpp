@@ -471,11 +471,20 @@ LogicalResult SequentialEmitter::emitScatter(ScatterOp scatter) {
         atomic = "max";
       else if (isa<arith::MinSIOp>(last))
         atomic = "min";
+      // Triton's float max/min atomics order the bits (as signed integers for a clear
+      // sign bit, unsigned otherwise): -0.0 < +0.0 like maximumf/minimumf; NaN is kept
+      // below (see floatExtremum).
+      else if (isa<arith::MaximumFOp>(last) && (element.isF32() || element.isF64()))
+        atomic = "max";
+      else if (isa<arith::MinimumFOp>(last) && (element.isF32() || element.isF64()))
+        atomic = "min";
     }
   }
+  bool floatExtremum = !atomic.empty() && atomic != "add" && isa<FloatType>(element);
   if (!overwrite && atomic.empty() && !scatter.getUniqueIndices())
     return scatter.emitOpError("combines repeated indices with an op Triton has no atomic "
-                               "for (it has add, and max/min of integers)"),
+                               "for (it has add, max/min of integers, and max/min of "
+                               "float32/float64)"),
            failure();
 
   FailureOr<Memory> updates = memoryOf(scatter.getUpdates());
@@ -564,7 +573,25 @@ LogicalResult SequentialEmitter::emitScatter(ScatterOp scatter) {
         return scatter.emitOpError("adds a value from outside the scatter"), failure();
       value = b->clone(*outside)->getResult(0);
     }
-    tl::AtomicOp::create(*b, loc, atomic, *result, target, splat(value), mask);
+    value = splat(value);
+    if (floatExtremum) {
+      // NaN wins, as in maximumf/minimumf. The bit orders put a NaN with the sign bit
+      // clear above every float for max (set: below, for min), so an update that is NaN
+      // lands as that NaN and stays through any later atomic. An element that is
+      // already NaN (of any sign, from the original) is left alone: a lane that reads
+      // NaN there skips its atomic.
+      auto type = cast<FloatType>(element);
+      APFloat nan = APFloat::getQNaN(type.getFloatSemantics(), /*Negative=*/atomic == "min");
+      Value canonical = splat(arith::ConstantOp::create(*b, loc, type,
+                                                        b->getFloatAttr(type, nan)));
+      Value isNaN = arith::CmpFOp::create(*b, loc, arith::CmpFPredicate::UNO, value, value);
+      value = arith::SelectOp::create(*b, loc, isNaN, canonical, value);
+      Value current = load(*result, target, mask);
+      Value numeric = arith::CmpFOp::create(*b, loc, arith::CmpFPredicate::ORD, current,
+                                            current);
+      mask = binary<arith::AndIOp>(mask, numeric);
+    }
+    tl::AtomicOp::create(*b, loc, atomic, *result, target, value, mask);
     return success();
   }
   // Unique indices: read, combine, write back.

@@ -334,8 +334,8 @@ FailureOr<std::string> KernelPrinter::literal(arith::ConstantOp constant) {
   std::string text;
   if (auto floatAttr = dyn_cast<FloatAttr>(value)) {
     double number = floatAttr.getValueAsDouble();
-    if (std::isnan(number))
-      text = "float(\"nan\")";
+    if (std::isnan(number)) // its sign kept (a float min atomic needs a negative NaN)
+      text = std::signbit(number) ? "-float(\"nan\")" : "float(\"nan\")";
     else if (std::isinf(number))
       text = number > 0 ? "float(\"inf\")" : "float(\"-inf\")";
     else {

@@ -115,6 +115,38 @@ func.func @scatter_add(%u: tensor<4x2xf32>, %idx: tensor<4x1xi64>, %orig: tensor
 
 // -----
 
+// Float maxima and minima at repeated indices (scatter_reduce amax/amin): Triton's
+// float atomics, with NaN kept: a NaN update becomes the NaN that wins in the atomic's
+// bit order (+NaN for max, -NaN for min), and a lane whose element is already NaN skips.
+// CHECK-LABEL: func.func @scatter_float_max(
+// CHECK-SAME:      %[[U:.*]]: !tl.ptr<f32>, %{{.*}}: !tl.ptr<i64>, %{{.*}}: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>)
+// CHECK:         %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+// CHECK:         %[[ISNAN:.*]] = arith.cmpf uno, %[[X:.*]], %[[X]] : tensor<?xf32>
+// CHECK:         %[[V:.*]] = arith.select %[[ISNAN]], %{{.*}}, %[[X]]
+// CHECK:         %[[CUR:.*]] = tl.load %[[OUT]][%[[AT:.*]]] mask %[[M:.*]] :
+// CHECK:         %[[NUM:.*]] = arith.cmpf ord, %[[CUR]], %[[CUR]]
+// CHECK:         %[[M2:.*]] = arith.andi %[[M]], %[[NUM]]
+// CHECK:         tl.atomic "max" %[[V]], %[[OUT]][%[[AT]]] mask %[[M2]] : tensor<?xf32>
+func.func @scatter_float_max(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %orig: tensor<6xf32>) -> tensor<6xf32> {
+  %r = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %idx : tensor<4xf32>, tensor<4x1xi64>) outs(%orig : tensor<6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    dyno.yield %m : f32
+  } -> tensor<6xf32>
+  return %r : tensor<6xf32>
+}
+// CHECK-LABEL: func.func @scatter_float_min(
+// CHECK:         arith.constant 0xFFF8000000000000 : f64
+// CHECK:         tl.atomic "min" %{{.*}} : tensor<?xf64>
+func.func @scatter_float_min(%u: tensor<4xf64>, %idx: tensor<4x1xi64>, %orig: tensor<6xf64>) -> tensor<6xf64> {
+  %r = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %idx : tensor<4xf64>, tensor<4x1xi64>) outs(%orig : tensor<6xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %m = arith.minimumf %a, %o : f64
+    dyno.yield %m : f64
+  } -> tensor<6xf64>
+  return %r : tensor<6xf64>
+}
+
 // Counting (scatter_reduce's mean): the update is not read, the constant is added.
 // CHECK-LABEL: func.func @scatter_count(
 // CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32

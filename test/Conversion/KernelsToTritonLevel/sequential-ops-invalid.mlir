@@ -13,6 +13,19 @@ func.func @scatter_product(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %orig: tens
 
 // -----
 
+// float16 has no Triton max atomic.
+func.func @scatter_half_max(%u: tensor<4xf16>, %idx: tensor<4x1xi64>, %orig: tensor<6xf16>) -> tensor<6xf16> {
+  // expected-error @+1 {{combines repeated indices with an op Triton has no atomic for}}
+  %r = dyno.scatter dimension_map([0]) unique_indices(false) ins(%u, %idx : tensor<4xf16>, tensor<4x1xi64>) outs(%orig : tensor<6xf16>) {
+  ^bb0(%a: f16, %o: f16):
+    %m = arith.maximumf %a, %o : f16
+    dyno.yield %m : f16
+  } -> tensor<6xf16>
+  return %r : tensor<6xf16>
+}
+
+// -----
+
 func.func @sort_f64(%v: tensor<2x7xf64>) -> tensor<2x7xf64> {
   // expected-error @+1 {{packs values of at most 32 bits}}
   %r = dyno.sort dimension(1) outs(%v : tensor<2x7xf64>) {

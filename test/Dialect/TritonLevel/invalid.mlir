@@ -144,9 +144,9 @@ func.func @tl.sort$axis(%v: tensor<?xi64>) {
 
 // -----
 
-func.func @tl.atomic$float_max(%p: !tl.ptr<f32>, %o: tensor<?xindex>, %v: tensor<?xf32>) {
-  // expected-error @+1 {{atomic kind 'max' is not defined for 'f32'}}
-  tl.atomic "max" %v, %p[%o] : tensor<?xf32>, !tl.ptr<f32>, tensor<?xindex>
+func.func @tl.atomic$half_max(%p: !tl.ptr<f16>, %o: tensor<?xindex>, %v: tensor<?xf16>) {
+  // expected-error @+1 {{atomic kind 'max' is not defined for 'f16'}}
+  tl.atomic "max" %v, %p[%o] : tensor<?xf16>, !tl.ptr<f16>, tensor<?xindex>
   return
 }
 

@@ -142,7 +142,10 @@ LogicalResult AtomicOp::verify() {
   if (getValue().getType().getRank() != getOffsets().getType().getRank())
     return emitOpError("value rank differs from the offsets' rank");
   StringRef kind = getKind();
-  if (kind != "add" && !(isa<IntegerType>(element) && (kind == "max" || kind == "min")))
+  // Triton has max/min atomics of integers and of float32/float64 (not float16).
+  bool extremum = kind == "max" || kind == "min";
+  if (kind != "add" &&
+      !(extremum && (isa<IntegerType>(element) || element.isF32() || element.isF64())))
     return emitOpError("atomic kind '") << kind << "' is not defined for " << element;
   return verifyAccess(*this, getPtr().getType(), getOffsets().getType(), getMask());
 }

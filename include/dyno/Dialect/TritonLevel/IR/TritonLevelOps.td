@@ -170,7 +170,8 @@ def TL_SortOp : TL_Op<"sort", [Pure, SameOperandsAndResultType]> {
 def TL_AtomicOp : TL_Op<"atomic", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "a masked atomic read-modify-write at element offsets (tl.atomic_add, ...)";
   let description = [{
-    Combines `value` into `ptr[offsets]` with `kind` (`add`, `max`, `min`) atomically,
+    Combines `value` into `ptr[offsets]` with `kind` (`add`; `max`, `min` of integers,
+    float32 and float64) atomically,
     lane by lane, where `mask` is true: lanes that hit one element all land.
 
     ```mlir
