@@ -196,6 +196,19 @@ def test_diagonal_scatter_selects_src_on_the_diagonal(each_target, shape, offset
         rtol=0, atol=0)
 
 
+def test_pdist_pairs_rows_in_eagers_order():
+    # torch-mlir has no pdist: rows i < j gathered (pair k's rows in closed form, exact
+    # in float64) and the norm of their differences as eager's kernel; equal rows give 0.
+    x = torch.randn(7, 4)
+    x[3] = x[1]
+
+    def fn(x, y):
+        return (torch.nn.functional.pdist(x), torch.nn.functional.pdist(x, 0),
+                torch.nn.functional.pdist(x, 1), torch.nn.functional.pdist(x, 3.5),
+                torch.nn.functional.pdist(x, float("inf")), torch.nn.functional.pdist(y))
+    assert_compiled_matches(fn, x, torch.randn(40, 3), rtol=1e-5, atol=1e-5)
+
+
 def test_searchsorted_and_bucketize_follow_eagers_binary_search():
     # A binary search emulated round by round (decompositions.searchsorted). NaN sorts
     # last: eager's search over [1, 5, nan, nan, nan] puts 3.0 at 5 (it probes the

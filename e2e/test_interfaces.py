@@ -85,6 +85,29 @@ def test_compile_failure_warns_once_with_reproducer_and_runs_eagerly(monkeypatch
     assert "injected failure" in stats["fallback_reasons"][0]
 
 
+def test_failure_inside_aot_autograd_runs_the_graph_eagerly(monkeypatch):
+    # A decomposition that raises (as one that built a tensor with torch.tensor did:
+    # "aot_autograd expected to have an entirely functional graph") reached the user as
+    # BackendCompilerFailed. The graph now runs eagerly with the reason recorded.
+    from dyno import decompositions
+
+    table = decompositions.table()
+
+    def broken_sin(x):
+        raise RuntimeError("injected decomposition failure")
+    monkeypatch.setattr(decompositions, "table",
+                        lambda: {**table, torch.ops.aten.sin.default: broken_sin})
+    x = torch.randn(4, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = torch.compile(lambda t: t.sin() * 3, backend="mlir")(x)
+    torch.testing.assert_close(got, x.sin() * 3)
+    stats = dyno.stats()
+    assert stats["compiled_graphs"] == 0 and stats["fallback_graphs"] == 1, stats
+    assert "injected decomposition failure" in stats["fallback_reasons"][0]
+    assert any("injected decomposition failure" in str(w.message) for w in caught)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_kernels_use_torch_thread_count(threads):
     previous = torch.get_num_threads()

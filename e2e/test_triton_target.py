@@ -209,6 +209,19 @@ def test_concatenation_and_padding_between_kernels():
     assert dyno.stats()["partially_compiled_graphs"] == 0
 
 
+def test_square_roots_of_every_float_type():
+    # Regression: tl.sqrt_rn takes float32 only, so a float64 sqrt failed at run time
+    # (the graph went eager: "Expected dtype ['fp32'] but got fp64").
+    for dtype in (torch.float64, torch.float16, torch.float32):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        x = torch.rand(33, dtype=dtype) * 100
+        # Within an ulp of float32: eager's vectorized CPU sqrt is not always the IEEE
+        # root that Triton computes (95.27381 -> 9.760830 against 9.760831).
+        assert_compiled_matches(lambda t: torch.sqrt(t) + 1, x, rtol=3e-7, atol=0,
+                                options={"target": "triton"})
+
+
 def test_rounding_is_exact():
     # Regression (found when round first compiled for Triton): upstream's expansion of
     # roundeven computed trunc(x + 0.5), and 0.49999997 + 0.5 rounds up to 1.0 in float32,

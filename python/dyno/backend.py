@@ -31,4 +31,9 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
         bw_compiler=backward_compiler,
         decompositions=decompositions.table(),
     )
-    return backend(gm, example_inputs)
+    try:
+        return backend(gm, example_inputs)
+    except Exception as error:  # tracing or a decomposition failed: never break the program
+        from .compiler import fall_back_before_compile
+
+        return fall_back_before_compile(gm, error)

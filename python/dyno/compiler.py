@@ -200,6 +200,18 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
     return lambda args: fused(*args)
 
 
+def fall_back_before_compile(gm: torch.fx.GraphModule, error: Exception) -> Callable:
+    """AOTAutograd failed on a Dynamo graph (its tracing, or one of the decompositions):
+    the graph runs eagerly, with the reason recorded and warned once. (No MLIR exists
+    yet, so there is no dyno-opt reproducer; DYNO_DEBUG_DIR keeps the Dynamo graph.)"""
+    dump = GraphDump()
+    dump.write("00-dynamo-fx.py", gm.code)
+    failure = DynoCompileError("aot_autograd", f"{type(error).__name__}: {error}")
+    counters.record_fallback(f"graph {dump.graph_id}: {failure.stage}: {failure.reason}")
+    _warn_once(dump.graph_id, failure)
+    return gm.forward
+
+
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: CompileOptions,
                   kind: str) -> Callable:
     """AOTAutograd's compiler hook: returns a boxed callable running the graph."""

@@ -622,9 +622,16 @@ def cdist_forward(x1, x2, p, compute_mode=None):
         return aten.sqrt.default(aten.clamp_min.default(products, 0))
     difference = aten.sub.Tensor(aten.unsqueeze.default(x1, -2),
                                  aten.unsqueeze.default(x2, -3))
+    return _norm_of_differences(difference, p)
+
+
+def _norm_of_differences(difference, p):
+    """The p-norm along the last dimension, as ATen's cdist/pdist kernels compute it
+    (p = 0 counts the nonzero differences, inf takes the largest)."""
     magnitude = aten.abs.default(difference)
     if p == 0:
-        nonzero = aten._to_copy.default(aten.ne.Scalar(difference, 0), dtype=x1.dtype)
+        nonzero = aten._to_copy.default(aten.ne.Scalar(difference, 0),
+                                        dtype=difference.dtype)
         return aten.sum.dim_IntList(nonzero, [-1])
     if p == 1:
         return aten.sum.dim_IntList(magnitude, [-1])
@@ -635,6 +642,31 @@ def cdist_forward(x1, x2, p, compute_mode=None):
         return aten.amax.default(magnitude, [-1])
     powered = aten.pow.Tensor_Scalar(magnitude, p)
     return aten.pow.Tensor_Scalar(aten.sum.dim_IntList(powered, [-1]), 1.0 / p)
+
+
+def pdist_forward(x, p=2.0):
+    """The distances between rows i < j, in eager's order (0,1), (0,2), ... (1,2), ...:
+    the rows gathered at the upper triangle's indices, then the norm of differences as
+    eager's pdist kernel (torch-mlir has no lowering)."""
+    if not _is_float(x) or x.dim() != 2 or x.shape[0] < 2 or x.shape[1] == 0:
+        return NotImplemented
+    # Pair k's rows, in closed form (torch-mlir's triu_indices uses the same one, but
+    # returns a concatenation the Triton target cannot write): row i starts at
+    # k = i (2n - i - 1) / 2, so i = floor((2n - 1) / 2 - sqrt(((2n - 1) / 2)^2 - 2k)),
+    # exact in float64 for any n that fits in memory.
+    n = x.shape[0]
+    k = aten.arange.default(n * (n - 1) // 2, dtype=torch.int64, device=x.device)
+    half = (2 * n - 1) / 2.0
+    root = aten.sqrt.default(aten.rsub.Scalar(aten.mul.Scalar(
+        aten._to_copy.default(k, dtype=torch.float64), 2.0), half * half))
+    rows = aten._to_copy.default(aten.floor.default(aten.rsub.Scalar(root, half)),
+                                 dtype=torch.int64)
+    starts = aten.floor_divide.default(
+        aten.mul.Tensor(rows, aten.rsub.Scalar(rows, 2 * n - 1)), 2)
+    columns = aten.add.Scalar(aten.add.Tensor(aten.sub.Tensor(k, starts), rows), 1)
+    first = aten.index_select.default(x, 0, rows)
+    second = aten.index_select.default(x, 0, columns)
+    return _norm_of_differences(aten.sub.Tensor(first, second), p)
 
 
 def histc(x, bins=100, min=0, max=0):
@@ -794,6 +826,7 @@ def table() -> dict:
     decompositions[aten.histc.default] = histc
     decompositions[aten.searchsorted.Tensor] = searchsorted
     decompositions[aten._cdist_forward.default] = cdist_forward
+    decompositions[aten._pdist_forward.default] = pdist_forward
     decompositions[aten.bucketize.Tensor] = bucketize
     decompositions[aten.median.dim] = median_dim
     decompositions[aten.nanmedian.dim] = nanmedian_dim

@@ -570,7 +570,19 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       .Case<math::Log10Op>([&](auto) {
         return R("(tl.log(" + operand(0) + ") * 0.43429448190325182)");
       })
-      .Case<math::SqrtOp>([&](auto) { return R(call("tl.sqrt_rn")); })
+      .Case<math::SqrtOp>([&](auto) -> R {
+        // IEEE-rounded square roots: sqrt_rn takes float32 only; tl.sqrt of float64 is
+        // sqrt.rn.f64; half precision rounds the float32 root (exact: 24 > 2 * 11 + 2).
+        Type element = getElementTypeOrSelf(resultType);
+        if (element.isF64())
+          return call("tl.sqrt");
+        if (element.isF32())
+          return call("tl.sqrt_rn");
+        FailureOr<std::string> target = dtype(resultType);
+        if (failed(target))
+          return failure();
+        return "tl.sqrt_rn(" + operand(0) + ".to(tl.float32)).to(" + *target + ")";
+      })
       .Case<math::RsqrtOp>([&](auto) { return R(call("tl.rsqrt")); })
       .Case<math::ErfOp>([&](auto) { return R(call("tl.erf")); })
       .Case<math::SinOp>([&](auto) { return R(call("tl.sin")); })
