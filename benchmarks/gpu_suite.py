@@ -60,6 +60,19 @@ def _embedding_gelu():
     return EmbeddingGelu()
 
 
+def _scatter_float_extrema(x, index, source):
+    """Float max/min at repeated indices (Triton's float atomics) with NaN of both signs
+    in the original and in the updates, which must win as eager's NaN does."""
+    nan = torch.full_like(x, float("nan"))
+    x = torch.where(x > 2.0, nan, torch.where(x < -2.0, -nan, x))
+    updates_nan = torch.full_like(source, float("nan"))
+    source = torch.where(source > 2.3, updates_nan, torch.where(source < -2.3, -updates_nan,
+                                                                source))
+    return (x.scatter_reduce(0, index, source, "amax"),
+            x.scatter_reduce(0, index, source, "amin", include_self=False),
+            x.index_reduce(0, index[:, 0], source, "amax"))
+
+
 def cases():
     f32 = torch.float32
     return [
@@ -114,6 +127,15 @@ def cases():
         ("max_pool_indices", "check",
          lambda: Fn(lambda x: F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)),
          [((2, 3, 17, 17), f32)]),
+        ("scatter_float_extrema", "check", lambda: Fn(_scatter_float_extrema),
+         [((40, 6), f32), ("ids", (300, 6), 40), ((300, 6), f32)]),
+        # Constant gather indices (as_strided) reach kernels as arguments; pdist; float64
+        # square roots (tl.sqrt, not sqrt_rn).
+        ("constant_indices_pdist_sqrt64", "check",
+         lambda: Fn(lambda x, y, z: (torch.as_strided(y, (3, 4), (2, 3), 1) * 2,
+                                     F.group_norm(x, 3), F.pdist(z),
+                                     torch.sqrt(z.double().abs()) + 1)),
+         [((2, 6, 4), f32), ((20,), f32), ((30, 8), f32)]),
         # GPU-sized benchmark models.
         ("mlp", "bench", lambda: MLP(inputs=1024, hidden=4096, classes=1000),
          [((4096, 1024), f32)]),
