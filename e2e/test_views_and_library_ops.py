@@ -106,7 +106,8 @@ def test_padded_reads_along_a_unit_dimension():
 
 @pytest.mark.parametrize("name", ["max_pool1d", "max_pool2d", "max_pool2d_padded",
                                   "max_pool2d_dilated", "max_pool3d", "adaptive_max_pool2d",
-                                  "adaptive_max_pool3d"])
+                                  "adaptive_max_pool3d", "adaptive_max_pool1d_unbatched",
+                                  "adaptive_max_pool2d_unbatched"])
 def test_max_pooling_indices_follow_eager_on_nan_and_minus_inf(name):
     # Regressions (miscompiles on both targets): a window holding a NaN has eager's value
     # NaN and the index of its last NaN; torch-mlir's pooling gave index -1 (max_pool2d),
@@ -127,6 +128,11 @@ def test_max_pooling_indices_follow_eager_on_nan_and_minus_inf(name):
         "adaptive_max_pool2d": lambda x: F.adaptive_max_pool2d(x, (2, 3), return_indices=True),
         "adaptive_max_pool3d": lambda x: F.adaptive_max_pool3d(x.unflatten(2, (2, 3)),
                                                                (1, 2, 3), return_indices=True),
+        # Unbatched inputs ran eagerly: torch-mlir lowers only the batched form.
+        "adaptive_max_pool1d_unbatched": lambda x: F.adaptive_max_pool1d(
+            x[0].flatten(1), 5, return_indices=True),
+        "adaptive_max_pool2d_unbatched": lambda x: F.adaptive_max_pool2d(
+            x[1], (2, 3), return_indices=True),
     }
     x = torch.randn(2, 3, 6, 6)
     x[0, 0, 1, 1] = x[0, 0, 1, 2] = x[1, 2, 5, 5] = float("nan")

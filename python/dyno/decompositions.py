@@ -757,6 +757,9 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None, fix_values=Fal
     def decomposition(x, *args):
         if not _is_float(x) or op in _EXTREMA_BEING_DECOMPOSED:
             return NotImplemented
+        if x.dim() == dims + 1:  # unbatched: torch-mlir lowers only the batched form
+            values, indices = decomposition(aten.unsqueeze.default(x, 0), *args)
+            return aten.squeeze.dim(values, 0), aten.squeeze.dim(indices, 0)
         pool = inner or op
         _EXTREMA_BEING_DECOMPOSED.add(op)  # the calls below are torch-mlir's op
         try:
