@@ -12,6 +12,7 @@ dtype with two passes (mean, then squared deviations), which is accurate and vec
 full width, as Inductor's layernorm does. PyTorch's own decompositions would emit prims
 that torch-mlir does not import.
 """
+import contextlib
 import math
 from typing import List
 
@@ -142,6 +143,17 @@ def eq_tensor(a, b):
 _EXTREMA_BEING_DECOMPOSED = set()
 
 
+@contextlib.contextmanager
+def _lowered_by_torch_mlir(op):
+    """Inside, a call of `op` from its own decomposition is torch-mlir's op (the
+    decomposition declines it) instead of recursing."""
+    _EXTREMA_BEING_DECOMPOSED.add(op)
+    try:
+        yield
+    finally:
+        _EXTREMA_BEING_DECOMPOSED.discard(op)
+
+
 def _extremum_dim(extremum):
     """max.dim/min.dim with PyTorch's NaN rule: a row holding a NaN has the NaN as its
     value and the index of its first NaN. torch-mlir's running comparison never beats a
@@ -159,11 +171,8 @@ def _extremum_dim(extremum):
                                           dim, keepdim)
         clean = aten.where.self(nans, aten.scalar_tensor(fill, dtype=x.dtype,
                                                          device=x.device), x)
-        _EXTREMA_BEING_DECOMPOSED.add(extremum)  # the call below is torch-mlir's op
-        try:
+        with _lowered_by_torch_mlir(extremum):
             values, plain = extremum(clean, dim, keepdim)
-        finally:
-            _EXTREMA_BEING_DECOMPOSED.discard(extremum)
         any_nan = aten.ne.Scalar(has_nan, 0)
         nan = aten.scalar_tensor(math.nan, dtype=x.dtype, device=x.device)
         return (aten.where.self(any_nan, nan, values),
@@ -761,8 +770,7 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None, fix_values=Fal
             values, indices = decomposition(aten.unsqueeze.default(x, 0), *args)
             return aten.squeeze.dim(values, 0), aten.squeeze.dim(indices, 0)
         pool = inner or op
-        _EXTREMA_BEING_DECOMPOSED.add(op)  # the calls below are torch-mlir's op
-        try:
+        with _lowered_by_torch_mlir(op):
             values, indices = pool(x, *args)
             # One more pooling, of a code per element (float64, exact): a NaN's position
             # plus `count`, 0 for an element above -inf, -1 for -inf. A window's maximum
@@ -778,8 +786,6 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None, fix_values=Fal
             code = aten.where.self(aten.isnan.default(x), positions, aten.where.self(
                 aten.eq.Scalar(x, -math.inf), minus_one, zero))
             window_code = pool(code, *args)[0]
-        finally:
-            _EXTREMA_BEING_DECOMPOSED.discard(op)
         first = _first_window_positions(x, values.shape, dims, window_starts(x, dims, *args))
         all_minus_inf = aten.eq.Scalar(window_code, -1.0)
         indices = aten.where.self(all_minus_inf, first, indices)

@@ -98,7 +98,8 @@ def DynoSplitKernelsForTriton : Pass<"dyno-split-kernels-for-triton", "ModuleOp"
     kernel per computing op, in program order; intermediates go through memory and the
     host schedule launches the pieces in order. Kernels that fit one space are left
     alone. Splat tensor constants in kernels (a folded `torch.full`) become fills first,
-    which the lowering reads as scalars.
+    which the lowering reads as scalars. A kernel that returns a pad or concatenation,
+    an argument or a view (reshape, slice) is split too: those are the host's.
 
     ```mlir
     // Before

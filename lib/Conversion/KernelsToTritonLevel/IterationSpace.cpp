@@ -247,6 +247,17 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
     source.scalar = fill.getInputs()[0];
     return source;
   }
+  if (auto empty = dyn_cast<tensor::EmptyOp>(def)) {
+    // Uninitialized contents, where any value is a valid refinement: zeros. (torch-mlir's
+    // adaptive max pooling reads one as its initial indices; Dyno's decomposition
+    // replaces every index that could come from it.)
+    OpBuilder builder(empty);
+    TensorSource source{TensorSource::ScalarFill};
+    source.scalar = arith::ConstantOp::create(
+        builder, empty.getLoc(), cast<TypedAttr>(builder.getZeroAttr(
+                                     empty.getType().getElementType())));
+    return source;
+  }
   return def->emitOpError("makes a tensor that the Triton target cannot read in a kernel"),
          failure();
 }

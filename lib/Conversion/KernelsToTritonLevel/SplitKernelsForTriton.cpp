@@ -112,14 +112,18 @@ bool isHostOp(Operation *op) {
          matchPattern(pad.getConstantPaddingValue(), m_Constant());
 }
 
+bool isView(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
+             tensor::CastOp>(op);
+}
+
 /// Recreates the kernel tensor `value` on the host: a value the host already has (an
 /// argument, an earlier piece's result), or a view of one.
 FailureOr<Value> tensorToHost(Value value, OpBuilder &hostBuilder, IRMapping &host) {
   if (Value mapped = host.lookupOrNull(value))
     return mapped;
   Operation *def = value.getDefiningOp();
-  if (!def || !isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
-                   tensor::CastOp>(def))
+  if (!def || !isView(def))
     return failure();
   for (Value operand : def->getOperands()) {
     FailureOr<Value> onHost = isa<TensorType>(operand.getType())
@@ -138,8 +142,9 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
   Block &body = kernel.getBody().front();
   auto returned = cast<func::ReturnOp>(body.getTerminator());
   for (Value value : returned.getOperands())
-    if (!value.getDefiningOp() || !(isComputeOp(value.getDefiningOp(), returned) ||
-                                    isHostOp(value.getDefiningOp())))
+    if (value.getDefiningOp() && !(isComputeOp(value.getDefiningOp(), returned) ||
+                                   isHostOp(value.getDefiningOp()) ||
+                                   isView(value.getDefiningOp())))
       return kernel.emitOpError("returns a value no op of it computes; cannot split it");
 
   // Host value of each kernel value that crosses kernels.
@@ -214,8 +219,15 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
       if (!original.use_empty())
         host.map(original, pieceLaunch.getResult(next++));
   }
-  for (auto [result, value] : llvm::zip(launch.getResults(), returned.getOperands()))
-    result.replaceAllUsesWith(host.lookup(value));
+  // Results the pieces computed, or the host (an argument, a view of one: torch-mlir's
+  // adaptive max pooling returns its input reshaped).
+  for (auto [result, value] : llvm::zip(launch.getResults(), returned.getOperands())) {
+    FailureOr<Value> onHost = tensorToHost(value, hostBuilder, host);
+    if (failed(onHost))
+      return kernel.emitOpError("returns a value neither its pieces nor the host compute; "
+                                "cannot split it");
+    result.replaceAllUsesWith(*onHost);
+  }
   launch.erase();
   kernel.erase();
   return success();
@@ -324,7 +336,13 @@ struct SplitKernelsForTritonPass
                                   return isSequentialOp(op) ? WalkResult::interrupt()
                                                             : WalkResult::advance();
                                 }).wasInterrupted();
-        if (kernel.isExternal() || (!sequential && fitsOneSpace(kernel)))
+        // A returned pad or concatenation, an argument or a view of one: the host's.
+        auto returned = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+        bool returnsHostOp = llvm::any_of(returned.getOperands(), [](Value value) {
+          Operation *def = value.getDefiningOp();
+          return !def || isHostOp(def) || isView(def);
+        });
+        if (kernel.isExternal() || (!sequential && !returnsHostOp && fitsOneSpace(kernel)))
           continue;
         SmallVector<LaunchOp> launches;
         module.walk([&](LaunchOp launch) {

@@ -158,3 +158,26 @@ func.func @kernel$padded(%x: tensor<4x4xf32>) -> tensor<6x6xf32> {
   } -> tensor<6x6xf32>
   return %r : tensor<6x6xf32>
 }
+
+// -----
+
+#id1 = affine_map<(d0) -> (d0)>
+
+// Reading an uninitialized tensor (torch-mlir's adaptive max pooling starts its indices
+// from one): any value is a valid refinement; the program reads zeros, no load.
+// CHECK-LABEL: func.func @kernel$reads_uninitialized
+// CHECK-SAME:    (%[[X:.*]]: !tl.ptr<i64>, %[[OUT:.*]]: !tl.ptr<i64>)
+// CHECK:         %[[V:.*]] = tl.load %[[X]]
+// CHECK-NOT:     tl.load
+// CHECK:         %[[S:.*]] = arith.maxsi %[[V]], %{{.*}} : tensor<?xi64>
+// CHECK:         tl.store %[[S]], %[[OUT]]
+func.func @kernel$reads_uninitialized(%x: tensor<16xi64>) -> tensor<16xi64> {
+  %undefined = tensor.empty() : tensor<16xi64>
+  %e = tensor.empty() : tensor<16xi64>
+  %r = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]} ins(%x, %undefined : tensor<16xi64>, tensor<16xi64>) outs(%e : tensor<16xi64>) {
+  ^bb0(%a: i64, %u: i64, %o: i64):
+    %m = arith.maxsi %a, %u : i64
+    linalg.yield %m : i64
+  } -> tensor<16xi64>
+  return %r : tensor<16xi64>
+}

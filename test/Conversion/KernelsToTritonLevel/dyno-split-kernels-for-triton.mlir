@@ -132,3 +132,31 @@ module @kernels {
     return %exp : tensor<5x14xf32>
   }
 }
+
+// -----
+
+// A kernel that returns a reshape of its argument and a pad of it computes nothing a
+// Triton program stores: both become the host's (torch-mlir's adaptive max pooling
+// returns its input reshaped; max_pool3d's decomposition pads it).
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:     dyno.launch
+// CHECK-DAG:     %[[R:.*]] = tensor.expand_shape %arg0
+// CHECK-DAG:     %[[P:.*]] = tensor.pad %arg0
+// CHECK:         return %[[R]], %[[P]]
+// CHECK:       module @kernels
+// CHECK-NOT:     func.func
+func.func @main(%x: tensor<4x6xf32>) -> (tensor<4x2x3xf32>, tensor<6x6xf32>) {
+  %0:2 = dyno.launch @kernels::@kernel_0(%x) : (tensor<4x6xf32>) -> (tensor<4x2x3xf32>, tensor<6x6xf32>)
+  return %0#0, %0#1 : tensor<4x2x3xf32>, tensor<6x6xf32>
+}
+module @kernels {
+  func.func @kernel_0(%x: tensor<4x6xf32>) -> (tensor<4x2x3xf32>, tensor<6x6xf32>) {
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = tensor.expand_shape %x [[0], [1, 2]] output_shape [4, 2, 3] : tensor<4x6xf32> into tensor<4x2x3xf32>
+    %p = tensor.pad %x low[1, 0] high[1, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %ninf : f32
+    } : tensor<4x6xf32> to tensor<6x6xf32>
+    return %r, %p : tensor<4x2x3xf32>, tensor<6x6xf32>
+  }
+}
