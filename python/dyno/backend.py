@@ -31,8 +31,13 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
         bw_compiler=backward_compiler,
         decompositions=decompositions.table(),
     )
+    from torch._subclasses.fake_tensor import (DataDependentOutputException,
+                                               DynamicOutputShapeException)
+
     try:
         return backend(gm, example_inputs)
+    except (DataDependentOutputException, DynamicOutputShapeException):
+        raise  # Dynamo's own: it breaks the graph at that op and compiles the rest
     except Exception as error:  # tracing or a decomposition failed: never break the program
         from .compiler import fall_back_before_compile
 
