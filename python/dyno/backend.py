@@ -11,6 +11,23 @@ import torch
 from .compiler import CompileOptions, compile_graph
 
 
+def _dynamo_control_flow_exceptions():
+    """Exceptions AOTAutograd raises for Dynamo to act on, not failures: a data-dependent
+    op (Dynamo breaks the graph there and compiles the rest), and a restart of Dynamo's
+    analysis (e.g. TensorifyScalarRestartAnalysis: a float scalar input becomes a
+    specialized constant, then the frame is traced again). Swallowing them turned a
+    `dynamic=True` graph into an eager fallback."""
+    from torch._dynamo.exc import RestartAnalysis, ShortenTraceback
+    from torch._subclasses.fake_tensor import (DataDependentOutputException,
+                                               DynamicOutputShapeException)
+
+    return (RestartAnalysis, ShortenTraceback, DataDependentOutputException,
+            DynamicOutputShapeException)
+
+
+_DYNAMO_CONTROL_FLOW = _dynamo_control_flow_exceptions()
+
+
 def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
          options: Optional[dict] = None, **kwargs):
     """Dynamo backend. `options={"target": "cpu"}` selects the CPU target explicitly."""
@@ -31,13 +48,10 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
         bw_compiler=backward_compiler,
         decompositions=decompositions.table(),
     )
-    from torch._subclasses.fake_tensor import (DataDependentOutputException,
-                                               DynamicOutputShapeException)
-
     try:
         return backend(gm, example_inputs)
-    except (DataDependentOutputException, DynamicOutputShapeException):
-        raise  # Dynamo's own: it breaks the graph at that op and compiles the rest
+    except _DYNAMO_CONTROL_FLOW:
+        raise  # Dynamo's own signals: it restarts its analysis or breaks the graph there
     except Exception as error:  # tracing or a decomposition failed: never break the program
         from .compiler import fall_back_before_compile
 
