@@ -44,6 +44,42 @@ def test_softmax_and_log_softmax():
     assert_compiled_matches(fn, torch.randn(64, 257))
 
 
+def softmax_rows_with_special_values(width=37):
+    """Rows that reach every case of a softmax's maximum: a NaN (first, middle, last),
+    +inf, all -inf, -0.0 and +0.0 as the maximum in either order, a single 0, and
+    plain rows."""
+    nan, inf = float("nan"), float("inf")
+    rows = torch.randn(12, width)
+    rows[0, 0] = nan
+    rows[1, width // 2] = nan
+    rows[2, -1] = nan
+    rows[3].fill_(nan)
+    rows[4, 3] = inf
+    rows[5].fill_(-inf)
+    rows[6] = -rows[6].abs() - 1
+    rows[6, 1], rows[6, 5] = -0.0, 0.0
+    rows[7] = -rows[7].abs() - 1
+    rows[7, 1], rows[7, 5] = 0.0, -0.0
+    rows[8] = -rows[8].abs() - 1
+    rows[8, 2] = -0.0
+    rows[9, 4], rows[9, 6] = inf, nan
+    rows[10] = -inf
+    rows[10, 7] = 0.0
+    return rows
+
+
+def test_softmax_with_nan_inf_and_signed_zeros_matches_eager():
+    """A softmax's row maximum is relaxed to a plain max on the CPU target
+    (dyno-relax-softmax-maximum): every result must still be eager's, NaN rows and all."""
+    x = softmax_rows_with_special_values()
+    got = assert_compiled_matches(lambda t: torch.softmax(t, -1), x, rtol=0, atol=1e-7)
+    want = torch.softmax(x, -1)
+    assert torch.equal(got.isnan(), want.isnan())
+    # Through a fused producer, as in layernorm+GELU+softmax.
+    assert_compiled_matches(lambda t: torch.softmax(F.gelu(t * 2), -1), x, rtol=1e-6,
+                            atol=1e-7)
+
+
 def test_layernorm():
     ln = torch.nn.LayerNorm(96)
     with torch.no_grad():

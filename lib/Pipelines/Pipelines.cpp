@@ -46,6 +46,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   OpPassManager &kernels = pm.nest<ModuleOp>();
   // Scans, scatters and sorts: loops on tensors, bufferized in place below.
   kernels.addNestedPass<func::FuncOp>(createDynoLowerSequentialOps());
+  // A softmax's row maximum only shifts exp's argument: one vmaxps instead of five.
+  kernels.addNestedPass<func::FuncOp>(createDynoRelaxSoftmaxMaximum());
   // Row-block tiling with producer fusion: one scf.forall per kernel root.
   kernels.addPass(createDynoTileKernels());
   kernels.addPass(createCanonicalizerPass());

@@ -236,6 +236,46 @@ def DynoApproximateMath : Pass<"dyno-approximate-math", "func::FuncOp"> {
                            "vector::VectorDialect"];
 }
 
+def DynoRelaxSoftmaxMaximum : Pass<"dyno-relax-softmax-maximum", "func::FuncOp"> {
+  let summary = "Mark a softmax's row maximum nnan nsz where no result can tell";
+  let description = [{
+    A softmax computes `m = max(x)` per row only to keep `exp(x - m)` in range. Eager's
+    maximum propagates NaN and orders -0.0 below +0.0, and `arith.maximumf` does the
+    same, which costs five x86 instructions per vector (two blends for the zeros, an
+    unordered compare and a blend for NaN, the max) on the loop that also computes the
+    softmax's input: a quarter of the fused layernorm+GELU+softmax loop's
+    floating-point work on AVX2.
+
+    Neither property can reach the results when the maximum is used only like this:
+    every use of `m` is an elementwise `e = exp(x - m)` (reading the same `x` as the
+    maximum, row by row), every `e` is summed over the same rows (`s`), and otherwise
+    used only as `e / s` or `e * r` with `r = 1 / s` (dyno-multiply-by-reciprocals). A
+    NaN in a row makes its `e`, hence `s` and every result of the row, NaN whatever `m`
+    is; without NaN, `m` is the same value up to the sign of a zero, and `x - (+0.0)`
+    and `x - (-0.0)` differ only in the sign of a zero, which exp maps to 1 alike. For
+    such a maximum this pass adds `nnan` and `nsz` to the `arith.maximumf`, and LLVM
+    emits one `vmaxps` per vector. Anything else (another use of `m` or `e`, a
+    reduction over other dimensions, log-softmax's `x - m - log(s)`, where the sign of
+    a zero can reach the result) is left exact.
+
+    ```mlir
+    // Before
+    %m = linalg.generic {... ["parallel", "reduction"]} ins(%x) outs(%neg_inf) {
+      %0 = arith.maximumf %in, %out : f32
+    %e = linalg.generic ins(%x, %m) ... { exp(%in - %in_m) }
+    %s = linalg.generic {... ["parallel", "reduction"]} ins(%e) outs(%zero) { addf }
+    %r = linalg.generic ins(%s) ... { 1 / %in }
+    %y = linalg.generic ins(%e, %r) ... { %in * %in_r }
+    // After: the same, with
+      %0 = arith.maximumf %in, %out fastmath<nnan,nsz> : f32
+    ```
+
+    Input and output: linalg-on-tensors (the CPU lowering runs it on the kernels before
+    tiling). Results are bit-identical to the exact maximum's.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect"];
+}
+
 def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
   let summary = "Allow reassociation, contraction and reciprocals in kernel float math";
   let description = [{
