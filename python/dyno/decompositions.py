@@ -63,8 +63,11 @@ def gelu(x, approximate="none"):
         inner = aten.mul.Tensor(aten.add.Tensor(x, aten.mul.Tensor(cube, 0.044715)),
                                 math.sqrt(2.0 / math.pi))
         return aten.mul.Tensor(half_x, aten.add.Tensor(aten.tanh.default(inner), 1.0))
+    # half_x * (1 + erf) as half_x + half_x * erf: one fused multiply-add instead of an
+    # addition and a multiplication (the GELU loop of a fused layernorm+GELU+softmax
+    # kernel is bound by the FMA pipes); one rounding fewer, within an ulp of eager's.
     scaled = aten.mul.Tensor(x, math.sqrt(0.5))
-    return aten.mul.Tensor(half_x, aten.add.Tensor(aten.erf.default(scaled), 1.0))
+    return aten.add.Tensor(half_x, aten.mul.Tensor(half_x, aten.erf.default(scaled)))
 
 
 def _is_float(x) -> bool:
