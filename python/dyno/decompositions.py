@@ -808,6 +808,11 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None, fix_values=Fal
 # PyTorch's own decompositions of ops torch-mlir cannot lower, where they produce ops it
 # can (checked by the OpInfo sweep; each is PyTorch's reference implementation).
 _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
+                       # Functionalization turns _batch_norm_with_update into its
+                       # functional form before decompositions run.
+                       "_batch_norm_with_update.default",
+                       "_batch_norm_with_update_functional.default",
+                       "_batch_norm_no_update.default",
                        "narrow_copy.default",
                        "dist.default", "unbind_copy.int", "all.dim", "all.dims", "any.dim",
                        "any.dims")
