@@ -48,6 +48,15 @@ def test_returned_expand_of_computed_value():
     assert_compiled_matches_values(fn, torch.randn(1, 13, 4))
 
 
+def test_values_with_no_elements_compile():
+    """Results with no elements are empty tensors (frontend): unfold of an empty batch
+    crashed torch-mlir's lowering (SIGFPE; OpInfo sample), so the graph ran partly
+    eagerly. The rest of the graph (here a sum over the empty dimension) compiles."""
+    def fn(x):
+        return F.unfold(x, (2, 3)), x.sum(0), (x * 2).permute(0, 2, 3, 1)
+    assert_compiled_matches(fn, torch.randn(0, 2, 5, 6))
+
+
 def test_linear():
     linear = torch.nn.Linear(48, 24)
     assert_compiled_matches(linear, torch.randn(10, 48), extern_calls=1)

@@ -93,11 +93,40 @@ def _with_stable_sorts_as_sorts(gm: torch.fx.GraphModule) -> torch.fx.GraphModul
     return copied
 
 
+def _has_no_elements(value) -> bool:
+    return (isinstance(value, torch.Tensor) and
+            all(isinstance(size, int) for size in value.shape) and value.numel() == 0)
+
+
+def _with_empty_values_as_empty_tensors(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """Every op result that has no elements (static sizes, one of them 0) becomes
+    `aten.empty` of its shape and dtype: there is nothing to compute, and torch-mlir's
+    lowering of some ops on them crashes (a view of a 0 x 4 x 16 tensor divided by zero,
+    SIGFPE, in nn.functional.unfold's OpInfo sample with an empty batch). Works on a copy;
+    the wrapper still gives outputs eager's strides."""
+    empty = [node for node in gm.graph.nodes
+             if node.op == "call_function" and not node.is_impure()
+             and _has_no_elements(node.meta.get("val"))]
+    if not empty:
+        return gm
+    copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    for node in copied.graph.nodes:
+        value = node.meta.get("val")
+        if node.op != "call_function" or node.is_impure() or not _has_no_elements(value):
+            continue
+        node.target = torch.ops.aten.empty.memory_format
+        node.args = (list(value.shape),)
+        node.kwargs = {"dtype": value.dtype, "device": value.device}
+    copied.graph.eliminate_dead_code()
+    copied.recompile()
+    return copied
+
+
 def import_to_torch(gm: torch.fx.GraphModule) -> str:
     """FX -> torch dialect, in process (the importer only builds IR)."""
     from torch_mlir.fx import stateless_fx_import
 
-    gm = _with_stable_sorts_as_sorts(gm)
+    gm = _with_empty_values_as_empty_tensors(_with_stable_sorts_as_sorts(gm))
     try:
         module = stateless_fx_import(gm, output_type="raw", model_name="main")
     except Exception as error:

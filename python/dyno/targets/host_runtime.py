@@ -27,6 +27,10 @@ def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
     if tensor.dtype != dtype:
         tensor = tensor.view(dtype) if tensor.element_size() == torch.empty(
             (), dtype=dtype).element_size() else tensor.to(dtype)
+    if tensor.numel() == 0 and tensor.dim() and tensor.stride() != stride:
+        # Nothing to copy; eager's strides (a permuted view of an empty batch) all the same.
+        return torch.empty_strided(tensor.shape, stride, dtype=tensor.dtype,
+                                   device=tensor.device)
     if (tensor.dim() and tensor.stride() != stride and tensor.numel() > 1
             and _dense_layout(tensor.shape, stride)):
         out = torch.empty_strided(tensor.shape, stride, dtype=tensor.dtype, device=tensor.device)
