@@ -57,6 +57,14 @@ def test_values_with_no_elements_compile():
     assert_compiled_matches(fn, torch.randn(0, 2, 5, 6))
 
 
+def test_bilinear():
+    """nn.functional.bilinear's aten._trilinear decomposes into a fused product and sum
+    (torch-mlir has no lowering); eager multiplies matrices, so the sums' order differs."""
+    weight, bias = torch.randn(7, 5, 6), torch.randn(7)
+    assert_compiled_matches(lambda a, b: F.bilinear(a, b, weight, bias),
+                            torch.randn(9, 5), torch.randn(9, 6), rtol=1e-4, atol=1e-5)
+
+
 def test_linear():
     linear = torch.nn.Linear(48, 24)
     assert_compiled_matches(linear, torch.randn(10, 48), extern_calls=1)

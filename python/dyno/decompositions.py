@@ -311,6 +311,21 @@ def permute_copy(x, dims):
                               memory_format=torch.contiguous_format)
 
 
+def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """aten._trilinear (nn.functional.bilinear): the three operands, each unsqueezed at
+    its `expand` dimensions, multiplied and summed over `sumdim`. torch-mlir has no
+    lowering; Dyno fuses the product into the sum's kernel. `unroll_dim` only chooses
+    how ATen loops."""
+    def expanded(tensor, dims):
+        for dim in sorted(dims):
+            tensor = aten.unsqueeze.default(tensor, dim)
+        return tensor
+
+    product = aten.mul.Tensor(aten.mul.Tensor(expanded(i1, expand1), expanded(i2, expand2)),
+                              expanded(i3, expand3))
+    return aten.sum.dim_IntList(product, list(sumdim)) if sumdim else product
+
+
 def hypot(a, b):
     """sqrt(a^2 + b^2) without overflow or underflow (eager calls SLEEF's hypot):
     the larger magnitude times sqrt(1 + ratio^2); an infinity wins over a NaN."""
@@ -829,6 +844,7 @@ def table() -> dict:
         decompositions[op] = decomposition_table[op]
     decompositions[aten.empty_strided.default] = empty_strided
     decompositions[aten.hypot.default] = hypot
+    decompositions[aten._trilinear.default] = trilinear
     decompositions[aten.linspace.default] = linspace
     decompositions[aten.pow.Tensor_Scalar] = pow_tensor_scalar
     decompositions[aten.angle.default] = angle
