@@ -136,6 +136,11 @@ def cases():
                                      F.group_norm(x, 3), F.pdist(z),
                                      torch.sqrt(z.double().abs()) + 1)),
          [((2, 6, 4), f32), ((20,), f32), ((30, 8), f32)]),
+        # nn.functional.bilinear (aten._trilinear, decomposed); GELU (erf form) feeding a
+        # softmax over rows with special values.
+        ("bilinear_gelu_softmax", "check",
+         lambda: Fn(lambda a, b, w, x: (F.bilinear(a, b, w), torch.softmax(F.gelu(x), -1))),
+         [((9, 5), f32), ((9, 6), f32), ((7, 5, 6), f32), ((12, 37), f32)]),
         # GPU-sized benchmark models.
         ("mlp", "bench", lambda: MLP(inputs=1024, hidden=4096, classes=1000),
          [((4096, 1024), f32)]),
