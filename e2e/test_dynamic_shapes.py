@@ -103,17 +103,27 @@ def test_size_used_as_a_value_and_in_views():
     assert_dynamic_compiled(max_graphs=1)
 
 
-def test_slices_with_symbolic_bounds(request):
-    if TARGET["name"] == "triton":
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="slices with symbolic bounds inside Triton kernels are not "
-            "lowered yet: the slice runs eagerly (per-op fallback)"))
-
+def test_slices_with_symbolic_bounds():
     def fn(x):
         n = x.shape[0]
         return x[: n // 2 + 1, 1:].sum(1)
 
     check_sizes(fn, lambda n: (torch.randn(n, 7),), [6, 11, 2, 29], dynamic=True)
+    assert_dynamic_compiled(max_graphs=1)
+
+
+def test_slices_with_symbolic_offsets_strides_and_dropped_dimensions():
+    """Slices whose offsets depend on the sizes, with a step, a dropped (indexed)
+    dimension, a slice of a slice, and a reshape of a slice, read inside kernels."""
+    def fn(x, y):
+        n, m = x.shape[0], y.shape[1]
+        tail = x[n // 3:, 1::2]               # symbolic offset, static step
+        column = y[:, -1]                     # a dropped dimension at a symbolic offset
+        window = y[1:, 2:][:, : m // 2]       # a slice of a slice
+        return (tail * 2).sum(0), column + 1, window.exp().sum(1), x[1:].unsqueeze(1) * 3
+
+    check_sizes(fn, lambda n: (torch.randn(n, 9), torch.randn(n + 2, n + 4)),
+                [6, 11, 4, 29], dynamic=True)
     assert_dynamic_compiled(max_graphs=1)
 
 

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -116,6 +117,10 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
       return failure();
     ArrayRef<int64_t> wide = expanding ? shapeOf(tensor) : shapeOf(input);
     SmallVector<int64_t> strideDims(shapeOf(tensor).size(), -1);
+    SmallVector<int64_t> scales(shapeOf(tensor).size(), 1);
+    auto scaleOf = [&](int64_t dim) {
+      return source->memory.strideScales.empty() ? 1 : source->memory.strideScales[dim];
+    };
     for (auto [narrowDim, group] : llvm::enumerate(groups)) {
       int64_t kept = -1;
       for (int64_t wideDim : group)
@@ -125,14 +130,62 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
           kept = wideDim;
         }
       if (expanding) {
-        if (kept != -1)
+        if (kept != -1) {
           strideDims[kept] = source->memory.strideDims[narrowDim];
-      } else {
-        strideDims[narrowDim] = kept == -1 ? -1 : source->memory.strideDims[kept];
+          scales[kept] = scaleOf(narrowDim);
+        }
+      } else if (kept != -1) {
+        strideDims[narrowDim] = source->memory.strideDims[kept];
+        scales[narrowDim] = scaleOf(kept);
       }
     }
     source->memory.strideDims = strideDims;
+    source->memory.strideScales = scales;
     source->memory.strides.assign(strideDims.size(), ShapedType::kDynamic);
+    return source;
+  };
+  // A slice of a kernel argument whose sizes or offsets are only known at run time
+  // (dynamic shapes): its offsets become offset terms, its dimensions keep their
+  // source's strides times the slice's (static) strides.
+  auto dynamicSlice = [&](tensor::ExtractSliceOp slice) -> FailureOr<TensorSource> {
+    FailureOr<TensorSource> source = traceView(slice.getSource());
+    if (failed(source))
+      return failure();
+    if (ShapedType::isDynamicShape(slice.getStaticStrides()))
+      return slice.emitOpError("has strides known only at run time, which the Triton "
+                               "target does not read"), failure();
+    MemoryOperand &memory = source->memory;
+    bool dynamicStrides = memory.isDynamic();
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    SmallVector<int64_t> strides, strideDims, scales;
+    for (auto [i, offset] : llvm::enumerate(slice.getMixedOffsets())) {
+      int64_t sliceStride = slice.getStaticStrides()[i];
+      if (dynamicStrides) {
+        int64_t argumentDim = memory.strideDims[i];
+        int64_t scale = memory.strideScales.empty() ? 1 : memory.strideScales[i];
+        if (argumentDim >= 0 && !isConstantIntValue(offset, 0))
+          memory.offsetTerms.push_back({offset, ShapedType::kDynamic, argumentDim, scale});
+        if (!dropped.test(i)) {
+          strideDims.push_back(argumentDim);
+          scales.push_back(scale * sliceStride);
+        }
+        continue;
+      }
+      int64_t stride = memory.strides[i];
+      if (std::optional<int64_t> constant = getConstantIntValue(offset))
+        memory.offset += *constant * stride;
+      else
+        memory.offsetTerms.push_back({offset, stride, -1, 1});
+      if (!dropped.test(i))
+        strides.push_back(stride * sliceStride);
+    }
+    if (dynamicStrides) {
+      memory.strideDims = strideDims;
+      memory.strideScales = scales;
+      memory.strides.assign(strideDims.size(), ShapedType::kDynamic);
+    } else {
+      memory.strides = strides;
+    }
     return source;
   };
   auto isDynamicView = [&](Value input) {
@@ -144,7 +197,12 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def);
       collapse && isDynamicView(collapse.getSrc()))
     return unitReshapeOfDynamic(collapse.getSrc(), collapse.getReassociationIndices(), false);
-  if (isa<tensor::ExtractSliceOp, tensor::PadOp>(def)) {
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def);
+      slice && (isDynamicView(slice.getSource()) ||
+                ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+                ShapedType::isDynamicShape(slice.getStaticSizes())))
+    return dynamicSlice(slice);
+  if (isa<tensor::PadOp>(def)) {
     Value input = def->getOperand(0);
     if (isDynamicView(input))
       return dynamicView(), failure();

@@ -34,6 +34,20 @@ struct MemoryOperand {
   /// steps by (-1 for a unit dimension).
   bool isDynamic() const;
   llvm::SmallVector<int64_t> strideDims;
+  /// Dynamic strides only: per dimension, a static multiplier of the stride of its
+  /// `strideDims` dimension (a strided slice); empty when all are 1.
+  llvm::SmallVector<int64_t> strideScales;
+  /// Slices whose offsets are known only at run time, or whose source has dynamic
+  /// strides: each term adds `offset` times a stride, either `staticStride` or, when that
+  /// is ShapedType::kDynamic, `scale` times the row-major stride of the argument's
+  /// dimension `argumentDim`. `offset` is an attribute or a scalar of the old kernel.
+  struct OffsetTerm {
+    OpFoldResult offset;
+    int64_t staticStride;
+    int64_t argumentDim;
+    int64_t scale;
+  };
+  llvm::SmallVector<OffsetTerm> offsetTerms;
 };
 
 /// What a tensor value of a kernel is, for the Triton lowering.

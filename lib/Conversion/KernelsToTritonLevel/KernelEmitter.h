@@ -96,8 +96,10 @@ private:
   Value linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
                      ArrayRef<int64_t> strides);
   Value linearOffset(OpBuilder &b, ArrayRef<Value> positions, ArrayRef<Value> strides);
-  /// The element offset of `memory` at `positions` (static or dynamic strides).
-  Value offsetOf(OpBuilder &b, const MemoryOperand &memory, ArrayRef<Value> positions);
+  /// The element offset of `memory` at `positions` (static or dynamic strides, and
+  /// offsets known at run time); fails when such an offset cannot be computed.
+  FailureOr<Value> offsetOf(OpBuilder &b, const MemoryOperand &memory,
+                            ArrayRef<Value> positions);
   /// What a value used in `op`'s body stands for: its block or scalar, or, for a value
   /// defined outside the body (a constant), the scalar hoisted to the kernel's entry.
   FailureOr<Value> bodyValue(linalg::GenericOp op, IRMapping &mapping, Value value);

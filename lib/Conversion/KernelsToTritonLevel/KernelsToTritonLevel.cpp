@@ -102,6 +102,20 @@ Value KernelEmitter::sizeOf(Value tensor, int64_t dim) {
     FailureOr<Value> hoistedSize = hoist(cast<Value>(size));
     return succeeded(hoistedSize) ? *hoistedSize : Value();
   }
+  if (auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>()) {
+    // Result dimension `dim` is the dim-th source dimension the slice keeps.
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    int64_t kept = -1;
+    for (int64_t sourceDim = 0; sourceDim < static_cast<int64_t>(dropped.size()); ++sourceDim)
+      if (!dropped.test(sourceDim) && ++kept == dim) {
+        OpFoldResult size = slice.getMixedSizes()[sourceDim];
+        if (auto attr = dyn_cast<Attribute>(size))
+          return index(*hoistBuilder, cast<IntegerAttr>(attr).getInt());
+        FailureOr<Value> hoistedSize = hoist(cast<Value>(size));
+        return succeeded(hoistedSize) ? *hoistedSize : Value();
+      }
+    return {};
+  }
   if (auto collapse = tensor.getDefiningOp<tensor::CollapseShapeOp>()) {
     SmallVector<Value> parts;
     for (int64_t sourceDim : collapse.getReassociationIndices()[dim]) {
@@ -323,15 +337,47 @@ FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap
   return offsetOf(b, memory, positions);
 }
 
-Value KernelEmitter::offsetOf(OpBuilder &b, const MemoryOperand &memory,
-                              ArrayRef<Value> positions) {
-  if (memory.isDynamic()) { // a row-major argument or result of dynamic sizes
-    SmallVector<Value> argumentStrides = rowMajorStrides(memory.argument), strides;
-    for (int64_t dim : memory.strideDims)
-      strides.push_back(dim < 0 ? index(*hoistBuilder, 0) : argumentStrides[dim]);
-    return linearOffset(b, positions, strides);
+FailureOr<Value> KernelEmitter::offsetOf(OpBuilder &b, const MemoryOperand &memory,
+                                         ArrayRef<Value> positions) {
+  SmallVector<Value> argumentStrides;
+  if (memory.isDynamic() || !memory.offsetTerms.empty())
+    argumentStrides = rowMajorStrides(memory.argument);
+  Value offsets;
+  if (memory.isDynamic()) { // a row-major argument (or a slice of one) of dynamic sizes
+    SmallVector<Value> strides;
+    for (auto [i, dim] : llvm::enumerate(memory.strideDims)) {
+      int64_t scale = memory.strideScales.empty() ? 1 : memory.strideScales[i];
+      strides.push_back(dim < 0 ? index(*hoistBuilder, 0)
+                                : productOf({argumentStrides[dim], index(*hoistBuilder, scale)}));
+    }
+    offsets = linearOffset(b, positions, strides);
+  } else {
+    offsets = linearOffset(b, memory.offset, positions, memory.strides);
   }
-  return linearOffset(b, memory.offset, positions, memory.strides);
+  // Offsets known at run time (dynamic slices): one scalar at kernel entry.
+  Value shift;
+  for (const MemoryOperand::OffsetTerm &term : memory.offsetTerms) {
+    Value offset;
+    if (auto attribute = dyn_cast<Attribute>(term.offset)) {
+      offset = index(*hoistBuilder, cast<IntegerAttr>(attribute).getInt());
+    } else {
+      FailureOr<Value> hoisted = hoist(cast<Value>(term.offset));
+      if (failed(hoisted))
+        return failure();
+      offset = *hoisted;
+      if (!offset.getType().isIndex())
+        offset = arith::IndexCastOp::create(*hoistBuilder, loc,
+                                            hoistBuilder->getIndexType(), offset);
+    }
+    Value stride = !ShapedType::isDynamic(term.staticStride)
+                       ? index(*hoistBuilder, term.staticStride)
+                       : productOf({argumentStrides[term.argumentDim],
+                                    index(*hoistBuilder, term.scale)});
+    Value product = productOf({offset, stride});
+    shift = shift ? arith::AddIOp::create(*hoistBuilder, loc, shift, product).getResult()
+                  : product;
+  }
+  return shift ? indexOp<arith::AddIOp>(b, offsets, shift) : offsets;
 }
 
 Value KernelEmitter::linearOffset(OpBuilder &b, ArrayRef<Value> positions,
@@ -509,8 +555,10 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region,
           return failure();
         positions.push_back(*at);
       }
-      Value offsets = offsetOf(b, source->memory, positions);
-      FailureOr<Value> loaded = load(pointers[source->memory.argument], offsets, region);
+      FailureOr<Value> offsets = offsetOf(b, source->memory, positions);
+      if (failed(offsets))
+        return failure();
+      FailureOr<Value> loaded = load(pointers[source->memory.argument], *offsets, region);
       if (failed(loaded))
         return failure();
       mapping.map(extract.getResult(), *loaded);

@@ -181,3 +181,35 @@ func.func @kernel$reads_uninitialized(%x: tensor<16xi64>) -> tensor<16xi64> {
   } -> tensor<16xi64>
   return %r : tensor<16xi64>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A slice of a dynamically shaped argument at an offset known only at run time (dynamic
+// shapes: x[start : start + rows, 1:]): the offset, start * size(x, 1) + 1, is computed
+// once at kernel entry and added to the row-major offsets of the slice's elements.
+// CHECK-LABEL: func.func @kernel$dynamic_slice
+// CHECK-SAME:    (%[[X:.*]]: !tl.ptr<f32>, %[[START:.*]]: index, %{{.*}}: index, %{{.*}}: !tl.ptr<f32>, %{{.*}}: index, %[[COLS:.*]]: index, %{{.*}}: index)
+// CHECK:         %[[ROWOFF:.*]] = arith.muli %[[START]], %[[COLS]] : index
+// CHECK:         %[[BASE:.*]] = arith.addi %[[ROWOFF]], %{{.*}} : index
+// CHECK:         scf.for
+// CHECK:           %[[SHIFT:.*]] = tl.splat %[[BASE]] : index -> tensor<?x?xindex>
+// CHECK:           %[[OFF:.*]] = arith.addi %{{.*}}, %[[SHIFT]] : tensor<?x?xindex>
+// CHECK:           tl.load %[[X]][%[[OFF]]] mask
+func.func @kernel$dynamic_slice(%x: tensor<?x?xf32>, %start: index, %rows: index) -> tensor<?xf32> {
+  %c1 = arith.constant 1 : index
+  %cols = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %width = arith.subi %cols, %c1 : index
+  %s = tensor.extract_slice %x[%start, 1] [%rows, %width] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%rows) : tensor<?xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%s : tensor<?x?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %sum = arith.addf %a, %o : f32
+    linalg.yield %sum : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
