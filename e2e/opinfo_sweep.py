@@ -5,8 +5,9 @@
     python e2e/opinfo_sweep.py --out e2e/coverage.md
     python e2e/opinfo_sweep.py --target triton --out e2e/coverage-triton.md  # interpreted
 
-For each op (and variant) the first `--samples` float32 sample inputs are compiled and
-compared with eager (ops returning uninitialized memory, such as empty_like, are skipped) (rtol 1e-4, atol 1e-5; NaN equal to NaN; integers and bools exact).
+For each op (and variant) the first `--samples` float32 sample inputs whose tensors all
+have elements are compiled and compared with eager (samples with an empty tensor are
+run too, but count only if they fail: an empty input proves nothing compiles) (ops returning uninitialized memory, such as empty_like, are skipped) (rtol 1e-4, atol 1e-5; NaN equal to NaN; integers and bools exact).
 An op's status is the worst over its samples, in this order:
   error        the compiled call raised where eager did not
   mismatch     compiled results differ from eager (a miscompile)
@@ -51,8 +52,31 @@ def _compare(actual, expected) -> bool:
     return True
 
 
+def _tensors(value):
+    flat, _ = torch.utils._pytree.tree_flatten(value)
+    return [item for item in flat if isinstance(item, torch.Tensor)]
+
+
+def computes_nothing(sample, expected) -> bool:
+    """Whether a sample has an empty tensor input, or only empty tensor results:
+    nothing to compute, so it cannot show that an op compiles."""
+    inputs = _tensors((sample.input, sample.args, sample.kwargs))
+    outputs = _tensors(expected)
+    return (any(t.numel() == 0 for t in inputs) or
+            (bool(outputs) and all(t.numel() == 0 for t in outputs)))
+
+
 def run_sample(op, sample, target="cpu"):
-    """Returns (status, reason) for one sample input."""
+    """Returns (status, reason, computes nothing) for one sample input, or None when
+    eager rejects it."""
+    result = _run_sample(op, sample, target)
+    if result is None:
+        return None
+    status, reason, expected = result
+    return status, reason, computes_nothing(sample, expected)
+
+
+def _run_sample(op, sample, target):
     import dyno
 
     def fn(x, *args):
@@ -70,20 +94,21 @@ def run_sample(op, sample, target="cpu"):
         try:
             actual = torch.compile(fn, backend="mlir", options={"target": target})(*arguments)
         except Exception as error:
-            return "error", f"{type(error).__name__}: {str(error).splitlines()[0][:150]}"
+            return ("error", f"{type(error).__name__}: {str(error).splitlines()[0][:150]}",
+                    expected)
     stats = dyno.stats()
     if not _compare(actual, expected):
-        return "mismatch", ""
+        return "mismatch", "", expected
     if stats["runtime_fallbacks"]:
-        return "fell back", "runtime: " + stats["fallback_reasons"][-1][:150]
+        return "fell back", "runtime: " + stats["fallback_reasons"][-1][:150], expected
     if stats["fallback_graphs"]:
         reason = stats["fallback_reasons"][0].split(": ", 1)[-1]
-        return "fell back", reason.splitlines()[0][:150]
+        return "fell back", reason.splitlines()[0][:150], expected
     if stats["partially_compiled_graphs"]:
-        return "partly", "eager: " + ", ".join(stats["fallback_ops"])
+        return "partly", "eager: " + ", ".join(stats["fallback_ops"]), expected
     if stats["compiled_graphs"]:
-        return "compiled", ""
-    return "no graph", ""
+        return "compiled", "", expected
+    return "no graph", "", expected
 
 
 def sweep(names, samples_per_op, target="cpu"):
@@ -99,12 +124,27 @@ def sweep(names, samples_per_op, target="cpu"):
         results = []
         try:
             samples = info.sample_inputs("cpu", torch.float32, requires_grad=False)
-            for index, sample in enumerate(samples):
-                if index == samples_per_op:
+            counted, empty_results = 0, []
+            for sample in samples:
+                if counted == samples_per_op:
                     break
+                # A sample with an empty tensor input (ops such as svd list dozens of
+                # them first) is skipped after the first few; one that computes nothing
+                # can show an error or a mismatch, but never that the op compiles.
+                if (len(empty_results) >= samples_per_op and
+                        any(t.numel() == 0 for t in
+                            _tensors((sample.input, sample.args, sample.kwargs)))):
+                    continue
                 result = run_sample(info.op, sample, target)
-                if result is not None:
-                    results.append(result)
+                if result is None:
+                    continue
+                if result[2]:
+                    empty_results.append(result[:2])
+                    continue
+                counted += 1
+                results.append(result[:2])
+            results += [r for r in empty_results
+                        if r[0] in ("error", "mismatch") or not counted]
         except Exception as error:  # a sample generator that fails here
             results.append(("error", f"samples: {type(error).__name__}: {error}"[:150]))
         if not results:
@@ -124,7 +164,7 @@ def report(rows, target="cpu") -> str:
     lines = [
         f"# OpInfo coverage of the {name} (float32)",
         "",
-        f"Command: `{command}` (first 2 samples per op;",
+        f"Command: `{command}` (first 2 samples with elements per op;",
         "rtol 1e-4, atol 1e-5). Statuses are defined in e2e/opinfo_sweep.py.",
         "",
         "| status | ops | share |",
