@@ -823,9 +823,9 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None, fix_values=Fal
 # PyTorch's own decompositions of ops torch-mlir cannot lower, where they produce ops it
 # can (checked by the OpInfo sweep; each is PyTorch's reference implementation).
 _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
-                       # Functionalization turns _batch_norm_with_update into its
-                       # functional form before decompositions run.
-                       "_batch_norm_with_update.default",
+                       # Functionalization turns _batch_norm_with_update into this
+                       # form before decompositions run (its running statistics become
+                       # results that AOTAutograd writes back).
                        "_batch_norm_with_update_functional.default",
                        "_batch_norm_no_update.default",
                        "narrow_copy.default",
