@@ -78,6 +78,61 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
   }
 };
 
+/// f32 exp of an argument known to be at most 0 or NaN (dyno-relax-softmax-maximum marks
+/// a softmax's `exp(x - max)` with kNonPositiveArgumentAttr): upstream's expansion
+/// (Cephes' range reduction and polynomial, the same constants and order of operations,
+/// so the same results), without its two upper clamps (x <= 88.8, k <= 127), which such
+/// an argument never reaches. The exp loop of a softmax is bound by the FMA pipes, where
+/// the clamps run.
+struct ExpOfNonPositive : OpRewritePattern<math::ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::ExpOp op, PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32() ||
+        !op->hasAttr(dyno::kNonPositiveArgumentAttr))
+      return failure();
+    Location loc = op.getLoc();
+    auto constant = [&](float value) { return floatConstant(rewriter, loc, type, value); };
+    auto fma = [&](Value a, Value b, Value c) {
+      return math::FmaOp::create(rewriter, loc, a, b, c).getResult();
+    };
+    // Unordered comparisons: NaN passes the clamps and propagates.
+    auto atLeast = [&](Value value, float bound) {
+      Value above = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UGE, value,
+                                          constant(bound));
+      return arith::SelectOp::create(rewriter, loc, above, value, constant(bound)).getResult();
+    };
+    Value x = atLeast(op.getOperand(), -87.8f);
+    // exp(x) = 2^k exp(r), k = floor(x log2(e) + 1/2), r = x - k ln 2 (ln 2 in two parts).
+    Value k = atLeast(math::FloorOp::create(rewriter, loc, fma(x, constant(1.44269502f),
+                                                             constant(0.5f))),
+                      -127.0f);
+    Value r = fma(constant(-0.693359375f), k, x);
+    r = fma(constant(2.12194442e-4f), k, r);
+    Value p = fma(constant(1.98756912e-4f), r, constant(1.39819994e-3f));
+    for (float coefficient : {8.33345205e-3f, 4.16657962e-2f, 1.66666657e-1f, 0.5f})
+      p = fma(p, r, constant(coefficient));
+    Value expR = arith::AddFOp::create(
+        rewriter, loc, fma(p, arith::MulFOp::create(rewriter, loc, r, r), r), constant(1.0f));
+    // 2^k from its exponent bits (k = -127 gives 0: results below 2^-127 flush to zero).
+    Type i32 = rewriter.getI32Type();
+    Type intType = isa<ShapedType>(type) ? cast<ShapedType>(type).clone(i32) : i32;
+    auto intConstant = [&](int32_t value) {
+      Attribute attr = rewriter.getI32IntegerAttr(value);
+      if (auto shaped = dyn_cast<ShapedType>(intType))
+        attr = DenseElementsAttr::get(shaped, attr);
+      return arith::ConstantOp::create(rewriter, loc, intType, cast<TypedAttr>(attr));
+    };
+    Value exponent = arith::AddIOp::create(
+        rewriter, loc, arith::FPToSIOp::create(rewriter, loc, intType, k), intConstant(127));
+    Value twoToK = arith::BitcastOp::create(
+        rewriter, loc, type, arith::ShLIOp::create(rewriter, loc, exponent, intConstant(23)));
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(op, expR, twoToK);
+    return success();
+  }
+};
+
 /// log1p and expm1 of other float types than f32 (which upstream's patterns expand):
 /// convert-math-to-llvm lowers them as log(1 + x) and exp(x) - 1, which lose every digit
 /// for |x| < 1e-16 in float64 (expm1(1e-20) gave 0) and half of them at 1e-8. These are
@@ -179,6 +234,8 @@ struct ApproximateMathPass
       scaleSubnormalLogArguments(getOperation());
     if (selected("erf"))
       patterns.add<ErfRational>(&getContext(), /*benefit=*/2);
+    if (selected("exp"))
+      patterns.add<ExpOfNonPositive>(&getContext(), /*benefit=*/2);
     if (selected("log1p"))
       patterns.add<Log1pExact>(&getContext());
     if (selected("expm1"))

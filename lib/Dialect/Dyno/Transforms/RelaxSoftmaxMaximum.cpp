@@ -185,12 +185,31 @@ bool onlyShiftsASoftmax(linalg::GenericOp maximum) {
   return true;
 }
 
+/// `exp(x - m)` with `m` the maximum of `x`'s row (exact or relaxed: either is at least
+/// every element that is not NaN) has an argument at most 0 or NaN.
+void markNonPositiveExponentials(linalg::GenericOp maximum) {
+  Value x = maximum.getDpsInputOperand(0)->get();
+  RowShape shape{maximum.getNumLoops(), maximum.getIndexingMapsArray()[0],
+                 maximum.getIndexingMapsArray()[1]};
+  for (Operation *user : maximum.getResult(0).getUsers()) {
+    auto exponential = dyn_cast<linalg::GenericOp>(user);
+    if (!exponential || !isShiftedExponential(exponential, x, maximum.getResult(0), shape))
+      continue;
+    exponential.getBody()->walk([&](math::ExpOp exp) {
+      exp->setAttr(dyno::kNonPositiveArgumentAttr, UnitAttr::get(exp->getContext()));
+    });
+  }
+}
+
 struct RelaxSoftmaxMaximumPass
     : mlir::dyno::impl::DynoRelaxSoftmaxMaximumBase<RelaxSoftmaxMaximumPass> {
   void runOnOperation() override {
     getOperation()->walk([&](linalg::GenericOp op) {
       auto combine = reductionCombiner<arith::MaximumFOp>(op);
-      if (!combine || !op.hasPureTensorSemantics() || !onlyShiftsASoftmax(op))
+      if (!combine || !op.hasPureTensorSemantics())
+        return;
+      markNonPositiveExponentials(op);
+      if (!onlyShiftsASoftmax(op))
         return;
       arith::FastMathFlags current = combine.getFastmath();
       combine.setFastmath(current | arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);

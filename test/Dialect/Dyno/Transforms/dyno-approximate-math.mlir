@@ -97,3 +97,25 @@ func.func @math.log1p_expm1$f64(%x: f64) -> (f64, f64) {
   %1 = math.expm1 %x : f64
   return %0, %1 : f64, f64
 }
+
+// An exp whose argument is at most 0 or NaN (a softmax's exp(x - max), marked by
+// dyno-relax-softmax-maximum): upstream's expansion without the upper clamps of x and
+// k; the lower ones stay, unordered, so NaN propagates. An unmarked exp keeps all four.
+// CHECK-LABEL: func.func @math.exp$nonpositive_argument
+// CHECK-NOT:     math.exp
+// CHECK:         %[[LOW:.*]] = arith.cmpf uge, %arg0, %{{.*}} : f32
+// CHECK:         %[[X:.*]] = arith.select %[[LOW]], %arg0, %{{.*}} : f32
+// CHECK-NOT:     arith.cmpf ule
+// CHECK:         math.floor
+// CHECK:         arith.cmpf uge
+// CHECK-NOT:     arith.cmpf ule
+// CHECK:         arith.shli
+// CHECK:         %[[A:.*]] = arith.mulf
+// CHECK:         arith.cmpf uge, %arg1
+// CHECK:         arith.cmpf ule
+// CHECK:         return %[[A]]
+func.func @math.exp$nonpositive_argument(%x: f32, %y: f32) -> (f32, f32) {
+  %a = math.exp %x {dyno.nonpositive_argument} : f32
+  %b = math.exp %y : f32
+  return %a, %b : f32, f32
+}

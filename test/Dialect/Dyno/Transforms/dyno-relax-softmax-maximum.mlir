@@ -7,6 +7,7 @@
 // A softmax normalized by the reciprocals of its sum: the maximum is relaxed.
 // CHECK-LABEL: func.func @softmax$reciprocal
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} fastmath<nnan,nsz> : f32
+// CHECK: math.exp %{{.*}} {dyno.nonpositive_argument} : f32
 func.func @softmax$reciprocal(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %ninf = arith.constant 0xFF800000 : f32
   %zero = arith.constant 0.0 : f32
@@ -102,6 +103,8 @@ func.func @softmax$division(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // CHECK-LABEL: func.func @softmax$maximum_returned
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
 // CHECK-NOT: fastmath<nnan
+// exp(x - max) has an argument at most 0 all the same.
+// CHECK: math.exp %{{.*}} {dyno.nonpositive_argument} : f32
 func.func @softmax$maximum_returned(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4xf32>) {
   %ninf = arith.constant 0xFF800000 : f32
   %zero = arith.constant 0.0 : f32
@@ -189,6 +192,7 @@ func.func @softmax$exponentials_returned(%x: tensor<4x16xf32>) -> (tensor<4x16xf
 // log_softmax's `x - m` is not under an exp: the sign of a zero can reach the result.
 // CHECK-LABEL: func.func @log_softmax$shift
 // CHECK-NOT: fastmath<nnan
+// CHECK-NOT: dyno.nonpositive_argument
 func.func @log_softmax$shift(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %ninf = arith.constant 0xFF800000 : f32
   %rows = tensor.empty() : tensor<4xf32>

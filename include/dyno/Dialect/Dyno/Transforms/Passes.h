@@ -19,6 +19,10 @@
 
 namespace mlir::dyno {
 
+/// A unit attribute on `math.exp`: its argument is at most 0 or NaN (a softmax's
+/// `exp(x - max)`; set by dyno-relax-softmax-maximum, used by dyno-approximate-math).
+inline constexpr llvm::StringLiteral kNonPositiveArgumentAttr = "dyno.nonpositive_argument";
+
 #define GEN_PASS_DECL
 #include "dyno/Dialect/Dyno/Transforms/Passes.h.inc"
 
