@@ -57,12 +57,15 @@ def _tensors(value):
     return [item for item in flat if isinstance(item, torch.Tensor)]
 
 
+def _has_empty_input(sample) -> bool:
+    return any(t.numel() == 0 for t in _tensors((sample.input, sample.args, sample.kwargs)))
+
+
 def computes_nothing(sample, expected) -> bool:
     """Whether a sample has an empty tensor input, or only empty tensor results:
     nothing to compute, so it cannot show that an op compiles."""
-    inputs = _tensors((sample.input, sample.args, sample.kwargs))
     outputs = _tensors(expected)
-    return (any(t.numel() == 0 for t in inputs) or
+    return (_has_empty_input(sample) or
             (bool(outputs) and all(t.numel() == 0 for t in outputs)))
 
 
@@ -131,9 +134,7 @@ def sweep(names, samples_per_op, target="cpu"):
                 # A sample with an empty tensor input (ops such as svd list dozens of
                 # them first) is skipped after the first few; one that computes nothing
                 # can show an error or a mismatch, but never that the op compiles.
-                if (len(empty_results) >= samples_per_op and
-                        any(t.numel() == 0 for t in
-                            _tensors((sample.input, sample.args, sample.kwargs)))):
+                if len(empty_results) >= samples_per_op and _has_empty_input(sample):
                     continue
                 result = run_sample(info.op, sample, target)
                 if result is None:

@@ -93,8 +93,11 @@ def _with_stable_sorts_as_sorts(gm: torch.fx.GraphModule) -> torch.fx.GraphModul
     return copied
 
 
-def _has_no_elements(value) -> bool:
-    return (isinstance(value, torch.Tensor) and
+def _has_no_elements(node) -> bool:
+    """A pure op whose result has static sizes, one of them 0."""
+    value = node.meta.get("val")
+    return (node.op == "call_function" and not node.is_impure() and
+            isinstance(value, torch.Tensor) and
             all(isinstance(size, int) for size in value.shape) and value.numel() == 0)
 
 
@@ -104,16 +107,13 @@ def _with_empty_values_as_empty_tensors(gm: torch.fx.GraphModule) -> torch.fx.Gr
     lowering of some ops on them crashes (a view of a 0 x 4 x 16 tensor divided by zero,
     SIGFPE, in nn.functional.unfold's OpInfo sample with an empty batch). Works on a copy;
     the wrapper still gives outputs eager's strides."""
-    empty = [node for node in gm.graph.nodes
-             if node.op == "call_function" and not node.is_impure()
-             and _has_no_elements(node.meta.get("val"))]
-    if not empty:
+    if not any(_has_no_elements(node) for node in gm.graph.nodes):
         return gm
     copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     for node in copied.graph.nodes:
-        value = node.meta.get("val")
-        if node.op != "call_function" or node.is_impure() or not _has_no_elements(value):
+        if not _has_no_elements(node):
             continue
+        value = node.meta["val"]
         node.target = torch.ops.aten.empty.memory_format
         node.args = (list(value.shape),)
         node.kwargs = {"dtype": value.dtype, "device": value.device}

@@ -118,9 +118,6 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
     ArrayRef<int64_t> wide = expanding ? shapeOf(tensor) : shapeOf(input);
     SmallVector<int64_t> strideDims(shapeOf(tensor).size(), -1);
     SmallVector<int64_t> scales(shapeOf(tensor).size(), 1);
-    auto scaleOf = [&](int64_t dim) {
-      return source->memory.strideScales.empty() ? 1 : source->memory.strideScales[dim];
-    };
     for (auto [narrowDim, group] : llvm::enumerate(groups)) {
       int64_t kept = -1;
       for (int64_t wideDim : group)
@@ -132,11 +129,11 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
       if (expanding) {
         if (kept != -1) {
           strideDims[kept] = source->memory.strideDims[narrowDim];
-          scales[kept] = scaleOf(narrowDim);
+          scales[kept] = source->memory.strideScale(narrowDim);
         }
       } else if (kept != -1) {
         strideDims[narrowDim] = source->memory.strideDims[kept];
-        scales[narrowDim] = scaleOf(kept);
+        scales[narrowDim] = source->memory.strideScale(kept);
       }
     }
     source->memory.strideDims = strideDims;
@@ -162,7 +159,7 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
       int64_t sliceStride = slice.getStaticStrides()[i];
       if (dynamicStrides) {
         int64_t argumentDim = memory.strideDims[i];
-        int64_t scale = memory.strideScales.empty() ? 1 : memory.strideScales[i];
+        int64_t scale = memory.strideScale(i);
         if (argumentDim >= 0 && !isConstantIntValue(offset, 0))
           memory.offsetTerms.push_back({offset, ShapedType::kDynamic, argumentDim, scale});
         if (!dropped.test(i)) {

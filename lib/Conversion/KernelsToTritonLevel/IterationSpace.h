@@ -37,6 +37,9 @@ struct MemoryOperand {
   /// Dynamic strides only: per dimension, a static multiplier of the stride of its
   /// `strideDims` dimension (a strided slice); empty when all are 1.
   llvm::SmallVector<int64_t> strideScales;
+  int64_t strideScale(unsigned dim) const {
+    return strideScales.empty() ? 1 : strideScales[dim];
+  }
   /// Slices whose offsets are known only at run time, or whose source has dynamic
   /// strides: each term adds `offset` times a stride, either `staticStride` or, when that
   /// is ShapedType::kDynamic, `scale` times the row-major stride of the argument's

@@ -92,6 +92,8 @@ private:
   Value maskFor(Region &region, unsigned bits);
 
   FailureOr<Value> hoist(Value scalar);
+  /// An index (a constant or a scalar of the old kernel) at kernel entry.
+  FailureOr<Value> hoistIndex(OpFoldResult index);
   /// `base + sum(positions[i] * strides[i])`, skipping zero bases and unit strides.
   Value linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
                      ArrayRef<int64_t> strides);

@@ -96,11 +96,8 @@ Value KernelEmitter::sizeOf(Value tensor, int64_t dim) {
   if (auto dps = tensor.getDefiningOp<DestinationStyleOpInterface>())
     return sizeOf(dps.getTiedOpOperand(cast<OpResult>(tensor))->get(), dim);
   if (auto expand = tensor.getDefiningOp<tensor::ExpandShapeOp>()) {
-    OpFoldResult size = expand.getMixedOutputShape()[dim];
-    if (auto attr = dyn_cast<Attribute>(size))
-      return index(*hoistBuilder, cast<IntegerAttr>(attr).getInt());
-    FailureOr<Value> hoistedSize = hoist(cast<Value>(size));
-    return succeeded(hoistedSize) ? *hoistedSize : Value();
+    FailureOr<Value> size = hoistIndex(expand.getMixedOutputShape()[dim]);
+    return succeeded(size) ? *size : Value();
   }
   if (auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>()) {
     // Result dimension `dim` is the dim-th source dimension the slice keeps.
@@ -108,11 +105,8 @@ Value KernelEmitter::sizeOf(Value tensor, int64_t dim) {
     int64_t kept = -1;
     for (int64_t sourceDim = 0; sourceDim < static_cast<int64_t>(dropped.size()); ++sourceDim)
       if (!dropped.test(sourceDim) && ++kept == dim) {
-        OpFoldResult size = slice.getMixedSizes()[sourceDim];
-        if (auto attr = dyn_cast<Attribute>(size))
-          return index(*hoistBuilder, cast<IntegerAttr>(attr).getInt());
-        FailureOr<Value> hoistedSize = hoist(cast<Value>(size));
-        return succeeded(hoistedSize) ? *hoistedSize : Value();
+        FailureOr<Value> size = hoistIndex(slice.getMixedSizes()[sourceDim]);
+        return succeeded(size) ? *size : Value();
       }
     return {};
   }
@@ -261,6 +255,16 @@ FailureOr<Value> KernelEmitter::hoist(Value scalar) {
   return clone->getResult(0);
 }
 
+FailureOr<Value> KernelEmitter::hoistIndex(OpFoldResult index) {
+  if (auto attribute = dyn_cast<Attribute>(index))
+    return this->index(*hoistBuilder, cast<IntegerAttr>(attribute).getInt());
+  FailureOr<Value> hoisted = hoist(cast<Value>(index));
+  if (failed(hoisted) || hoisted->getType().isIndex())
+    return hoisted;
+  return arith::IndexCastOp::create(*hoistBuilder, loc, hoistBuilder->getIndexType(), *hoisted)
+      .getResult();
+}
+
 FailureOr<Value> KernelEmitter::evalIndex(AffineExpr expr, linalg::GenericOp op,
                                           Region &region) {
   return evalAffine(expr, region.builder, [&](AffineExpr leaf) -> FailureOr<Value> {
@@ -340,16 +344,17 @@ FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap
 FailureOr<Value> KernelEmitter::offsetOf(OpBuilder &b, const MemoryOperand &memory,
                                          ArrayRef<Value> positions) {
   SmallVector<Value> argumentStrides;
-  if (memory.isDynamic() || !memory.offsetTerms.empty())
-    argumentStrides = rowMajorStrides(memory.argument);
+  auto argumentStride = [&](int64_t dim, int64_t scale) {
+    if (argumentStrides.empty())
+      argumentStrides = rowMajorStrides(memory.argument);
+    return productOf({argumentStrides[dim], index(*hoistBuilder, scale)});
+  };
   Value offsets;
   if (memory.isDynamic()) { // a row-major argument (or a slice of one) of dynamic sizes
     SmallVector<Value> strides;
-    for (auto [i, dim] : llvm::enumerate(memory.strideDims)) {
-      int64_t scale = memory.strideScales.empty() ? 1 : memory.strideScales[i];
+    for (auto [i, dim] : llvm::enumerate(memory.strideDims))
       strides.push_back(dim < 0 ? index(*hoistBuilder, 0)
-                                : productOf({argumentStrides[dim], index(*hoistBuilder, scale)}));
-    }
+                                : argumentStride(dim, memory.strideScale(i)));
     offsets = linearOffset(b, positions, strides);
   } else {
     offsets = linearOffset(b, memory.offset, positions, memory.strides);
@@ -357,23 +362,13 @@ FailureOr<Value> KernelEmitter::offsetOf(OpBuilder &b, const MemoryOperand &memo
   // Offsets known at run time (dynamic slices): one scalar at kernel entry.
   Value shift;
   for (const MemoryOperand::OffsetTerm &term : memory.offsetTerms) {
-    Value offset;
-    if (auto attribute = dyn_cast<Attribute>(term.offset)) {
-      offset = index(*hoistBuilder, cast<IntegerAttr>(attribute).getInt());
-    } else {
-      FailureOr<Value> hoisted = hoist(cast<Value>(term.offset));
-      if (failed(hoisted))
-        return failure();
-      offset = *hoisted;
-      if (!offset.getType().isIndex())
-        offset = arith::IndexCastOp::create(*hoistBuilder, loc,
-                                            hoistBuilder->getIndexType(), offset);
-    }
+    FailureOr<Value> offset = hoistIndex(term.offset);
+    if (failed(offset))
+      return failure();
     Value stride = !ShapedType::isDynamic(term.staticStride)
                        ? index(*hoistBuilder, term.staticStride)
-                       : productOf({argumentStrides[term.argumentDim],
-                                    index(*hoistBuilder, term.scale)});
-    Value product = productOf({offset, stride});
+                       : argumentStride(term.argumentDim, term.scale);
+    Value product = productOf({*offset, stride});
     shift = shift ? arith::AddIOp::create(*hoistBuilder, loc, shift, product).getResult()
                   : product;
   }

@@ -23,13 +23,17 @@ namespace mlir::dyno {
 using namespace mlir;
 
 namespace {
+/// A constant of `type` (a scalar type, or a shaped type splatting `scalar`).
+static Value splatConstant(OpBuilder &builder, Location loc, Type type, Attribute scalar) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    scalar = DenseElementsAttr::get(shaped, scalar);
+  return arith::ConstantOp::create(builder, loc, type, cast<TypedAttr>(scalar));
+}
+
 /// Builds a splat constant of `type` (a float or a shaped type of floats).
 static Value floatConstant(OpBuilder &builder, Location loc, Type type, double value) {
   auto elementType = cast<FloatType>(getElementTypeOrSelf(type));
-  Attribute attr = builder.getFloatAttr(elementType, value);
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    attr = DenseElementsAttr::get(shaped, attr);
-  return arith::ConstantOp::create(builder, loc, type, cast<TypedAttr>(attr));
+  return splatConstant(builder, loc, type, builder.getFloatAttr(elementType, value));
 }
 
 /// f32 erf as one rational function of x*x, the approximation Eigen, XLA and JAX use
@@ -119,10 +123,7 @@ struct ExpOfNonPositive : OpRewritePattern<math::ExpOp> {
     Type i32 = rewriter.getI32Type();
     Type intType = isa<ShapedType>(type) ? cast<ShapedType>(type).clone(i32) : i32;
     auto intConstant = [&](int32_t value) {
-      Attribute attr = rewriter.getI32IntegerAttr(value);
-      if (auto shaped = dyn_cast<ShapedType>(intType))
-        attr = DenseElementsAttr::get(shaped, attr);
-      return arith::ConstantOp::create(rewriter, loc, intType, cast<TypedAttr>(attr));
+      return splatConstant(rewriter, loc, intType, rewriter.getI32IntegerAttr(value));
     };
     Value exponent = arith::AddIOp::create(
         rewriter, loc, arith::FPToSIOp::create(rewriter, loc, intType, k), intConstant(127));

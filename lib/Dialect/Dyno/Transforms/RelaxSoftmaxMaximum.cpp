@@ -59,6 +59,11 @@ struct RowShape {
   unsigned numLoops;
   AffineMap elementMap;
   AffineMap rowMap;
+
+  static RowShape of(linalg::GenericOp maximum) {
+    return {maximum.getNumLoops(), maximum.getIndexingMapsArray()[0],
+            maximum.getIndexingMapsArray()[1]};
+  }
 };
 
 /// The input operand of `op` that reads `value` through `map`, if exactly one does.
@@ -156,8 +161,7 @@ bool isNormalization(linalg::GenericOp op, Value exponentials, Value sum,
 /// the same up to the sign of a zero, which `x - m` cannot show through exp.
 bool onlyShiftsASoftmax(linalg::GenericOp maximum) {
   Value x = maximum.getDpsInputOperand(0)->get();
-  RowShape shape{maximum.getNumLoops(), maximum.getIndexingMapsArray()[0],
-                 maximum.getIndexingMapsArray()[1]};
+  RowShape shape = RowShape::of(maximum);
   Value rowMaximum = maximum.getResult(0);
   if (rowMaximum.use_empty())
     return false;
@@ -189,8 +193,7 @@ bool onlyShiftsASoftmax(linalg::GenericOp maximum) {
 /// every element that is not NaN) has an argument at most 0 or NaN.
 void markNonPositiveExponentials(linalg::GenericOp maximum) {
   Value x = maximum.getDpsInputOperand(0)->get();
-  RowShape shape{maximum.getNumLoops(), maximum.getIndexingMapsArray()[0],
-                 maximum.getIndexingMapsArray()[1]};
+  RowShape shape = RowShape::of(maximum);
   for (Operation *user : maximum.getResult(0).getUsers()) {
     auto exponential = dyn_cast<linalg::GenericOp>(user);
     if (!exponential || !isShiftedExponential(exponential, x, maximum.getResult(0), shape))
