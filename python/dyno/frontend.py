@@ -13,6 +13,7 @@ import shlex
 
 import torch
 
+from .aten_lowerings import lower_unsupported_ops
 from .errors import DynoCompileError
 
 
@@ -26,9 +27,6 @@ def _routed_to_eager():
     return {
         aten._embedding_bag.default: wrong_weights,
         aten._embedding_bag_forward_only.default: wrong_weights,
-        aten.logcumsumexp.default: (
-            "torch-mlir computes log(cumsum(exp(x))), which overflows where exp(x) does "
-            "(x = 100 gives inf; found by the OpInfo sweep)"),
     }
 
 
@@ -132,7 +130,7 @@ def import_to_torch(gm: torch.fx.GraphModule) -> str:
     except Exception as error:
         lines = [line for line in str(error).splitlines() if line.strip()]
         raise DynoCompileError("torch-mlir import", " ".join(lines[:6])) from None
-    return module.operation.get_asm(print_generic_op_form=True)
+    return lower_unsupported_ops(module.operation.get_asm(print_generic_op_form=True))
 
 
 def torch_mlir_opt_path() -> str:

@@ -1,0 +1,131 @@
+"""Ops torch-mlir cannot lower that Dyno lowers itself (dyno/aten_lowerings.py and the
+modules it registers): compiled vs eager, with the special values where ATen's kernels
+branch, on both targets."""
+import pytest
+import torch
+
+from conftest import TARGET, assert_compiled_matches
+
+pytestmark = pytest.mark.usefixtures("each_target")
+
+nan, inf = float("nan"), float("inf")
+
+POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+               "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+               "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+               "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+
+def _xfail_on_triton(request, reason):
+    if TARGET["name"] == "triton":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+NO_TRITON_WHILE = ("the Triton target has no per-element loops (scf.while in an elementwise "
+                   "body): the polynomial runs eagerly there")
+NO_TRITON_SCAN = ("the Triton target scans with sums and products only, not with a "
+                  "combiner of its own: the op runs eagerly there")
+
+
+def _bits_equal(actual, expected):
+    """Same values bit for bit, also -0.0 against 0.0 (NaN payloads aside)."""
+    assert torch.equal(actual.isnan(), expected.isnan())
+    finite = ~expected.isnan()
+    assert torch.equal(actual[finite], expected[finite])
+    assert torch.equal(torch.signbit(actual[finite]), torch.signbit(expected[finite]))
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_orthogonal_polynomials_follow_aten_special_cases_and_recurrences(name, request):
+    _xfail_on_triton(request, NO_TRITON_WHILE)
+    # Degrees below and above ATen's switch to closed forms (4, 6 or 8), negative (0),
+    # fractional (truncated), beyond Hermite's limit of 128 (NaN), NaN and infinite
+    # (cast to the most negative integer: 0); x at +-1, 0, 1/2 (the shifted ones' special
+    # points), outside [-1, 1] (the recurrence grows). A NaN x only with degrees below 2:
+    # above, most of ATen's loops stop before their first step and return an
+    # uninitialized value (eager gives 5.8e-18 for chebyshev_polynomial_u; Dyno NaN).
+    polynomial = getattr(torch.special, name)
+    x = torch.tensor([-2.5, -1.0, -0.999, -0.6, -0.0, 0.0, 0.25, 0.5, 0.75, 0.999, 1.0,
+                      1.5, 3.0, 1e-3])
+    n = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 12.0, 25.0, 2.7,
+                      -1.0, 129.0, nan, inf])
+
+    def fn(x, n, nans):
+        return (polynomial(x[:, None], n[None, :]), polynomial(x, 5), polynomial(0.3, n),
+                polynomial(nans, torch.tensor([0.0, 1.0, -1.0])))
+    assert_compiled_matches(fn, x, n, torch.full((3,), nan), rtol=2e-5, atol=1e-5)
+
+
+def test_cummax_and_cummin_follow_nans_ties_and_signed_zeros(request):
+    _xfail_on_triton(request, NO_TRITON_SCAN)
+    # ATen moves the running value to a NaN element (even after an earlier NaN), and on
+    # ties to the later element (indices are exact; -0.0 after 0.0 replaces it).
+    x = torch.tensor([[1.0, 3.0, 3.0, 2.0, nan, 5.0, nan, 0.0],
+                      [0.0, -0.0, 0.0, -1.0, -inf, inf, inf, -2.0],
+                      [-inf, -inf, nan, nan, 1.0, 1.0, -1.0, 7.0]])
+
+    def fn(x, y):
+        return (*torch.cummax(x, 1), *torch.cummin(x, 1), *torch.cummax(x, 0),
+                *torch.cummin(y, -1), *torch.cummax(y, 1), *torch.cummax(x[0, 0], 0))
+    actual = assert_compiled_matches(fn, x, torch.randn(2, 7, 5), rtol=0, atol=0)
+    with torch.no_grad():
+        _bits_equal(actual[2], torch.cummin(x, 1)[0])
+
+
+def test_logcumsumexp_stays_finite_where_exp_overflows(request):
+    _xfail_on_triton(request, NO_TRITON_SCAN)
+    # torch-mlir's log(cumsum(exp(x))) gives inf at x = 100; ATen's pairwise
+    # log-add-exp in double keeps 400.0; infinities and NaN as ATen treats them.
+    x = torch.tensor([[100.0, 200.0, 400.0, -50.0, 399.0],
+                      [-inf, -inf, 0.0, -inf, 1.0],
+                      [1.0, inf, 2.0, inf, -inf],
+                      [0.5, nan, 1.0, -inf, inf]])
+
+    def fn(x, y):
+        return torch.logcumsumexp(x, 1), torch.logcumsumexp(y, 0), torch.logcumsumexp(y, -1)
+    assert_compiled_matches(fn, x, torch.randn(6, 33) * 30, rtol=1e-6, atol=1e-6)
+
+
+def _bit_patterns():
+    """Signed zeros, subnormals, the extremes of float32, infinities, NaNs of both signs."""
+    tiny = torch.finfo(torch.float32).tiny
+    return torch.tensor([0.0, -0.0, 1e-45, -1e-45, 3e-39, -3e-39, tiny, -tiny, 1.0, -1.0,
+                         0.75, 3.4028235e38, -3.4028235e38, inf, -inf, nan, -nan, 5.5, -6.0,
+                         1e-20, 123456.78])
+
+
+def test_signbit_and_copysign_read_the_sign_bit():
+    x = _bit_patterns()
+    y = x.flip(0)
+
+    def fn(x, y):
+        return torch.signbit(x), torch.copysign(x, y), torch.copysign(y, -0.0), \
+            torch.copysign(x, 2)
+    actual = assert_compiled_matches(fn, x, y, rtol=0, atol=0)
+    with torch.no_grad():
+        _bits_equal(actual[1], torch.copysign(x, y))
+        _bits_equal(actual[2], torch.copysign(y, -0.0))
+
+
+def test_frexp_splits_subnormals_zeros_and_specials():
+    x = torch.cat([_bit_patterns(), torch.randn(64) * 1e6, torch.rand(16) * 1e-39])
+
+    def fn(x):
+        return torch.frexp(x)
+    actual = assert_compiled_matches(fn, x, rtol=0, atol=0)
+    with torch.no_grad():
+        _bits_equal(actual[0], torch.frexp(x)[0])
+
+
+def test_nextafter_steps_one_bit_towards_the_target():
+    x = _bit_patterns()
+    towards = torch.tensor([1.0, -1.0, -1.0, 0.0, 0.0, inf, 0.0, -inf, 1.0, -1.0, 0.75, inf,
+                            inf, 0.0, 0.0, 1.0, 2.0, nan, -6.0, -1.0, 123456.78])
+
+    def fn(x, towards):
+        return torch.nextafter(x, towards), torch.nextafter(x, -towards)
+    actual = assert_compiled_matches(fn, x, towards, rtol=0, atol=0)
+    with torch.no_grad():
+        _bits_equal(actual[0], torch.nextafter(x, towards))
+        _bits_equal(actual[1], torch.nextafter(x, -towards))
