@@ -22,6 +22,12 @@ def each_target(request):
     TARGET["name"] = "cpu"
 
 
+def xfail_on_triton(request, reason):
+    """Marks a test of `each_target` as an expected (strict) failure on the Triton target."""
+    if TARGET["name"] == "triton":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+
 @pytest.fixture(autouse=True)
 def fresh_compiler_state():
     torch._dynamo.reset()

@@ -4,7 +4,7 @@ branch, on both targets."""
 import pytest
 import torch
 
-from conftest import TARGET, assert_compiled_matches
+from conftest import assert_compiled_matches, xfail_on_triton
 
 pytestmark = pytest.mark.usefixtures("each_target")
 
@@ -15,11 +15,6 @@ POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_po
                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
                "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
-
-
-def _xfail_on_triton(request, reason):
-    if TARGET["name"] == "triton":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 
 
 NO_TRITON_WHILE = ("the Triton target has no per-element loops (scf.while in an elementwise "
@@ -38,7 +33,7 @@ def _bits_equal(actual, expected):
 
 @pytest.mark.parametrize("name", POLYNOMIALS)
 def test_orthogonal_polynomials_follow_aten_special_cases_and_recurrences(name, request):
-    _xfail_on_triton(request, NO_TRITON_WHILE)
+    xfail_on_triton(request, NO_TRITON_WHILE)
     # Degrees below and above ATen's switch to closed forms (4, 6 or 8), negative (0),
     # fractional (truncated), beyond Hermite's limit of 128 (NaN), NaN and infinite
     # (cast to the most negative integer: 0); x at +-1, 0, 1/2 (the shifted ones' special
@@ -58,7 +53,7 @@ def test_orthogonal_polynomials_follow_aten_special_cases_and_recurrences(name, 
 
 
 def test_cummax_and_cummin_follow_nans_ties_and_signed_zeros(request):
-    _xfail_on_triton(request, NO_TRITON_SCAN)
+    xfail_on_triton(request, NO_TRITON_SCAN)
     # ATen moves the running value to a NaN element (even after an earlier NaN), and on
     # ties to the later element (indices are exact; -0.0 after 0.0 replaces it).
     x = torch.tensor([[1.0, 3.0, 3.0, 2.0, nan, 5.0, nan, 0.0],
@@ -74,7 +69,7 @@ def test_cummax_and_cummin_follow_nans_ties_and_signed_zeros(request):
 
 
 def test_logcumsumexp_stays_finite_where_exp_overflows(request):
-    _xfail_on_triton(request, NO_TRITON_SCAN)
+    xfail_on_triton(request, NO_TRITON_SCAN)
     # torch-mlir's log(cumsum(exp(x))) gives inf at x = 100; ATen's pairwise
     # log-add-exp in double keeps 400.0; infinities and NaN as ATen treats them.
     x = torch.tensor([[100.0, 200.0, 400.0, -50.0, 399.0],

@@ -1,9 +1,12 @@
 """Ops torch-mlir cannot lower that Dyno decomposes (dyno/decompositions.py,
 dyno/special_functions.py): compiled vs eager, with special values, on both targets."""
+import warnings
+
 import pytest
 import torch
 
-from conftest import assert_compiled_matches
+import dyno
+from conftest import assert_compiled_matches, xfail_on_triton
 
 pytestmark = pytest.mark.usefixtures("each_target")
 
@@ -259,3 +262,48 @@ def test_searchsorted_and_bucketize_follow_eagers_binary_search():
     unsorted = torch.randn(9)
     assert_compiled_matches(fn, sequence, values, rows, row_values, unsorted,
                             torch.argsort(unsorted), rtol=0, atol=0)
+
+
+NO_TRITON_COMPLEX = "the Triton target has no complex element type: complex ops run eagerly"
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 16, 33, 128])
+def test_short_ffts_compile_as_dfts(n, request):
+    # dyno/complex_decompositions.py: _fft_r2c/_fft_c2c/_fft_c2r as float64 products with
+    # exact cosine/sine tables; every norm mode, odd and even lengths (c2r's Hermitian
+    # weights differ), transforms over 2 dims, and a complex input built in the graph.
+    xfail_on_triton(request, NO_TRITON_COMPLEX)
+
+    def fn(x, y, z):
+        spectrum = torch.fft.rfft(x, norm="ortho")
+        return (torch.fft.fft(x), torch.fft.ifft(x, norm="forward"), spectrum,
+                torch.fft.irfft(spectrum, n=n, norm="ortho"), torch.fft.hfft(y, n=n),
+                torch.fft.ihfft(x), torch.fft.fft2(z), torch.fft.rfftn(z, norm="forward"),
+                torch.fft.fft(torch.complex(x, x * 0.5 - 1.0)))
+    x, y, z = torch.randn(3, n), torch.randn(2, n // 2 + 1), torch.randn(2, 5, n)
+    assert_compiled_matches(fn, x, y, z, rtol=1e-5, atol=2e-5 * n ** 0.5)
+
+
+def test_long_ffts_run_eagerly_in_a_compiled_graph():
+    # Beyond complex_decompositions.MAX_LENGTH a DFT would cost n^2: the transform runs
+    # eagerly (pocketfft) and the rest of the graph is compiled.
+    x = torch.randn(4, 300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = torch.compile(lambda t: torch.fft.rfft(t * 2.0).abs() + 1.0, backend="mlir")(x)
+    torch.testing.assert_close(got, torch.fft.rfft(x * 2.0).abs() + 1.0)
+    stats = dyno.stats()
+    assert stats["partially_compiled_graphs"] == 1, stats
+    assert "aten._fft_r2c.default" in stats["fallback_ops"], stats
+
+
+def test_complex_results_from_real_parts(request):
+    xfail_on_triton(request, NO_TRITON_COMPLEX)
+
+    def fn(re, im, pairs):
+        value = torch.complex(re, im)
+        return (value, torch.polar(re.abs(), im), torch.view_as_complex(pairs),
+                re.to(torch.complex64), torch.conj_physical(value) * value,
+                torch.view_as_real(value * value))
+    assert_compiled_matches(fn, torch.randn(4, 6), torch.randn(4, 6), torch.randn(5, 2),
+                            rtol=1e-5, atol=1e-5)

@@ -83,6 +83,9 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   // Polynomial erf/exp/tanh/... so that LLVM vectorizes the loops (no libm calls). Not
   // sin and cos: upstream's error grows with |x| (3e-5 at 1e3, 3e-3 at 1e5; eager 4e-8),
   // which rotary embeddings reach; they call libm.
+  // Complex division, abs, exp, log... as real arithmetic (before the approximations,
+  // which then cover its exp/log); complex.create/re/im and +,-,* go to LLVM below.
+  kernels.addNestedPass<func::FuncOp>(createConvertComplexToStandardPass());
   DynoApproximateMathOptions cpuApproximations;
   cpuApproximations.opNames = {"exp",  "expm1", "log",  "log2", "log1p", "tanh", "erf",
                                "erfc", "atan",  "atan2", "asin", "acos",  "cbrt"};
@@ -96,6 +99,7 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createFinalizeMemRefToLLVMConversionPass());
+  kernels.addPass(createConvertComplexToLLVMPass());
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertMathToLLVMPass());
   kernels.addPass(createConvertMathToLibmPass());

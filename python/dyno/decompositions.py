@@ -18,7 +18,7 @@ from typing import List
 
 import torch
 
-from . import bessel_functions, special_functions
+from . import bessel_functions, complex_decompositions, special_functions
 
 aten = torch.ops.aten
 
@@ -867,6 +867,7 @@ def table() -> dict:
     decompositions[aten.nanmedian.default] = nanmedian
     decompositions.update(special_functions.table())
     decompositions.update(bessel_functions.table())
+    decompositions.update(complex_decompositions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction
     decompositions[aten.gelu.default] = gelu

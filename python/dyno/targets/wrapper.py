@@ -19,6 +19,7 @@ _DTYPES = {
     "f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
     "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32, "i16": torch.int16,
     "i8": torch.int8, "ui8": torch.uint8, "i1": torch.bool,
+    "complex<f32>": torch.complex64, "complex<f64>": torch.complex128,
 }
 
 
