@@ -830,7 +830,8 @@ _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
                        "_batch_norm_no_update.default",
                        "narrow_copy.default",
                        "dist.default", "unbind_copy.int", "all.dim", "all.dims", "any.dim",
-                       "any.dims")
+                       "any.dims", "as_strided_scatter.default",
+                       "_upsample_bilinear2d_aa.vec")
 
 
 def table() -> dict:
