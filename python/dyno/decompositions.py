@@ -18,7 +18,8 @@ from typing import List
 
 import torch
 
-from . import bessel_functions, complex_decompositions, special_functions
+from . import (bessel_functions, complex_decompositions, indexing_decompositions,
+               special_functions)
 
 aten = torch.ops.aten
 
@@ -830,8 +831,7 @@ _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
                        "_batch_norm_no_update.default",
                        "narrow_copy.default",
                        "dist.default", "unbind_copy.int", "all.dim", "all.dims", "any.dim",
-                       "any.dims", "as_strided_scatter.default",
-                       "_upsample_bilinear2d_aa.vec")
+                       "any.dims")
 
 
 def table() -> dict:
@@ -869,6 +869,7 @@ def table() -> dict:
     decompositions.update(special_functions.table())
     decompositions.update(bessel_functions.table())
     decompositions.update(complex_decompositions.table())
+    decompositions.update(indexing_decompositions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction
     decompositions[aten.gelu.default] = gelu
