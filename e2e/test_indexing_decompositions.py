@@ -43,3 +43,18 @@ def test_histogram_bins_edges_weights_and_density_as_aten():
                 *torch.histogram(x[:200].view(20, 10), 7))
     assert_compiled_matches(fn, x, torch.rand(200), edges, torch.full((6,), 3.0),
                             rtol=1e-5, atol=1e-6)
+
+
+def test_histogramdd_with_counts_ranges_and_edges():
+    points = torch.cat([torch.randn(100, 3), torch.tensor([[0.0, 1.0, nan], [5.0, 0.0, 0.0]])])
+    edges = [torch.tensor([-1.0, 0.0, 1.0]), torch.tensor([-2.0, -0.5, 0.5, 2.0]),
+             torch.tensor([-3.0, 3.0])]
+
+    # (Without a range, eager rejects NaN coordinates: its range comes from min/max.)
+    def fn(points, weight, a, b, c):
+        hist, bin_edges = torch.histogramdd(points[:100], [3, 4, 2])
+        ranged, _ = torch.histogramdd(points, [2, 2, 5], range=[-1.0, 1.0, 0.0, 2.0, -3.0, 0.0],
+                                      weight=weight, density=True)
+        given, _ = torch.histogramdd(points, [a, b, c])
+        return hist, *bin_edges, ranged, given
+    assert_compiled_matches(fn, points, torch.rand(102), *edges, rtol=1e-5, atol=1e-6)

@@ -64,6 +64,27 @@ def nonzero_static(x, *, size, fill_value=-1):
     return table[:size]
 
 
+def _linear_edges(column, bins, range):
+    """The edges ATen's histogram computes for one dimension (see histogram_bin_ct)."""
+    if range is None:
+        left, right = torch.amin(column), torch.amax(column)
+    else:
+        left = torch.full((), float(range[0]), dtype=torch.float64, device=column.device)
+        right = torch.full((), float(range[1]), dtype=torch.float64, device=column.device)
+    left, right = left.to(torch.float64), right.to(torch.float64)
+    empty = left == right
+    left = torch.where(empty, left - 0.5, left).to(column.dtype)
+    right = torch.where(empty, right + 0.5, right).to(column.dtype)
+    # at::linspace as dyno.decompositions.linspace computes it (step in x's type, each
+    # edge one fused multiply-add: exact in float64, then rounded once).
+    steps = bins + 1
+    step = ((right - left) / bins).to(torch.float64)
+    index = torch.arange(steps, dtype=torch.float64, device=column.device)
+    from_left = index * step + left.to(torch.float64)
+    from_right = right.to(torch.float64) - (steps - 1 - index) * step
+    return torch.where(index < steps // 2, from_left, from_right).to(column.dtype)
+
+
 def histogram_bin_ct(x, bins=100, *, range=None, weight=None, density=False):
     """ATen's histogram (Histogram.cpp, histogramdd_cpu_contiguous with
     LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH): edges = linspace(left, right, bins + 1) of
@@ -73,23 +94,7 @@ def histogram_bin_ct(x, bins=100, *, range=None, weight=None, density=False):
     if not x.dtype.is_floating_point or x.numel() == 0 or not isinstance(bins, int):
         return NotImplemented
     flat = x.reshape(-1)
-    if range is None:
-        left, right = torch.amin(flat), torch.amax(flat)
-    else:
-        left = torch.full((), float(range[0]), dtype=torch.float64, device=x.device)
-        right = torch.full((), float(range[1]), dtype=torch.float64, device=x.device)
-    left, right = left.to(torch.float64), right.to(torch.float64)
-    empty = left == right
-    left = torch.where(empty, left - 0.5, left).to(x.dtype)
-    right = torch.where(empty, right + 0.5, right).to(x.dtype)
-    # at::linspace as dyno.decompositions.linspace computes it (step in x's type, each
-    # edge one fused multiply-add: exact in float64, then rounded once).
-    steps = bins + 1
-    step = ((right - left) / bins).to(torch.float64)
-    index = torch.arange(steps, dtype=torch.float64, device=x.device)
-    from_left = index * step + left.to(torch.float64)
-    from_right = right.to(torch.float64) - (steps - 1 - index) * step
-    edges = torch.where(index < steps // 2, from_left, from_right).to(x.dtype)
+    edges = _linear_edges(flat, bins, range)
     return _histogram(flat, edges, weight, density)
 
 
@@ -102,19 +107,64 @@ def histogram_bins_tensor(x, bins, *, weight=None, density=False):
 
 
 def _histogram(flat, edges, weight, density):
-    bins = edges.shape[0] - 1
-    inside = (flat >= edges[0]) & (flat <= edges[-1])
-    position = torch.searchsorted(edges, flat, right=True) - 1
-    position = torch.clamp(position, 0, bins - 1)
-    position = torch.where(inside, position, bins)  # a spare bin for the others
-    counts = torch.ones_like(flat) if weight is None else weight.reshape(-1).to(flat.dtype)
-    hist = torch.zeros(bins + 1, dtype=flat.dtype, device=flat.device)
-    hist = hist.index_add(0, position, counts)
-    hist = hist[:bins]
+    hist = _histogram_dd(flat[:, None], [edges], weight, density)
+    return hist, edges
+
+
+def _histogram_dd(points, edges, weight, density):
+    """points (N, D), edges[d] (bins_d + 1): each point's bin (all coordinates inside
+    their ranges, else a spare bin), weighted counts, density as ATen divides it."""
+    sizes = [e.shape[0] - 1 for e in edges]
+    inside = torch.ones(points.shape[0], dtype=torch.bool, device=points.device)
+    flat_bin = torch.zeros(points.shape[0], dtype=torch.int64, device=points.device)
+    for d, (edge, size) in enumerate(zip(edges, sizes)):
+        coordinate = points[:, d]
+        inside = inside & (coordinate >= edge[0]) & (coordinate <= edge[-1])
+        position = torch.clamp(torch.searchsorted(edge, coordinate, right=True) - 1, 0, size - 1)
+        flat_bin = flat_bin * size + position
+    total = math.prod(sizes)
+    flat_bin = torch.where(inside, flat_bin, total)
+    counts = torch.ones_like(points[:, 0]) if weight is None else \
+        weight.reshape(-1).to(points.dtype)
+    hist = torch.zeros(total + 1, dtype=points.dtype, device=points.device)
+    hist = hist.index_add(0, flat_bin, counts)[:total].view(sizes)
     if density:
         hist = hist / hist.sum()
-        hist = hist / (edges[1:] - edges[:-1])
-    return hist, edges
+        for d, edge in enumerate(edges):
+            shape = [1] * len(sizes)
+            shape[d] = sizes[d]
+            hist = hist / (edge[1:] - edge[:-1]).view(shape)
+    return hist
+
+
+def _points(x):
+    return x.reshape(-1, x.shape[-1])
+
+
+def _dd_supported(x, bins) -> bool:
+    return (x.dtype.is_floating_point and x.dim() >= 1 and x.numel() > 0 and
+            len(bins) == x.shape[-1])
+
+
+def histogramdd_bin_edges(x, bins, *, range=None, weight=None, density=False):
+    if not _dd_supported(x, bins) or not all(isinstance(b, int) for b in bins):
+        return NotImplemented
+    points = _points(x)
+    return [_linear_edges(points[:, d], b, None if range is None else range[2 * d:2 * d + 2])
+            for d, b in enumerate(bins)]
+
+
+def histogramdd_from_bin_cts(x, bins, *, range=None, weight=None, density=False):
+    edges = histogramdd_bin_edges(x, bins, range=range, weight=weight, density=density)
+    if edges is NotImplemented:
+        return NotImplemented
+    return _histogram_dd(_points(x), edges, weight, density)
+
+
+def histogramdd_from_bin_tensors(x, bins, *, weight=None, density=False):
+    if not _dd_supported(x, bins) or any(b.dim() != 1 or b.shape[0] < 2 for b in bins):
+        return NotImplemented
+    return _histogram_dd(_points(x), list(bins), weight, density)
 
 
 def table():
@@ -123,4 +173,7 @@ def table():
         aten.nonzero_static.default: nonzero_static,
         aten.histogram.bin_ct: histogram_bin_ct,
         aten.histogram.bins_tensor: histogram_bins_tensor,
+        aten._histogramdd_bin_edges.default: histogramdd_bin_edges,
+        aten._histogramdd_from_bin_cts.default: histogramdd_from_bin_cts,
+        aten._histogramdd_from_bin_tensors.default: histogramdd_from_bin_tensors,
     }
