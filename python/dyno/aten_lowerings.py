@@ -20,6 +20,10 @@ from typing import Callable, Dict, List, Optional
 from .errors import DynoCompileError
 
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+
+
+class Unsupported(Exception):
+    """Raised by a lowering to leave an op to torch-mlir (and so to per-op fallback)."""
 _BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16,
          "f32": 32, "f64": 64}
 
@@ -40,7 +44,7 @@ def _split_top_level(text: str) -> List[str]:
     return parts
 
 
-_VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
+_VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(.+)>")
 
 
 class TensorType:
@@ -48,8 +52,8 @@ class TensorType:
 
     def __init__(self, torch_type: str):
         match = _VTENSOR.fullmatch(torch_type)
-        if not match:
-            raise DynoCompileError("frontend", f"not a value tensor type: {torch_type}")
+        if not match:  # a list, a scalar, a tensor of unknown shape: left to torch-mlir
+            raise Unsupported()
         self.torch = torch_type
         self.sizes = [None if s == "?" else int(s)
                       for s in match.group(1).split(",") if s.strip()]
@@ -363,12 +367,7 @@ class Island:
 
 
 # A lowering gets the island, the op's operands and its result types, and returns the
-# builtin tensors (name, builtin type) of its results; it raises Unsupported to leave
-# the op to torch-mlir (and so to per-op fallback).
-class Unsupported(Exception):
-    pass
-
-
+# builtin tensors (name, builtin type) of its results.
 LOWERINGS: Dict[str, Callable] = {}
 
 
@@ -381,11 +380,13 @@ def lowering(*names: str):
 
 
 _CONSTANT = re.compile(
-    r'^\s*(%[\w.$-]+) = "torch\.constant\.(int|float|bool|none)"\(\)'
+    r'^\s*(%[\w.$-]+) = "torch\.constant\.(int|float|bool|none|str)"\(\)'
     r'(?: <\{value = ([^:}]+?)(?: : \w+)?\}>)?')
+_INT_LIST = re.compile(
+    r'^\s*(%[\w.$-]+) = "torch\.prim\.ListConstruct"\((.*?)\) : .* -> !torch\.list<int>$')
 _OP = re.compile(
-    r'^(\s*)(%[\w.$-]+)(?::(\d+))? = "(torch\.operator|torch\.aten\.[\w.]+)"\((.*?)\)'
-    r'(?: <\{name = "([\w.]+)"\}>)? : \((.*)\) -> (.*)$')
+    r'^(\s*)(?:(%[\w.$-]+)(?::(\d+))? = )?"(torch\.operator|torch\.aten\.[\w.]+)"'
+    r'\((.*?)\)(?: <\{name = "([\w.]+)"\}>)? : \((.*)\) -> (.*)$')
 
 
 def _constant_value(kind: str, text: Optional[str]):
@@ -395,6 +396,12 @@ def _constant_value(kind: str, text: Optional[str]):
         return text.strip() == "true"
     if kind == "int":
         return int(text)
+    if kind == "str":
+        return text.strip().strip('"')
+    text = text.strip()
+    if text.lower().startswith("0x"):  # NaN and infinities print as f64 bit patterns
+        import struct
+        return struct.unpack("d", struct.pack("Q", int(text, 16)))[0]
     return float(text)
 
 
@@ -408,6 +415,11 @@ def lower_unsupported_ops(text: str) -> str:
         constant = _CONSTANT.match(line)
         if constant:
             constants[constant.group(1)] = _constant_value(constant.group(2), constant.group(3))
+        int_list = _INT_LIST.match(line)
+        if int_list:
+            items = _split_top_level(int_list.group(2))
+            if all(isinstance(constants.get(item), int) for item in items):
+                constants[int_list.group(1)] = [constants[item] for item in items]
         match = _OP.match(line)
         if not match:
             output.append(line)
@@ -423,16 +435,16 @@ def lower_unsupported_ops(text: str) -> str:
         out_types = out_types.strip()
         if out_types.startswith("("):
             out_types = out_types[1:-1]
-        results = [TensorType(t) for t in _split_top_level(out_types)]
         island = Island(f"dyno{number}")
         try:
+            results = [TensorType(t) for t in _split_top_level(out_types)]
             built = function(island, [Operand(n, t, constants) for n, t in zip(names, types)],
                              results)
         except Unsupported:
             output.append(line)
             continue
         # `%5#1` becomes `%dyno_5_1` (a name that starts with a digit must be all digits).
-        result_names = [result] if count is None else \
+        result_names = [] if result is None else [result] if count is None else \
             [f"%dyno_{result[1:]}_{i}" for i in range(int(count))]
         if count is not None:
             renames[result] = f"%dyno_{result[1:]}_"
@@ -461,4 +473,5 @@ def dimension(operand: Operand, rank: int) -> int:
     return dim + rank if dim < 0 else dim
 
 
-from . import scan_lowerings, bit_lowerings, polynomial_lowerings  # noqa: E402,F401  (register)
+from . import (bit_lowerings, library_calls, polynomial_lowerings,  # noqa: E402,F401
+               scan_lowerings)  # (they register their lowerings)

@@ -64,7 +64,7 @@ def _warn_once(graph_id: int, error: DynoCompileError, what: str = "runs eagerly
     warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def _target(example_inputs, options: CompileOptions):
+def target_and_device(example_inputs, options: CompileOptions):
     """(target, device): the explicit target, or Triton for CUDA inputs and CPU code for
     CPU inputs. Triton kernels on CPU tensors run under Triton's interpreter."""
     devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor)}
@@ -225,7 +225,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         return eager
 
     try:
-        target, device = _target(example_inputs, options)
+        target, device = target_and_device(example_inputs, options)
         frontend.check_graph_inputs(example_inputs, device.type)
     except DynoCompileError as error:
         return fall_back(error)

@@ -7,8 +7,9 @@ Each transformed dimension multiplies by an n x m table of cos(2 pi (j k mod n) 
 sin(...): the angle's integer part is reduced exactly before the float64 cos/sin, and the
 products accumulate in float64, so results match pocketfft (eager's) to float32 rounding.
 A DFT costs n^2 per line against the FFT's n log n, so only transforms of length up to
-MAX_LENGTH are decomposed; longer ones stay aten ops, which per-op fallback runs eagerly
-through pocketfft. Normalization follows ATen's fft_norm_mode: 0 none, 1 by 1/sqrt(n),
+MAX_LENGTH are decomposed; longer ones (and every FFT on the Triton target, which has
+no complex type) stay aten ops, which the compiled graph calls in pocketfft or cuFFT
+(library_calls). Normalization follows ATen's fft_norm_mode: 0 none, 1 by 1/sqrt(n),
 2 by 1/n, with n the product of the transformed (signal) lengths.
 """
 import math
@@ -129,17 +130,31 @@ def conj(x):
     return torch.complex(torch.real(x), -torch.imag(x))
 
 
+def complex_abs(x):
+    """|z| of a complex tensor as std::abs computes it: hypot(real, imag) (torch-mlir
+    lowers abs to math.absf, which takes no complex operand)."""
+    if not x.is_complex():
+        return NotImplemented
+    return torch.hypot(torch.real(x), torch.imag(x))
+
+
 def polar(magnitude, angle):
     """ATen's polar: (abs cos(angle), abs sin(angle)) in the real type."""
     return torch.complex(magnitude * torch.cos(angle), magnitude * torch.sin(angle))
 
 
-def table():
-    return {
+def table(ffts: bool = True):
+    """Conjugates and polar; with `ffts`, the short-FFT decompositions (otherwise FFTs
+    stay aten ops, which library_calls turns into pocketfft/cuFFT calls)."""
+    transforms = {
         aten._fft_r2c.default: fft_r2c,
         aten._fft_c2c.default: fft_c2c,
         aten._fft_c2r.default: fft_c2r,
+    } if ffts else {}
+    return {
+        **transforms,
         aten._conj.default: conj,
         aten._conj_physical.default: conj,
         aten.polar.default: polar,
+        aten.abs.default: complex_abs,
     }

@@ -347,7 +347,9 @@ def hypot(a, b):
 
 def angle(x):
     """The argument of a real number: pi below zero, 0 otherwise, NaN for NaN
-    (torch-mlir cannot lower it)."""
+    (torch-mlir cannot lower it); of a complex number, atan2(imag, real) (std::arg)."""
+    if x.is_complex():
+        return torch.atan2(torch.imag(x), torch.real(x))
     if not _is_float(x):
         return NotImplemented
     result = aten.where.self(aten.lt.Scalar(x, 0.0), _as_tensor(math.pi, x),
@@ -834,7 +836,10 @@ _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
                        "any.dims")
 
 
-def table() -> dict:
+def table(target: str = "cpu") -> dict:
+    """The decompositions for `target` ("cpu" or "triton"): the same but for FFTs, which
+    the CPU target computes as DFT products (complex_decompositions) and the Triton target,
+    which has no complex type, leaves to the library."""
     from torch._decomp import decomposition_table
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -868,7 +873,7 @@ def table() -> dict:
     decompositions[aten.nanmedian.default] = nanmedian
     decompositions.update(special_functions.table())
     decompositions.update(bessel_functions.table())
-    decompositions.update(complex_decompositions.table())
+    decompositions.update(complex_decompositions.table(ffts=target == "cpu"))
     decompositions.update(indexing_decompositions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction

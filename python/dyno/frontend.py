@@ -5,6 +5,7 @@ that our MLIR parses what theirs prints): its FX importer runs in process, its l
 to linalg in a torch-mlir-opt subprocess.
 """
 import copy
+import functools
 import operator
 import os
 import pathlib
@@ -120,10 +121,46 @@ def _with_empty_values_as_empty_tensors(gm: torch.fx.GraphModule) -> torch.fx.Gr
     return copied
 
 
+# Ops AOTAutograd threads an effect token through (with_effects) that Dyno calls in
+# program order as library calls (aten_lowerings keeps such calls: they are not pure).
+_EFFECTFUL_CALLS = (torch.ops.aten._linalg_check_errors.default,)
+
+
+def _with_effects_as_calls(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """`with_effects(token, op, *args)` -> `op(*args)`, the token passing through: the
+    check linalg.cholesky/inv/solve make on LAPACK's info (raising eager's LinAlgError)
+    stays in the compiled graph; the importer cannot import with_effects, and folding
+    its empty token (_with_empty_values_as_empty_tensors) would drop the check. Works on
+    a copy."""
+    def effectful(node):
+        return (node.op == "call_function" and
+                node.target is torch.ops.higher_order.with_effects and
+                node.args[1] in _EFFECTFUL_CALLS)
+    if not any(effectful(node) for node in gm.graph.nodes):
+        return gm
+    copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    graph = copied.graph
+    for node in [n for n in graph.nodes if effectful(n)]:
+        token, op, *args = node.args
+        with graph.inserting_before(node):
+            call = graph.call_function(op, tuple(args), dict(node.kwargs))
+        call.meta["val"] = None
+        for user in list(node.users):
+            if user.target is not operator.getitem or user.args[1] != 0:
+                raise DynoCompileError("frontend", f"{op} has results, which with_effects "
+                                       "returns; Dyno passes only its token through")
+            user.replace_all_uses_with(token)
+            graph.erase_node(user)
+        graph.erase_node(node)
+    copied.recompile()
+    return copied
+
+
 def import_to_torch(gm: torch.fx.GraphModule) -> str:
     """FX -> torch dialect, in process (the importer only builds IR)."""
     from torch_mlir.fx import stateless_fx_import
 
+    gm = _with_effects_as_calls(gm)
     gm = _with_empty_values_as_empty_tensors(_with_stable_sorts_as_sorts(gm))
     try:
         module = stateless_fx_import(gm, output_type="raw", model_name="main")
@@ -139,6 +176,39 @@ def torch_mlir_opt_path() -> str:
     return os.path.join(list(torch_mlir.__path__)[0], "_mlir_libs", "torch-mlir-opt")
 
 
+@functools.lru_cache(maxsize=None)
+def torch_to_linalg_pipeline() -> str:
+    """TORCH_TO_LINALG expanded (torch-mlir-opt --dump-pass-pipeline) without its last
+    pass, which verifies the linalg-on-tensors backend contract: that contract has no room
+    for dyno.library_call (aten_lowerings). check_lowered checks what the verifier did
+    that matters here: that no torch op is left."""
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir") as empty:
+        empty.write("module {}\n")
+        empty.flush()
+        dump = subprocess.run([torch_mlir_opt_path(), f"--pass-pipeline={TORCH_TO_LINALG}",
+                               "--dump-pass-pipeline", empty.name, "-o", os.devnull],
+                              capture_output=True, text=True, check=True)
+    text = dump.stdout + dump.stderr
+    pipeline = re.sub(r"\s*\n\s*", "", text[text.index("builtin.module("):]).strip()
+    verifier = ",torch-verify-linalg-on-tensors-backend-contract"
+    if verifier not in pipeline:
+        raise DynoCompileError("torch-mlir lowering", "unexpected pipeline: " + pipeline[:200])
+    return pipeline.replace(verifier, "")
+
+
+_TORCH_OP = re.compile(r'"(torch(?:_c)?\.[\w.]+)"\(')  # an op, not a string attribute
+
+
+def check_lowered(text: str, reproducer: str) -> None:
+    left = _TORCH_OP.search(text)
+    if left:
+        raise DynoCompileError("torch-mlir lowering",
+                               f"failed to lower {left.group(1)} to linalg", reproducer)
+
+
 def lower_to_linalg(torch_path: pathlib.Path, linalg_path: pathlib.Path) -> str:
     """torch dialect -> linalg-on-tensors with torch-mlir's pipeline, in a torch-mlir-opt
     subprocess: a crash in one of its lowerings must not take the program down (seen:
@@ -146,10 +216,12 @@ def lower_to_linalg(torch_path: pathlib.Path, linalg_path: pathlib.Path) -> str:
     Dyno's MLIR parses what torch-mlir's prints."""
     from .pipeline import run_tool
 
-    command = [torch_mlir_opt_path(), f"--pass-pipeline={TORCH_TO_LINALG}", str(torch_path),
+    command = [torch_mlir_opt_path(), "--allow-unregistered-dialect",
+               f"--pass-pipeline={torch_to_linalg_pipeline()}", str(torch_path),
                "-o", str(linalg_path), "--mlir-print-op-generic"]
-    reproducer = " ".join(shlex.quote(part) for part in command[:3])
+    reproducer = " ".join(shlex.quote(part) for part in command[:4])
     text = run_tool("torch-mlir lowering", command, linalg_path, reproducer)
+    check_lowered(text, reproducer)
     text = rename_sequential_ops(text)
     linalg_path.write_text(text)
     return text

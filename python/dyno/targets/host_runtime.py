@@ -23,7 +23,10 @@ def _dense_layout(shape, stride) -> bool:
 
 
 def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
-    """Gives `tensor` the dtype and strides eager PyTorch produces for this output."""
+    """Gives `tensor` the dtype and strides eager PyTorch produces for this output. An
+    effect token (an input passed through, None at run time) is returned as it is."""
+    if tensor is None:
+        return None
     if tensor.dtype != dtype:
         tensor = tensor.view(dtype) if tensor.element_size() == torch.empty(
             (), dtype=dtype).element_size() else tensor.to(dtype)
@@ -62,6 +65,16 @@ def remsi(a: int, b: int) -> int:
 class CheckFailed(RuntimeError):
     """A check of the inputs failed on the host (an index out of range, sizes a dynamic
     graph cannot take): this call cannot run compiled; eager reports the error."""
+
+
+def library_call(op, *args, **kwargs):
+    """A dyno.library_call: PyTorch's routine (LAPACK, pocketfft), whose own errors for
+    bad inputs (a matrix that is not positive-definite) become CheckFailed: the call
+    then runs eagerly, raising eager's error, and the next call runs compiled again."""
+    try:
+        return op(*args, **kwargs)
+    except Exception as error:
+        raise CheckFailed(f"{op}: {type(error).__name__}: {error}") from error
 
 
 def check_condition(condition: torch.Tensor, message: str):
@@ -110,4 +123,5 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_get_num_threads": torch.get_num_threads,
         "_CheckFailed": CheckFailed,
         "_check_condition": check_condition,
+        "_library_call": library_call,
     }

@@ -88,6 +88,29 @@ def _i64_array(attribute) -> List[int]:
     return list(ir.DenseI64ArrayAttr(attribute))
 
 
+def ir_string(attribute) -> str:
+    from .. import ir
+
+    return ir.StringAttr(attribute).value
+
+
+def _library_argument(attribute, tensors) -> str:
+    """A dyno.library_call argument as Python source: `unit` is the next tensor."""
+    from .. import ir
+
+    if isinstance(attribute, ir.UnitAttr):
+        return next(tensors)
+    if isinstance(attribute, ir.TypeAttr):  # none
+        return "None"
+    if isinstance(attribute, ir.BoolAttr):
+        return repr(attribute.value)
+    if isinstance(attribute, (ir.IntegerAttr, ir.FloatAttr, ir.StringAttr)):
+        return repr(attribute.value)
+    if isinstance(attribute, ir.DenseI64ArrayAttr):
+        return repr(list(attribute))
+    raise DynoCompileError("wrapper", f"unsupported library call argument {attribute}")
+
+
 def ir_int(attribute) -> int:
     from .. import ir
 
@@ -171,6 +194,8 @@ class WrapperBuilder:
             self.emit_launch(op)
         elif kind == "dyno.extern":
             self.emit_extern(op)
+        elif kind == "dyno.library_call":
+            self.emit_library_call(op)
         elif kind in ("tensor.expand_shape", "tensor.collapse_shape"):
             source = self.name(op.operands[0])
             shape = self.reshaped_shape(op, source)
@@ -387,6 +412,34 @@ class WrapperBuilder:
             raise DynoCompileError("wrapper", f"unknown library operation {callee}")
         name = self.define(op.results[0], contiguous=contiguous)
         self.lines.append(f"{name} = {expression}")
+        self.extern_calls += 1
+
+    def emit_library_call(self, op):
+        """torch.ops.aten.<op>.<overload>(...) with the call's tensors and constants."""
+        from .. import ir
+
+        callee = ir_string(op.attributes["name"])
+        operands = iter(self.name(v) for v in op.operands)
+        arguments = [_library_argument(a, operands)
+                     for a in ir.ArrayAttr(op.attributes["arguments"])]
+        # Keyword-only parameters by name, as the operator's schema declares them.
+        overload = torch.ops
+        for part in callee.split("."):
+            overload = getattr(overload, part)
+        parameters = overload._schema.arguments
+        if len(parameters) < len(arguments):
+            raise DynoCompileError("wrapper", f"{callee} takes {len(parameters)} arguments, "
+                                   f"the call has {len(arguments)}")
+        arguments = [f"{p.name}={a}" if p.kwarg_only else a
+                     for p, a in zip(parameters, arguments)]
+        call = f"_library_call(torch.ops.{callee}, {', '.join(arguments)})"
+        results = [self.define(result) for result in op.results]
+        if not results:
+            self.lines.append(call)
+        elif len(results) == 1:
+            self.lines.append(f"{results[0]} = {call}")
+        else:
+            self.lines.append(f"{', '.join(results)} = {call}")
         self.extern_calls += 1
 
     def emit_slice(self, op):

@@ -405,3 +405,27 @@ module @kernels {
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+func.func @dyno.library_call$not_aten(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{calls ATen operators (aten.<op>.<overload>), not 'dgetrf'}}
+  %0 = dyno.library_call "dgetrf"(%a) {arguments = [unit]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @dyno.library_call$tensor_count(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'arguments' names 2 tensors (unit) but the call has 1 tensor operands}}
+  %0 = dyno.library_call "aten.linalg_inv_ex.default"(%a) {arguments = [unit, unit]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @dyno.library_call$argument_kind(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{is neither a tensor (unit), none, a bool, an integer, a float, a string nor an array<i64>}}
+  %0 = dyno.library_call "aten.linalg_inv_ex.default"(%a) {arguments = [unit, [1, 2]]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}

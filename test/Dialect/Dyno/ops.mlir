@@ -45,6 +45,21 @@ func.func @dyno.extern$conv2d(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, 
   return %0 : tensor<1x4x8x8xf32>
 }
 
+// CHECK-LABEL: func.func @dyno.library_call$lapack
+func.func @dyno.library_call$lapack(%a: tensor<3x3xf32>, %b: tensor<3x2xf32>) -> (tensor<3x3xf32>, tensor<3x2xf32>) {
+  // CHECK: %[[L:.*]]:2 = dyno.library_call "aten.linalg_cholesky_ex.default"(%{{.*}}) {arguments = [unit, false, false]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)
+  %0:2 = dyno.library_call "aten.linalg_cholesky_ex.default"(%a) {arguments = [unit, false, false]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)
+  // CHECK: dyno.library_call "aten._linalg_check_errors.default"(%[[L]]#1) {arguments = [unit, "linalg.cholesky", true]} : (tensor<i32>) -> ()
+  dyno.library_call "aten._linalg_check_errors.default"(%0#1) {arguments = [unit, "linalg.cholesky", true]} : (tensor<i32>) -> ()
+  // CHECK: dyno.library_call "aten._fft_r2c.default"(%{{.*}}) {arguments = [unit, array<i64: 1>, 0, true]}
+  %1 = dyno.library_call "aten._fft_r2c.default"(%b) {arguments = [unit, array<i64: 1>, 0 : i64, true]} : (tensor<3x2xf32>) -> tensor<3x2xcomplex<f32>>
+  // CHECK: dyno.library_call "aten.linalg_solve_triangular.default"({{.*}}) {arguments = [unit, unit, false, true, false]}
+  %2 = dyno.library_call "aten.linalg_solve_triangular.default"(%0#0, %b) {arguments = [unit, unit, false, true, false]} : (tensor<3x3xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  // CHECK: dyno.library_call "aten.linalg_pinv.atol_rtol_tensor"({{.*}}) {arguments = [unit, none, none, false]}
+  %3 = dyno.library_call "aten.linalg_pinv.atol_rtol_tensor"(%a) {arguments = [unit, none, none, false]} : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  return %3, %2 : tensor<3x3xf32>, tensor<3x2xf32>
+}
+
 module @kernels {
   func.func @kernel_0(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4xf32>) {
     %e = tensor.empty() : tensor<4xf32>

@@ -133,6 +133,34 @@ LogicalResult ExternOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// LibraryCallOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LibraryCallOp::verify() {
+  if (!getName().starts_with("aten."))
+    return emitOpError("calls ATen operators (aten.<op>.<overload>), not '")
+           << getName() << "'";
+  unsigned tensors = 0;
+  for (Attribute argument : getArguments()) {
+    if (isa<UnitAttr>(argument)) {
+      ++tensors;
+      continue;
+    }
+    auto type = dyn_cast<TypeAttr>(argument);
+    if (type ? !isa<NoneType>(type.getValue())
+             : !isa<BoolAttr, IntegerAttr, FloatAttr, StringAttr, DenseI64ArrayAttr>(argument))
+      return emitOpError("argument ") << argument
+                                      << " is neither a tensor (unit), none, a bool, an "
+                                         "integer, a float, a string nor an array<i64>";
+  }
+  if (tensors != getArgs().size())
+    return emitOpError("'arguments' names ")
+           << tensors << " tensors (unit) but the call has " << getArgs().size()
+           << " tensor operands";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Sequential operations
 //===----------------------------------------------------------------------===//
 

@@ -161,6 +161,11 @@ static bool isRematerializable(Operation *op) {
          llvm::none_of(op->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
 }
 
+/// A result of a library call (dyno.extern or dyno.library_call), made on the host.
+static bool isLibraryResult(Value value) {
+  return value.getDefiningOp<ExternOp>() || value.getDefiningOp<LibraryCallOp>();
+}
+
 /// A size of a graph input or of a library call's result: computed on the host and
 /// passed as an index, so that a kernel need not take the whole tensor for it.
 static bool isHostSize(Operation *op) {
@@ -168,7 +173,7 @@ static bool isHostSize(Operation *op) {
   if (!dim)
     return false;
   Value source = dim.getSource();
-  return isa<BlockArgument>(source) || source.getDefiningOp<ExternOp>();
+  return isa<BlockArgument>(source) || isLibraryResult(source);
 }
 
 /// A reshape with dynamic sizes of a graph input or a library call's result: a free
@@ -178,7 +183,7 @@ static bool isDynamicReshapeOfInput(Operation *op) {
       cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
     return false;
   Value source = op->getOperand(0);
-  return isa<BlockArgument>(source) || source.getDefiningOp<ExternOp>();
+  return isa<BlockArgument>(source) || isLibraryResult(source);
 }
 
 /// Ops that the runtime performs as zero-copy views when they stay on the host.
@@ -294,7 +299,7 @@ private:
       Operation *op = &opRef;
       // Shape checks (torch-mlir's `cf.assert`s on sizes) stay on the host, where a
       // failure raises an error instead of aborting in a kernel.
-      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ExternOp, cf::AssertOp>(op) ||
+      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ExternOp, LibraryCallOp, cf::AssertOp>(op) ||
           isHostSize(op) || isHostCheckedValue(op))
         continue;
       // The shape of a reshape that stays on the host: a tuple of host integers.

@@ -46,6 +46,32 @@ def Dyno_LaunchOp : Dyno_Op<"launch", [
   let hasVerifier = 1;
 }
 
+def Dyno_LibraryCallOp : Dyno_Op<"library_call"> {
+  let summary = "an ATen routine (LAPACK, pocketfft...) called on whole tensors";
+  let description = [{
+    Calls the ATen operator `name` (an overload, e.g. `aten.linalg_cholesky_ex.default`)
+    through PyTorch on the host, as the wrapper calls `dyno.extern`'s libraries: for the
+    linear algebra and long FFTs that PyTorch reaches through LAPACK and pocketfft, which
+    Dyno calls rather than reimplements. `arguments` are the call's arguments in order:
+    `unit` stands for the next tensor operand; booleans, integers, floats, strings and
+    `array<i64: ...>` are passed as such; the type `none` is Python's None. The results
+    are the operator's tensor results, with the strides the library gives them.
+
+    Not pure: a call may raise (aten._linalg_check_errors has no result at all).
+
+    ```mlir
+    %l, %info = dyno.library_call "aten.linalg_cholesky_ex.default"(%a)
+        {arguments = [unit, false, false]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Variadic<AnyRankedTensor>:$args, ArrayAttr:$arguments);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $name `(` $args `)` attr-dict `:` functional-type($args, $results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Dyno_ExternOp : Dyno_Op<"extern", [Pure]> {
   let summary = "an operation run by a vendor library";
   let description = [{

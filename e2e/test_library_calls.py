@@ -1,0 +1,61 @@
+"""Linear algebra and long FFTs as library calls inside compiled graphs
+(dyno/library_calls.py): PyTorch's LAPACK/pocketfft routines called by the wrapper, the
+rest of the graph in Dyno's kernels, nothing run eagerly; on both targets."""
+import pytest
+import torch
+
+import dyno
+from conftest import TARGET, assert_compiled_matches
+
+pytestmark = pytest.mark.usefixtures("each_target")
+
+
+def _spd(n, batch=()):
+    a = torch.randn(*batch, n, n)
+    return a @ a.transpose(-1, -2) + n * torch.eye(n)
+
+
+def test_factorizations_and_solves_around_kernels():
+    # Each routine's result feeds a kernel (or is one), so the wrapper's library calls
+    # and Dyno's kernels interleave; batched inputs; keyword-only arguments (upper, left).
+    def fn(a, b, general):
+        lower = torch.linalg.cholesky(a)
+        upper = torch.linalg.cholesky(a, upper=True)
+        lu, pivots = torch.linalg.lu_factor(general)
+        return (lower * 2.0, upper.sum(-1), torch.cholesky_solve(b, lower),
+                torch.linalg.solve_triangular(lower, b, upper=False) + 1.0,
+                torch.linalg.solve_triangular(upper, b.mT, upper=True, left=False),
+                torch.linalg.lu_solve(lu, pivots, b), lu, pivots,
+                torch.linalg.inv(general).abs(), torch.linalg.slogdet(general)[1],
+                torch.linalg.solve(general, b))
+    assert_compiled_matches(fn, _spd(5, (3,)), torch.randn(3, 5, 2), torch.randn(3, 5, 5),
+                            rtol=1e-4, atol=1e-5)
+
+
+def test_qr_eigen_and_singular_values():
+    def fn(a, symmetric):
+        q, r = torch.linalg.qr(a)
+        return (q.abs().sum(), r.diagonal(dim1=-2, dim2=-1).abs(),
+                torch.linalg.eigvalsh(symmetric), torch.linalg.svdvals(a) * 2.0,
+                torch.linalg.matrix_norm(a, ord="nuc"), torch.linalg.pinv(a).abs().sum(0))
+    assert_compiled_matches(fn, torch.randn(6, 4), _spd(4), rtol=1e-4, atol=1e-4)
+
+
+def test_singular_matrix_raises_as_eager():
+    # linalg.cholesky checks LAPACK's info (aten._linalg_check_errors, a library call the
+    # compiled graph keeps): a matrix that is not positive-definite makes that call run
+    # eagerly, which raises eager's error; the next call runs compiled again.
+    options = {"target": TARGET["name"]}
+    compiled = torch.compile(lambda a: torch.linalg.cholesky(a) + 1.0, backend="mlir",
+                             options=options)
+    good = _spd(3)
+    torch.testing.assert_close(compiled(good), torch.linalg.cholesky(good) + 1.0)
+    assert dyno.stats()["compiled_graphs"] == 1 and dyno.stats()["extern_calls"] >= 1
+    with pytest.raises(torch.linalg.LinAlgError):
+        torch.linalg.cholesky(-good)
+    with pytest.raises(torch.linalg.LinAlgError):
+        compiled(-good)
+    assert dyno.stats()["runtime_fallbacks"] == 1
+    torch.testing.assert_close(compiled(good * 2.0), torch.linalg.cholesky(good * 2.0) + 1.0)
+    assert dyno.stats()["runtime_fallbacks"] == 1  # compiled again
+    assert dyno.stats()["fallback_graphs"] == 0

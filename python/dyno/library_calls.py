@@ -1,0 +1,77 @@
+"""ATen ops that PyTorch computes with a library (LAPACK for linear algebra, pocketfft for
+FFTs) become `dyno.library_call`s: the compiled graph calls the routine on its tensors,
+as it calls matmul's BLAS through `dyno.extern`, and Dyno's kernels run around it (no
+graph partition, nothing of the graph runs eagerly). Dyno does not reimplement these
+routines: PyTorch's are what eager runs, so results are eager's bit for bit.
+
+Short FFTs never get here: complex_decompositions turns them into DFT products first.
+"""
+from .aten_lowerings import Unsupported, lowering
+
+# The imported op names (torch.aten.<op>[.<overload>]) that are library calls.
+LIBRARY_OPS = (
+    # Cholesky, LU, triangular and general solves, inverses, determinants (LAPACK)
+    "linalg_cholesky_ex", "cholesky", "cholesky_inverse", "cholesky_solve",
+    "linalg_lu_factor_ex", "linalg_lu", "lu_unpack", "linalg_lu_solve",
+    "linalg_solve_triangular", "triangular_solve", "linalg_inv_ex", "_linalg_solve_ex",
+    "_linalg_slogdet", "linalg_ldl_factor_ex", "linalg_ldl_solve", "_linalg_check_errors",
+    # QR and Householder products, eigen and singular value decompositions (LAPACK)
+    "linalg_qr", "geqrf", "ormqr", "linalg_householder_product", "_linalg_eigh",
+    "linalg_eig", "_linalg_svd", "linalg_pinv.atol_rtol_tensor", "linalg_matrix_exp",
+    # FFTs longer than complex_decompositions.MAX_LENGTH (pocketfft)
+    "_fft_r2c", "_fft_c2c", "_fft_c2r",
+)
+
+
+def _attribute(operand) -> str:
+    """A non-tensor argument as a dyno.library_call `arguments` entry."""
+    if not operand.is_constant:
+        raise Unsupported()  # a value known only at run time (a symbolic size)
+    value = operand.constant
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value} : i64"
+    if isinstance(value, float):
+        return f"{value:.17e} : f64"
+    if isinstance(value, str):
+        return '"' + value + '"'
+    if isinstance(value, list):
+        return "array<i64" + "".join(f", {v}" if i else f": {v}"
+                                     for i, v in enumerate(value)) + ">"
+    raise Unsupported()
+
+
+def _library_call(aten_name):
+    def lower(island, operands, results):
+        b = island.builder
+        tensors, arguments = [], []
+        for operand in operands:
+            if operand.is_tensor:
+                tensors.append((island.to_builtin(operand), operand.tensor.builtin()))
+                arguments.append("unit")
+            elif operand.type.startswith("!torch.optional") or operand.type == "!torch.none":
+                arguments.append(_attribute(operand))
+            elif operand.type in ("!torch.int", "!torch.float", "!torch.bool", "!torch.str",
+                                  "!torch.list<int>"):
+                arguments.append(_attribute(operand))
+            else:
+                raise Unsupported()
+        result_types = [r.builtin() for r in results]
+        name = b.fresh()
+        lhs = "" if not results else (f"{name} = " if len(results) == 1 else
+                                      f"{name}:{len(results)} = ")
+        b.emit(f'{lhs}"dyno.library_call"({", ".join(t for t, _ in tensors)}) '
+               f'{{name = "{aten_name}", arguments = [{", ".join(arguments)}]}} : '
+               f'({", ".join(t for _, t in tensors)}) -> ({", ".join(result_types)})')
+        if len(results) == 1:
+            return [(name, result_types[0])]
+        return [(f"{name}#{i}", t) for i, t in enumerate(result_types)]
+    return lower
+
+
+for _op in LIBRARY_OPS:
+    _aten = "aten." + _op + ("" if "." in _op else ".default")
+    lowering("torch.aten." + _op)(_library_call(_aten))
