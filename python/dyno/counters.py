@@ -6,6 +6,7 @@ _lock = threading.Lock()
 _counters = collections.Counter()
 _fallback_reasons = []
 _eager_ops = collections.Counter()
+_library_calls = collections.Counter()
 
 
 def bump(name: str, amount: int = 1) -> None:
@@ -25,6 +26,11 @@ def record_runtime_fallback(reason: str) -> None:
         _fallback_reasons.append(reason)
 
 
+def record_library_call(name: str) -> None:
+    with _lock:
+        _library_calls[name] += 1
+
+
 def record_eager_op(name: str) -> None:
     with _lock:
         _eager_ops[name] += 1
@@ -40,7 +46,9 @@ def stats() -> dict:
     ``compiled_forward_graphs`` / ``compiled_backward_graphs`` (once any was compiled),
     ``dynamic_graphs`` (compiled graphs with symbolic sizes, once any was compiled),
     ``partially_compiled_graphs`` (graphs compiled except for some ops run eagerly),
-    ``fallback_ops`` (ATen op name -> how many partly compiled graphs run it eagerly), and
+    ``fallback_ops`` (ATen op name -> how many partly compiled graphs run it eagerly),
+    ``library_calls`` (ATen op name -> how many compiled graphs call it as a library
+    routine, dyno.library_call: LAPACK, pocketfft), and
     ``fallback_reasons`` (one string per fallback, in order).
     """
     with _lock:
@@ -55,6 +63,7 @@ def stats() -> dict:
         result.update(_counters)
         result["fallback_reasons"] = list(_fallback_reasons)
         result["fallback_ops"] = dict(_eager_ops)
+        result["library_calls"] = dict(_library_calls)
         return result
 
 
@@ -64,3 +73,4 @@ def reset_stats() -> None:
         _counters.clear()
         _fallback_reasons.clear()
         _eager_ops.clear()
+        _library_calls.clear()

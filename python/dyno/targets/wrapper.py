@@ -12,6 +12,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import torch
 
+from .. import counters
 from ..errors import DynoCompileError
 from .host_runtime import as_eager, wrapper_globals  # noqa: F401 (re-exported)
 
@@ -433,6 +434,7 @@ class WrapperBuilder:
         arguments = [f"{p.name}={a}" if p.kwarg_only else a
                      for p, a in zip(parameters, arguments)]
         call = f"_library_call(torch.ops.{callee}, {', '.join(arguments)})"
+        counters.record_library_call(callee)
         results = [self.define(result) for result in op.results]
         if not results:
             self.lines.append(call)
