@@ -141,6 +141,18 @@ def cases():
         ("bilinear_gelu_softmax", "check",
          lambda: Fn(lambda a, b, w, x: (F.bilinear(a, b, w), torch.softmax(F.gelu(x), -1))),
          [((9, 5), f32), ((9, 6), f32), ((7, 5, 6), f32), ((12, 37), f32)]),
+        # Dyno's own lowerings (aten_lowerings): bit casts in Triton kernels; LAPACK
+        # (cuSOLVER) and FFTs (cuFFT) as library calls between kernels.
+        ("bit_casts", "check",
+         lambda: Fn(lambda x, y: (torch.signbit(x), torch.copysign(x, y), *torch.frexp(x * 1e3),
+                                  torch.nextafter(x, y))),
+         [((33, 65), f32), ((33, 65), f32)]),
+        ("linalg_fft_library_calls", "check",
+         lambda: Fn(lambda a, b, x: (torch.linalg.cholesky(a @ a.mT + 8 * torch.eye(8, device=a.device)) * 2,
+                                     torch.linalg.solve(a + 8 * torch.eye(8, device=a.device), b) + 1,
+                                     torch.linalg.svdvals(a).exp(),
+                                     torch.fft.irfft(torch.fft.rfft(x * 3), 300) - 1)),
+         [((8, 8), f32), ((8, 3), f32), ((16, 300), f32)]),
         # GPU-sized benchmark models.
         ("mlp", "bench", lambda: MLP(inputs=1024, hidden=4096, classes=1000),
          [((4096, 1024), f32)]),

@@ -31,10 +31,10 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     example_inputs = tuple(example_inputs)
     with torch.no_grad():
         exported = torch.export.export(model, example_inputs)
-        exported = exported.run_decompositions(decompositions.table())
+        exported = exported.run_decompositions(decompositions.table("triton"))
     signature = exported.graph_signature
     kinds = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant",
-             "USER_INPUT": "user_input"}
+             "USER_INPUT": "user_input", "TOKEN": "token"}
     inputs, weights, user_index = [], {}, 0
     for spec in signature.input_specs:
         kind = kinds.get(spec.kind.name)
@@ -44,12 +44,16 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
             inputs.append({"kind": kind, "index": user_index})
             user_index += 1
             continue
+        if kind == "token":  # an effect token (linalg's error checks): None at run time
+            inputs.append({"kind": kind})
+            continue
         inputs.append({"kind": kind, "name": spec.target})
         value = (exported.constants[spec.target] if kind == "constant"
                  else exported.state_dict[spec.target])
         if kind == "constant" or save_weights:
             weights[spec.target] = value.detach().cpu()
-    outputs = [spec for spec in signature.output_specs if spec.kind.name != "USER_OUTPUT"]
+    outputs = [spec for spec in signature.output_specs
+               if spec.kind.name not in ("USER_OUTPUT", "TOKEN")]
     if outputs:
         raise DynoCompileError("export", "the model mutates its buffers (e.g. batch norm in "
                                "training mode); export it in eval() mode")
@@ -66,9 +70,11 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
         file.write(wrapper_source)
     for module in (triton_runtime, host_runtime):
         shutil.copyfile(module.__file__, os.path.join(directory, os.path.basename(module.__file__)))
-    single = len(signature.output_specs) == 1
+    # Effect tokens come first among the outputs; the program returns the user's.
+    tokens = sum(spec.kind.name == "TOKEN" for spec in signature.output_specs)
+    single = len(signature.output_specs) - tokens == 1
     with open(os.path.join(directory, "program.json"), "w") as file:
-        json.dump({"inputs": inputs, "single_output": single,
+        json.dump({"inputs": inputs, "single_output": single, "output_tokens": tokens,
                    "torch_version": torch.__version__}, file, indent=1)
     weights_path = os.path.join(directory, "weights.pt")
     if weights:

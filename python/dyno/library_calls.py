@@ -18,8 +18,11 @@ LIBRARY_OPS = (
     # QR and Householder products, eigen and singular value decompositions (LAPACK)
     "linalg_qr", "geqrf", "ormqr", "linalg_householder_product", "_linalg_eigh",
     "linalg_eig", "_linalg_svd", "linalg_pinv.atol_rtol_tensor", "linalg_matrix_exp",
-    # FFTs longer than complex_decompositions.MAX_LENGTH (pocketfft)
+    # FFTs longer than complex_decompositions.MAX_LENGTH (pocketfft), every FFT on the
+    # Triton target (cuFFT); torch.export keeps the torch.fft ops themselves.
     "_fft_r2c", "_fft_c2c", "_fft_c2r",
+    *(f"fft_{kind}{suffix}" for kind in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+      for suffix in ("", "2", "n")),
 )
 
 

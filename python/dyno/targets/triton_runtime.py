@@ -22,6 +22,8 @@ import os
 import sys
 import threading
 
+import warnings
+
 import torch
 import triton
 
@@ -269,7 +271,7 @@ class Program:
     def bind(self, state: dict) -> "Program":
         """Takes parameters and buffers by name (e.g. a model's state_dict())."""
         for entry in self.spec["inputs"]:
-            if entry["kind"] != "user_input" and entry["name"] in state:
+            if entry["kind"] not in ("user_input", "token") and entry["name"] in state:
                 self.bound[entry["name"]] = state[entry["name"]].to(self.device)
         return self
 
@@ -278,6 +280,8 @@ class Program:
         for entry in self.spec["inputs"]:
             if entry["kind"] == "user_input":
                 args.append(inputs[entry["index"]])
+            elif entry["kind"] == "token":
+                args.append(None)
             elif entry["name"] in self.bound:
                 args.append(self.bound[entry["name"]])
             else:
@@ -309,6 +313,7 @@ class Program:
                 static.copy_(value)
             self.graph.replay()
             outputs = [None if o is None else o.clone() for o in self.static_outputs]
+        outputs = outputs[self.spec.get("output_tokens", 0):]
         return outputs[0] if self.spec["single_output"] else tuple(outputs)
 
 
@@ -340,4 +345,11 @@ def load(directory: str, device="cuda", autotune: bool = False,
     exec(compile(source, os.path.join(directory, "wrapper.py"), "exec"), namespace)
     weights_path = os.path.join(directory, "weights.pt")
     weights = torch.load(weights_path, map_location="cpu") if os.path.exists(weights_path) else {}
+    if cuda_graphs and "_library_call(" in source:
+        # LAPACK's error checks read their info on the host (a sync, which CUDA graph
+        # capture forbids): such a program runs without a graph.
+        warnings.warn("dyno: this program calls library routines (linear algebra, FFTs) "
+                      "that synchronize with the host; it runs without CUDA graphs",
+                      RuntimeWarning, stacklevel=2)
+        cuda_graphs = False
     return Program(namespace["call"], spec, weights, device, cuda_graphs=cuda_graphs)
