@@ -17,8 +17,6 @@ POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_po
                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 
-NO_TRITON_WHILE = ("the Triton target has no per-element loops (scf.while in an elementwise "
-                   "body): the polynomial runs eagerly there")
 NO_TRITON_SCAN = ("the Triton target scans with sums and products only, not with a "
                   "combiner of its own: the op runs eagerly there")
 
@@ -32,8 +30,7 @@ def _bits_equal(actual, expected):
 
 
 @pytest.mark.parametrize("name", POLYNOMIALS)
-def test_orthogonal_polynomials_follow_aten_special_cases_and_recurrences(name, request):
-    xfail_on_triton(request, NO_TRITON_WHILE)
+def test_orthogonal_polynomials_follow_aten_special_cases_and_recurrences(name):
     # Degrees below and above ATen's switch to closed forms (4, 6 or 8), negative (0),
     # fractional (truncated), beyond Hermite's limit of 128 (NaN), NaN and infinite
     # (cast to the most negative integer: 0); x at +-1, 0, 1/2 (the shifted ones' special

@@ -22,6 +22,9 @@ def DynoConvertKernelsToTritonLevel
     every intermediate is computed once); beyond that each reduction walks the row in
     an `scf.for` with a block accumulator, and row-wise outputs are computed in a final
     loop (recomputing their producers from memory rather than keeping rows).
+    A per-element loop (an `scf.while` in an elementwise body) becomes a block-level
+    `scf.while` that runs while any lane's condition holds (`tl.any`); lanes whose
+    condition fails keep their values.
 
     ```mlir
     // Before: softmax's max reduction of a kernel

@@ -126,6 +126,10 @@ private:
   /// accumulator, which the reduction emitters replace).
   LogicalResult emitBody(linalg::GenericOp op, Region &region, ArrayRef<Operation *> skip,
                          IRMapping &mapping);
+  LogicalResult emitOps(linalg::GenericOp op, Block &block, Region &region,
+                        ArrayRef<Operation *> skip, IRMapping &mapping);
+  LogicalResult emitWhile(linalg::GenericOp op, scf::WhileOp loop, Region &region,
+                          IRMapping &mapping);
   LogicalResult emitGeneric(linalg::GenericOp op, Region &region);
   LogicalResult emitReduction(linalg::GenericOp op);
   /// A reduction that picks one element per row (see PickReduction).

@@ -485,7 +485,6 @@ FailureOr<Value> KernelEmitter::valueOf(Value tensor, Region &region) {
 LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region,
                                       ArrayRef<Operation *> skip,
                                       IRMapping &mapping) {
-  OpBuilder &b = region.builder;
   for (OpOperand &operand : op->getOpOperands()) {
     if (!op.payloadUsesValueFromOperand(&operand))
       continue;
@@ -496,8 +495,14 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region,
       return failure();
     mapping.map(op.getMatchingBlockArgument(&operand), *value);
   }
+  return emitOps(op, *op.getBody(), region, skip, mapping);
+}
+
+LogicalResult KernelEmitter::emitOps(linalg::GenericOp op, Block &block, Region &region,
+                                     ArrayRef<Operation *> skip, IRMapping &mapping) {
+  OpBuilder &b = region.builder;
   auto lookup = [&](Value value) { return bodyValue(op, mapping, value); };
-  for (Operation &inner : op.getBody()->without_terminator()) {
+  for (Operation &inner : block.without_terminator()) {
     if (llvm::is_contained(skip, &inner) || isa<cf::AssertOp>(inner))
       continue; // ATen's index bounds checks have no Triton equivalent here
     if (auto dim = dyn_cast<tensor::DimOp>(inner)) {
@@ -559,6 +564,11 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region,
       mapping.map(extract.getResult(), *loaded);
       continue;
     }
+    if (auto loop = dyn_cast<scf::WhileOp>(inner)) {
+      if (failed(emitWhile(op, loop, region, mapping)))
+        return failure();
+      continue;
+    }
     if (inner.getNumRegions() ||
         !isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
       return inner.emitOpError("is not supported by the Triton target"), failure();
@@ -574,6 +584,85 @@ LogicalResult KernelEmitter::emitBody(linalg::GenericOp op, Region &region,
     }
     mapping.map(inner.getResult(0), cloneElementwise(b, &inner, operands));
   }
+  return success();
+}
+
+/// A per-element loop (an scf.while in an elementwise body) becomes a block-level
+/// scf.while that runs while any lane's condition holds (tl.any); a lane whose condition
+/// fails keeps its values (arith.select), so each lane ends with the values its own loop
+/// ends with. The condition must forward the loop's values unchanged (as Dyno's own
+/// lowerings emit them), so that re-evaluating it on a stopped lane stops it again.
+LogicalResult KernelEmitter::emitWhile(linalg::GenericOp op, scf::WhileOp loop,
+                                       Region &region, IRMapping &mapping) {
+  OpBuilder &b = region.builder;
+  scf::ConditionOp condition = loop.getConditionOp();
+  if (condition.getArgs() != ValueRange(loop.getBeforeArguments()))
+    return loop.emitOpError("forwards other values than its own to its body; the Triton "
+                            "target runs per-element loops that forward their values"),
+           failure();
+  if (rank != 1)
+    return loop.emitOpError("is a per-element loop in a kernel with a reduction; the Triton "
+                            "target runs those in elementwise kernels only"),
+           failure();
+  // Loop-carried values keep one type in Triton: each starts as a full block (a scalar
+  // or splat would become a block in the first iteration).
+  SmallVector<Value> inits;
+  for (Value init : loop.getInits()) {
+    FailureOr<Value> value = bodyValue(op, mapping, init);
+    if (failed(value))
+      return failure();
+    Value scalar = *value;
+    if (auto splat = scalar.getDefiningOp<tl::SplatOp>())
+      scalar = splat.getValue();
+    inits.push_back(isa<RankedTensorType>(scalar.getType())
+                        ? scalar
+                        : tl::FullOp::create(b, loc, blockType(scalar.getType()), scalar,
+                                             b.getStrArrayAttr({"XBLOCK"})).getResult());
+  }
+  SmallVector<Type> types = llvm::to_vector(TypeRange(ValueRange(inits)));
+  SmallVector<Type> forwarded(types);
+  forwarded.push_back(blockType(b.getI1Type()));
+  SmallVector<Location> locations(forwarded.size(), loc);
+  auto blockLoop = scf::WhileOp::create(b, loc, forwarded, inits);
+  OpBuilder::InsertionGuard guard(b);
+
+  // Before: each lane's condition (masked to the lanes in range), and whether any holds.
+  Block *before = b.createBlock(&blockLoop.getBefore(), {}, types,
+                                ArrayRef<Location>(locations).drop_back());
+  IRMapping beforeMapping = mapping;
+  for (auto [old, now] : llvm::zip(loop.getBeforeArguments(), before->getArguments()))
+    beforeMapping.map(old, now);
+  if (failed(emitOps(op, *loop.getBeforeBody(), region, {}, beforeMapping)))
+    return failure();
+  FailureOr<Value> keep = bodyValue(op, beforeMapping, condition.getCondition());
+  if (failed(keep))
+    return failure();
+  Value lanes = toBlock(b, *keep);
+  if (region.xmask)
+    lanes = arith::AndIOp::create(b, loc, lanes, toBlock(b, region.xmask));
+  SmallVector<Value> passed(before->getArguments());
+  passed.push_back(lanes);
+  scf::ConditionOp::create(b, loc, tl::AnyOp::create(b, loc, lanes), passed);
+
+  // After: the body, kept only in the lanes whose condition held.
+  Block *after = b.createBlock(&blockLoop.getAfter(), {}, forwarded, locations);
+  IRMapping afterMapping = mapping;
+  for (auto [old, now] : llvm::zip(loop.getAfterArguments(), after->getArguments()))
+    afterMapping.map(old, now);
+  if (failed(emitOps(op, *loop.getAfterBody(), region, {}, afterMapping)))
+    return failure();
+  Value running = after->getArguments().back();
+  SmallVector<Value> next;
+  auto yield = cast<scf::YieldOp>(loop.getAfterBody()->getTerminator());
+  for (auto [value, current] : llvm::zip(yield.getOperands(), after->getArguments())) {
+    FailureOr<Value> computed = bodyValue(op, afterMapping, value);
+    if (failed(computed))
+      return failure();
+    next.push_back(arith::SelectOp::create(b, loc, running, toBlock(b, *computed), current));
+  }
+  scf::YieldOp::create(b, loc, next);
+  for (auto [old, now] : llvm::zip(loop.getResults(), blockLoop.getResults()))
+    mapping.map(old, now);
   return success();
 }
 

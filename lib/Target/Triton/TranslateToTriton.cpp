@@ -294,6 +294,8 @@ private:
   FailureOr<std::string> literal(arith::ConstantOp constant);
   std::string name(Value value);
   std::string fresh() { return "v" + std::to_string(counter++); }
+  LogicalResult printWhile(scf::WhileOp loop, unsigned indent);
+  bool rebinding = false; // printing a while loop's condition block again
   LogicalResult printBlock(Block &block, unsigned indent);
   LogicalResult printOp(Operation *op, unsigned indent);
   FailureOr<std::string> expression(Operation *op);
@@ -656,6 +658,9 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
           return failure();
         return "tl.reduce(" + input + ", " + axis + ", " + combiner + ", keep_dims=True)";
       })
+      .Case<tl::AnyOp>([&](tl::AnyOp) {
+        return R("(tl.max(" + operand(0) + ".to(tl.int32)) != 0)");
+      })
       .Case<tl::ScanOp>([&](tl::ScanOp scan) {
         std::string combiner = scan.getKind() == "sum" ? "_dyno_sum" : "_dyno_prod";
         return R("tl.associative_scan(" + operand(0) + ", " + std::to_string(scan.getAxis()) +
@@ -726,16 +731,60 @@ LogicalResult KernelPrinter::printOp(Operation *op, unsigned indent) {
     }
     return success();
   }
-  if (isa<func::ReturnOp, scf::YieldOp>(op))
+  if (auto loop = dyn_cast<scf::WhileOp>(op))
+    return printWhile(loop, indent);
+  if (isa<func::ReturnOp, scf::YieldOp, scf::ConditionOp>(op))
     return success();
   if (op->getNumResults() != 1)
     return unsupported(op);
   FailureOr<std::string> text = expression(op);
   if (failed(text))
     return unsupported(op);
-  std::string variable = fresh();
+  // Re-printing a while loop's condition block assigns the variables of its first print.
+  auto existing = names.find(op->getResult(0));
+  std::string variable =
+      rebinding && existing != names.end() ? existing->second : fresh();
   names[op->getResult(0)] = variable;
   os << pad << variable << " = " << *text << "\n";
+  return success();
+}
+
+/// A block-level scf.while (a per-element loop, see dyno-convert-kernels-to-triton-level):
+///   v = init; <condition block>; while any: <body>; v = yielded; <condition block again>
+/// The condition block is printed twice into the same variables; Triton's `while` then
+/// re-tests the scalar it computes.
+LogicalResult KernelPrinter::printWhile(scf::WhileOp loop, unsigned indent) {
+  std::string pad(indent, ' ');
+  SmallVector<std::string> carried;
+  for (auto [init, argument] : llvm::zip(loop.getInits(), loop.getBeforeArguments())) {
+    std::string variable = fresh();
+    os << pad << variable << " = " << name(init) << "\n";
+    names[argument] = variable;
+    carried.push_back(variable);
+  }
+  Block &before = loop.getBefore().front();
+  if (failed(printBlock(before, indent)))
+    return failure();
+  scf::ConditionOp condition = loop.getConditionOp();
+  os << pad << "while " << name(condition.getCondition()) << ":\n";
+  Block &after = loop.getAfter().front();
+  for (auto [argument, value] : llvm::zip(after.getArguments(), condition.getArgs()))
+    names[argument] = name(value);
+  if (failed(printBlock(after, indent + 4)))
+    return failure();
+  SmallVector<std::string> yielded;
+  for (Value value : cast<scf::YieldOp>(after.getTerminator()).getOperands())
+    yielded.push_back(name(value));
+  os << pad << "    " << llvm::join(carried, ", ") << " = " << llvm::join(yielded, ", ")
+     << "\n";
+  bool outer = rebinding;
+  rebinding = true;
+  LogicalResult printed = printBlock(before, indent + 4);
+  rebinding = outer;
+  if (failed(printed))
+    return failure();
+  for (auto [result, value] : llvm::zip(loop.getResults(), condition.getArgs()))
+    names[result] = name(value);
   return success();
 }
 

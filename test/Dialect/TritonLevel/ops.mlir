@@ -50,3 +50,10 @@ func.func @tl.ops$scan_sort_atomic(%out: !tl.ptr<f32>, %v: tensor<?x?xf64>, %k: 
   tl.atomic "add" %x, %out[%o] mask %m : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>, tensor<?x?xi1>
   return
 }
+
+// CHECK-LABEL: func.func @tl.any$round_trip
+// CHECK:         %{{.*}} = tl.any %{{.*}} : tensor<?xi1>
+func.func @tl.any$round_trip(%mask: tensor<?xi1>) -> i1 {
+  %any = tl.any %mask : tensor<?xi1>
+  return %any : i1
+}

@@ -132,6 +132,21 @@ def TL_ReduceOp : TL_Op<"reduce", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def TL_AnyOp : TL_Op<"any", [Pure]> {
+  let summary = "whether any element of a mask block is set (a scalar)";
+  let description = [{
+    The condition of a block-level `scf.while` that runs a per-element loop (an
+    `scf.while` in an elementwise body): the block loops while any lane still does.
+
+    ```mlir
+    %go = tl.any %mask : tensor<?xi1>
+    ```
+  }];
+  let arguments = (ins TL_MaskBlock:$mask);
+  let results = (outs I1:$result);
+  let assemblyFormat = "$mask attr-dict `:` type($mask)";
+}
+
 def TL_ScanOp : TL_Op<"scan", [Pure, SameOperandsAndResultType]> {
   let summary = "inclusive prefix scan of a block along one dimension (tl.associative_scan)";
   let description = [{
