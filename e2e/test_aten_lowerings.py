@@ -4,7 +4,7 @@ branch, on both targets."""
 import pytest
 import torch
 
-from conftest import assert_compiled_matches, xfail_on_triton
+from conftest import assert_compiled_matches
 
 pytestmark = pytest.mark.usefixtures("each_target")
 
@@ -17,8 +17,6 @@ POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_po
                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 
-NO_TRITON_SCAN = ("the Triton target scans with sums and products only, not with a "
-                  "combiner of its own: the op runs eagerly there")
 
 
 def _bits_equal(actual, expected):
@@ -49,8 +47,7 @@ def test_orthogonal_polynomials_follow_aten_special_cases_and_recurrences(name):
     assert_compiled_matches(fn, x, n, torch.full((3,), nan), rtol=2e-5, atol=1e-5)
 
 
-def test_cummax_and_cummin_follow_nans_ties_and_signed_zeros(request):
-    xfail_on_triton(request, NO_TRITON_SCAN)
+def test_cummax_and_cummin_follow_nans_ties_and_signed_zeros():
     # ATen moves the running value to a NaN element (even after an earlier NaN), and on
     # ties to the later element (indices are exact; -0.0 after 0.0 replaces it).
     x = torch.tensor([[1.0, 3.0, 3.0, 2.0, nan, 5.0, nan, 0.0],
@@ -65,8 +62,7 @@ def test_cummax_and_cummin_follow_nans_ties_and_signed_zeros(request):
         _bits_equal(actual[2], torch.cummin(x, 1)[0])
 
 
-def test_logcumsumexp_stays_finite_where_exp_overflows(request):
-    xfail_on_triton(request, NO_TRITON_SCAN)
+def test_logcumsumexp_stays_finite_where_exp_overflows():
     # torch-mlir's log(cumsum(exp(x))) gives inf at x = 100; ATen's pairwise
     # log-add-exp in double keeps 400.0; infinities and NaN as ATen treats them.
     x = torch.tensor([[100.0, 200.0, 400.0, -50.0, 399.0],

@@ -129,8 +129,10 @@ def DynoConvertSequentialOpsToTritonLevel
     `dyno-convert-kernels-to-triton-level`.
 
     * Scan: a block of `XBLOCK` lines by `RBLOCK` (the line, whole) per program,
-      `tl.scan` (tl.associative_scan) of sums or products. Float scans accumulate in f64,
-      as eager's CPU kernels do.
+      `tl.scan` (tl.associative_scan) of sums, products, integer maxima and minima, or
+      of the scan's own combiner (cummax's, logcumsumexp's: a `combine` region printed as
+      a function of its own). Float sums and products accumulate in f64, as eager's CPU
+      kernels do.
     * Sort: each element's key packs an order-preserving integer image of its value
       (NaN largest, -0.0 as +0.0) above its position; `tl.sort` of the keys is then a
       stable sort, and every output is gathered from the sorted positions. Values of at

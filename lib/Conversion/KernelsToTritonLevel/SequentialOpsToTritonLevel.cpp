@@ -254,11 +254,16 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
   Operation *combiner = binaryCombiner(scan.getRegion());
   StringRef kind = isa_and_nonnull<arith::AddFOp, arith::AddIOp>(combiner)   ? "sum"
                    : isa_and_nonnull<arith::MulFOp, arith::MulIOp>(combiner) ? "prod"
-                                                                             : "";
-  if (kind.empty())
-    return scan.emitOpError("combines with an op the Triton lowering has no scan for "
-                            "(it has sums and products)"),
-           failure();
+                   : isa_and_nonnull<arith::MaxSIOp>(combiner)               ? "maxsi"
+                   : isa_and_nonnull<arith::MinSIOp>(combiner)               ? "minsi"
+                                                                             : "combine";
+  // A combiner of its own (cummax's, logcumsumexp's) becomes the scan's combine
+  // function: scalar arith and math ops only.
+  if (kind == "combine")
+    for (Operation &op : scan.getRegion().front().without_terminator())
+      if (op.getNumRegions() || !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+        return op.emitOpError("in a scan's combiner is not supported by the Triton target"),
+               failure();
   auto inputType = cast<RankedTensorType>(scan.getInputs()[0].getType());
   int64_t dim = scan.getDimension(), length = inputType.getDimSize(dim);
   if (length > kMaxScanLength)
@@ -280,10 +285,38 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
   // Eager's CPU cumsum/cumprod accumulate float in double; so does this scan.
   Type element = inputType.getElementType();
   auto floatType = dyn_cast<FloatType>(element);
-  bool widen = floatType && floatType.getWidth() < 64;
+  bool widen = floatType && floatType.getWidth() < 64 && kind != "combine";
   if (widen)
     values = arith::ExtFOp::create(*b, loc, blockType(b->getF64Type()), values);
-  Value scanned = tl::ScanOp::create(*b, loc, values, kind, 1);
+  auto scanOp = tl::ScanOp::create(*b, loc, values, kind, 1);
+  if (kind == "combine") {
+    // The region's ops, cloned; dyno.yield becomes tl.yield.
+    Block &source = scan.getRegion().front();
+    Block *target = new Block();
+    scanOp.getCombiner().push_back(target);
+    IRMapping mapping;
+    for (BlockArgument argument : source.getArguments())
+      mapping.map(argument, target->addArgument(argument.getType(), loc));
+    OpBuilder::InsertionGuard guard(*b);
+    b->setInsertionPointToStart(target);
+    for (Operation &op : source.without_terminator()) {
+      // Constants of the kernel the region reads (canonicalization hoists them out of
+      // it) are cloned in: the combine function is printed on its own.
+      for (Value operand : op.getOperands()) {
+        if (mapping.contains(operand) || operand.getParentBlock() == &source)
+          continue;
+        Operation *definition = operand.getDefiningOp();
+        if (!definition || !definition->hasTrait<OpTrait::ConstantLike>())
+          return scan.emitOpError("combiner reads a value of the kernel that is not a "
+                                  "constant"),
+                 failure();
+        b->clone(*definition, mapping);
+      }
+      b->clone(op, mapping);
+    }
+    tl::YieldOp::create(*b, loc, mapping.lookup(source.getTerminator()->getOperand(0)));
+  }
+  Value scanned = scanOp.getResult();
   Value result = widen ? arith::TruncFOp::create(*b, loc, blockType(element), scanned)
                        : scanned;
   tl::StoreOp::create(*b, loc, *output, offsets, result, mask);

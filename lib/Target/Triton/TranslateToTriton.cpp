@@ -75,6 +75,16 @@ def _dyno_sum(a, b):
 
 
 @triton.jit
+def _dyno_scan_int_max(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def _dyno_scan_int_min(a, b):
+    return tl.minimum(a, b)
+
+
+@triton.jit
 def _dyno_xor(a, b):
     return a ^ b
 
@@ -296,6 +306,7 @@ private:
   std::string fresh() { return "v" + std::to_string(counter++); }
   LogicalResult printWhile(scf::WhileOp loop, unsigned indent);
   bool rebinding = false; // printing a while loop's condition block again
+  DenseMap<Operation *, std::string> combiners; // tl.scan combine -> its function
   LogicalResult printBlock(Block &block, unsigned indent);
   LogicalResult printOp(Operation *op, unsigned indent);
   FailureOr<std::string> expression(Operation *op);
@@ -662,7 +673,12 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
         return R("(tl.max(" + operand(0) + ".to(tl.int32)) != 0)");
       })
       .Case<tl::ScanOp>([&](tl::ScanOp scan) {
-        std::string combiner = scan.getKind() == "sum" ? "_dyno_sum" : "_dyno_prod";
+        std::string combiner = llvm::StringSwitch<std::string>(scan.getKind())
+                                   .Case("sum", "_dyno_sum")
+                                   .Case("prod", "_dyno_prod")
+                                   .Case("maxsi", "_dyno_scan_int_max")
+                                   .Case("minsi", "_dyno_scan_int_min")
+                                   .Default(combiners.lookup(scan));
         return R("tl.associative_scan(" + operand(0) + ", " + std::to_string(scan.getAxis()) +
                  ", " + combiner + ")");
       })
@@ -733,7 +749,7 @@ LogicalResult KernelPrinter::printOp(Operation *op, unsigned indent) {
   }
   if (auto loop = dyn_cast<scf::WhileOp>(op))
     return printWhile(loop, indent);
-  if (isa<func::ReturnOp, scf::YieldOp, scf::ConditionOp>(op))
+  if (isa<func::ReturnOp, scf::YieldOp, scf::ConditionOp, tl::YieldOp>(op))
     return success();
   if (op->getNumResults() != 1)
     return unsupported(op);
@@ -821,6 +837,35 @@ LogicalResult KernelPrinter::print() {
   });
   for (const std::string &block : blockNames)
     parameters.push_back(block + ": tl.constexpr");
+  // Scans with combiners of their own: a @triton.jit function each, before the kernel.
+  WalkResult walked = kernel.walk([&](tl::ScanOp scan) {
+    if (scan.getKind() != "combine")
+      return WalkResult::advance();
+    std::string function =
+        "_dyno_combine_" + kernel.getName().str() + "_" + std::to_string(combiners.size());
+    combiners[scan] = function;
+    Block &block = scan.getCombiner().front();
+    names[block.getArgument(0)] = "a";
+    names[block.getArgument(1)] = "b";
+    // Constants the combiner reads from the kernel (canonicalization hoists them there)
+    // are literals in the function.
+    for (Operation &op : block)
+      for (Value operand : op.getOperands())
+        if (auto constant = operand.getDefiningOp<arith::ConstantOp>())
+          if (constant->getBlock() != &block) {
+            FailureOr<std::string> text = literal(constant);
+            if (failed(text))
+              return WalkResult(unsupported(constant));
+            names[operand] = *text;
+          }
+    os << "\n\n@triton.jit\ndef " << function << "(a, b):\n";
+    if (failed(printBlock(block, 4)))
+      return WalkResult::interrupt();
+    os << "    return " << name(block.getTerminator()->getOperand(0)) << "\n";
+    return WalkResult::advance();
+  });
+  if (walked.wasInterrupted())
+    return failure();
   os << "\n\n@triton.jit\ndef " << kernel.getName() << "(" << llvm::join(parameters, ", ")
      << "):\n";
   uint64_t start = os.tell();

@@ -121,8 +121,28 @@ func.func @tl.reduce$kind_for_type(%v: tensor<?x?xi32>) {
 // -----
 
 func.func @tl.scan$kind(%v: tensor<?x?xf32>) {
-  // expected-error @+1 {{scan kind 'max' is neither 'sum' nor 'prod'}}
+  // expected-error @+1 {{scan kind 'max' is none of 'sum', 'prod', 'maxsi', 'minsi' and 'combine'}}
   %x = tl.scan "max" %v along 1 : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @tl.scan$combine_without_region(%v: tensor<?x?xf32>) {
+  // expected-error @+1 {{kind 'combine' needs a combiner of one block with two 'f32' arguments}}
+  %x = tl.scan "combine" %v along 1 : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @tl.scan$region_on_sum(%v: tensor<?x?xf32>) {
+  // expected-error @+1 {{has a combiner region, which only kind 'combine' takes}}
+  %x = tl.scan "sum" %v along 1 {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.addf %a, %b : f32
+    tl.yield %r : f32
+  } : tensor<?x?xf32>
   return
 }
 

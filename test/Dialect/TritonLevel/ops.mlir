@@ -57,3 +57,17 @@ func.func @tl.any$round_trip(%mask: tensor<?xi1>) -> i1 {
   %any = tl.any %mask : tensor<?xi1>
   return %any : i1
 }
+
+// CHECK-LABEL: func.func @tl.scan$combine
+// CHECK:         tl.scan "combine" %{{.*}} along 1 {
+// CHECK:           arith.maximumf
+// CHECK:           tl.yield %{{.*}} : f32
+// CHECK:         } : tensor<?x?xf32>
+func.func @tl.scan$combine(%v: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %m = tl.scan "combine" %v along 1 {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.maximumf %a, %b : f32
+    tl.yield %r : f32
+  } : tensor<?x?xf32>
+  return %m : tensor<?x?xf32>
+}

@@ -120,8 +120,24 @@ LogicalResult ScanOp::verify() {
   auto type = getInput().getType();
   if (failed(verifyAxis(*this, getAxis(), type)))
     return failure();
-  if (getKind() != "sum" && getKind() != "prod")
-    return emitOpError("scan kind '") << getKind() << "' is neither 'sum' nor 'prod'";
+  StringRef kind = getKind();
+  bool custom = kind == "combine";
+  if (!custom && kind != "sum" && kind != "prod" && kind != "maxsi" && kind != "minsi")
+    return emitOpError("scan kind '") << kind << "' is none of 'sum', 'prod', 'maxsi', "
+                                       << "'minsi' and 'combine'";
+  if (!custom)
+    return getCombiner().empty()
+               ? success()
+               : emitOpError("has a combiner region, which only kind 'combine' takes");
+  Type element = type.getElementType();
+  if (!getCombiner().hasOneBlock() || getCombiner().front().getNumArguments() != 2 ||
+      llvm::any_of(getCombiner().front().getArgumentTypes(),
+                   [&](Type t) { return t != element; }))
+    return emitOpError("kind 'combine' needs a combiner of one block with two ")
+           << element << " arguments";
+  auto yield = dyn_cast<YieldOp>(getCombiner().front().getTerminator());
+  if (!yield || yield.getValue().getType() != element)
+    return emitOpError("combiner must end in a tl.yield of one ") << element;
   return success();
 }
 

@@ -150,17 +150,32 @@ def TL_AnyOp : TL_Op<"any", [Pure]> {
 def TL_ScanOp : TL_Op<"scan", [Pure, SameOperandsAndResultType]> {
   let summary = "inclusive prefix scan of a block along one dimension (tl.associative_scan)";
   let description = [{
-    `kind` is `sum` or `prod`: element `i` of the result combines elements `0..i` of the
-    input along `axis`, in order.
+    `kind` is `sum`, `prod`, `maxsi` or `minsi`, or `combine` with a `combiner` region
+    (two scalar arguments, the running value and the next element, and a `tl.yield` of
+    the combined value; it must be associative, as cummax's "the later of the larger,
+    NaN first" is): element `i` of the result combines elements `0..i` of the input along
+    `axis`, in order.
 
     ```mlir
     %s = tl.scan sum %x along 1 : tensor<?x?xf64>
+    %m = tl.scan combine %x along 1 {
+    ^bb0(%prev: f32, %next: f32):
+      %r = arith.maximumf %prev, %next : f32
+      tl.yield %r : f32
+    } : tensor<?x?xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$input, StrAttr:$kind, I64Attr:$axis);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$kind $input `along` $axis attr-dict `:` type($input)";
+  let regions = (region AnyRegion:$combiner);
+  let assemblyFormat = "$kind $input `along` $axis ($combiner^)? attr-dict `:` type($input)";
   let hasVerifier = 1;
+}
+
+def TL_YieldOp : TL_Op<"yield", [Pure, Terminator, HasParent<"ScanOp">]> {
+  let summary = "yields the combined value of a tl.scan combiner";
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 def TL_SortOp : TL_Op<"sort", [Pure, SameOperandsAndResultType]> {
