@@ -4,9 +4,10 @@
 
 Each case is a straight-line program of 3 to 8 steps over 1 to 3 random inputs (one case in
 four with NaN, infinities and negative zeros among them): pointwise
-unary and binary ops (with broadcasting), reductions along a random dim, softmax, views
-(reshape, permute, transpose, slice, expand), matmul, comparisons with where, and
-sequential ops (cumsum, cumprod, stable sorts, scatter-adds with repeated indices, median).
+unary and binary ops (with broadcasting; bit casts and orthogonal polynomials among
+them), reductions along a random dim, softmax, views (reshape, permute, transpose, slice,
+expand), matmul, comparisons with where, and sequential ops (cumsum, cumprod, stable
+sorts, scatter-adds with repeated indices, median, cummax/cummin, logcumsumexp).
 Sizes are 1, small primes and a few others. A case passes when Dyno compiled its graph (no
 fallback) and the result matches eager within float32 tolerance; on the Triton target
 only sorts of 64-bit values may run eagerly (per-op fallback), and nothing else. The program for a seed is printed so that a failure becomes
@@ -32,11 +33,17 @@ UNARY = {
     "round": "torch.round({x} * 4)", "asinh": "torch.asinh({x} * 100)",
     "sinh": "torch.sinh({x}.clamp(-6, 6))", "cube": "{x}.clamp(-5, 5) ** 3",
     "sqrt_pow": "{x}.abs() ** 0.5",
+    # Dyno's own lowerings (dyno/aten_lowerings.py): bit casts, orthogonal polynomials.
+    "signbit": "torch.signbit({x}).float()", "frexp": "torch.frexp({x})[0]",
+    "frexp_exponent": "torch.frexp({x})[1].float()",
+    "chebyshev_t": "torch.special.chebyshev_polynomial_t({x}.clamp(-2, 2), 7)",
+    "hermite_he": "torch.special.hermite_polynomial_he({x}.clamp(-3, 3), 5)",
 }
 BINARY = {"add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}",
           "div": "{a} / ({b}.abs() + 1)", "max": "torch.maximum({a}, {b})",
           "min": "torch.minimum({a}, {b})", "where": "torch.where({a} > {b}, {a}, {b} * 0.5)",
-          "pow": "torch.pow({a}, torch.round({b} * 2))"}
+          "pow": "torch.pow({a}, torch.round({b} * 2))",
+          "copysign": "torch.copysign({a}, {b})", "nextafter": "torch.nextafter({a}, {b})"}
 # Along dimension {d}; each keeps the shape (median drops dimension {d}).
 SEQUENTIAL = {
     "cumsum": "torch.cumsum({x}, dim={d})",
@@ -47,6 +54,9 @@ SEQUENTIAL = {
     "scatter_add": "{x}.scatter_add({d}, torch.argsort({x}, dim={d}, stable=True) // 2, "
                    "{x} * 0.5)",
     "median": "torch.median({x}, dim={d}).values",
+    "cummax": "torch.cummax({x}, dim={d}).values",
+    "cummin_indices": "torch.cummin({x}, dim={d}).indices.float()",
+    "logcumsumexp": "torch.logcumsumexp({x}, dim={d})",
 }
 # On the Triton target a sort may run eagerly for one reason: 64-bit values (its keys pack
 # a value of at most 32 bits with the position). Anything else must compile.

@@ -117,3 +117,16 @@ def test_nextafter_steps_one_bit_towards_the_target():
     with torch.no_grad():
         _bits_equal(actual[0], torch.nextafter(x, towards))
         _bits_equal(actual[1], torch.nextafter(x, -towards))
+
+
+def test_cummin_indices_follow_an_input_computed_in_the_graph():
+    # Regression (fuzzer seed 273): the indices came from comparing elements with the
+    # running values, and an element computed in the graph (a mean: a division, exact in
+    # one kernel and by a reciprocal in another) differed by an ulp between the two
+    # kernels: 5522 of 28672 indices pointed at an earlier position. One scan of keys
+    # (value image and position) now gives both.
+    x = torch.randn(64, 5, 7, 64)
+
+    def fn(x):
+        return (*torch.cummin(x.mean(dim=1), dim=0), *torch.cummax(x.sum(1) / 3.0, dim=2))
+    assert_compiled_matches(fn, x, rtol=1e-6, atol=1e-6)

@@ -9,39 +9,54 @@ def _running_extreme(island, operands, results, greater: bool):
     value moves to the current element when it is NaN, or when the running value is not
     NaN and the element is >= (cummax) or <= (cummin) it; the index follows it.
 
-    The index is where the running value last moved. The running value at i equals x[i]
-    exactly when it moved there (if it stayed, x[i] is strictly beyond it or it is NaN
-    while x[i] is not) unless x[i] is NaN, which always moves it; so the index is a
-    running maximum of `i if x[i] == value[i] or x[i] is NaN else 0`."""
+    One scan over int64 keys computes both: a key holds an order-preserving image of the
+    element (-0.0 as +0.0, so that zeros tie; reversed for cummin; every NaN above all
+    numbers) above its position, and a running maximum of keys picks the extreme with the
+    latest position among ties, and the latest NaN once there is one, as ATen's loop
+    does. The index is the key's low half; the value is the element at that index. (Two
+    scans, values and then where they moved, compared elements with the values: an
+    element recomputed in two kernels can differ by an ulp between them, and the indices
+    were wrong; found by the fuzzer, seed 273.) float32 only: a float64 image and a
+    position do not fit in 64 bits."""
     x, dim_operand = operands
     values_type, indices_type = results
-    if not x.is_tensor or x.tensor.element not in ("f32", "f64") or \
-            indices_type.element != "i64":
+    if not x.is_tensor or x.tensor.element != "f32" or indices_type.element != "i64":
         raise Unsupported()
-    dim = dimension(dim_operand, x.tensor.rank) if x.tensor.rank else 0
+    rank = x.tensor.rank
+    dim = dimension(dim_operand, rank) if rank else 0
     b = island.builder
     source = island.to_builtin(x)
-    if x.tensor.rank == 0:  # a scalar is its own running value, at index 0
+    if rank == 0:  # a scalar is its own running value, at index 0
         zeros = island.elementwise([], indices_type, "i64", lambda args, index: b.constant(0, "i64"))
         return [(source, values_type.builtin()), (zeros, indices_type.builtin())]
 
-    def combine(running, current):
-        beyond = current.ge(running) if greater else current.le(running)
-        moves = current.isnan() | (b.not_(running.isnan()) & beyond)
-        return b.select(moves, current, running)
+    def key(args, index):
+        (element,) = args
+        canonical = b.select(element.eq(0.0), b.constant(0.0, "f32"), element)
+        bits = b.bitcast(canonical, "i32").to("i64") & 0xFFFFFFFF  # the float's bits
+        negative = bits.ge(0x80000000)
+        image = b.select(negative, bits ^ 0xFFFFFFFF, bits | 0x80000000)  # increasing
+        if not greater:
+            image = image ^ 0xFFFFFFFF  # decreasing: the running maximum is the minimum
+        image = b.select(element.isnan(), b.constant(0xFFFFFFFF, "i64"), image)
+        shifted = b.op(f"arith.shli {image.name}, {b.constant(32, 'i64').name} : i64", "i64")
+        # Signed order of (image << 32) ^ sign bit is the unsigned order of the image.
+        return (shifted | index(dim)) ^ b.constant(-(2 ** 63), "i64")
 
-    values = island.scan(source, x.tensor, dim, combine, 0.0)
+    keys = island.elementwise([(source, x.tensor)], indices_type, "i64", key)
+    running = island.scan(keys, indices_type, dim,
+                          lambda previous, current: b.op(
+                              f"arith.maxsi {previous.name}, {current.name} : i64", "i64"), 0)
+    indices = island.elementwise([(running, indices_type)], indices_type, "i64",
+                                 lambda args, index: args[0] & 0xFFFFFFFF)
 
-    def moved_at(args, index):
-        element, running = args
-        moved = element.eq(running) | element.isnan()
-        return b.select(moved, index(dim), 0)
+    def gathered(args, index):
+        position = b.op(f"arith.index_cast {args[0].name} : i64 to index", "index")
+        at = [position.name if d == dim else
+              b.op(f"linalg.index {d} : index", "index").name for d in range(rank)]
+        return b.op(f"tensor.extract {source}[{', '.join(at)}] : {x.tensor.builtin()}", "f32")
 
-    positions = island.elementwise([(source, x.tensor), (values, values_type)], indices_type,
-                                   "i64", moved_at)
-    indices = island.scan(positions, indices_type, dim,
-                          lambda running, current: b.op(
-                              f"arith.maxsi {running.name}, {current.name} : i64", "i64"), 0)
+    values = island.elementwise([(indices, indices_type)], values_type, "f32", gathered)
     return [(values, values_type.builtin()), (indices, indices_type.builtin())]
 
 
