@@ -130,3 +130,14 @@ def test_cummin_indices_follow_an_input_computed_in_the_graph():
     def fn(x):
         return (*torch.cummin(x.mean(dim=1), dim=0), *torch.cummax(x.sum(1) / 3.0, dim=2))
     assert_compiled_matches(fn, x, rtol=1e-6, atol=1e-6)
+
+
+def test_polynomial_of_row_values_in_a_kernel_with_a_reduction():
+    # Regression (fuzzer seed 237, Triton target): a polynomial of a row's minimum joins
+    # the reduction's kernel, where a row's values are [XBLOCK, 1] blocks; the
+    # per-element loop was refused there, and then carried values of other shapes.
+    def fn(x):
+        low = x.amin(dim=1, keepdim=True)
+        return (torch.special.chebyshev_polynomial_t(low.clamp(-2, 2), 7),
+                torch.special.hermite_polynomial_he(x.clamp(-3, 3), 5) + low)
+    assert_compiled_matches(fn, torch.randn(5, 13), rtol=2e-5, atol=1e-5)

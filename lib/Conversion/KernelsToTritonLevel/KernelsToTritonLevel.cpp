@@ -600,24 +600,45 @@ LogicalResult KernelEmitter::emitWhile(linalg::GenericOp op, scf::WhileOp loop,
     return loop.emitOpError("forwards other values than its own to its body; the Triton "
                             "target runs per-element loops that forward their values"),
            failure();
-  if (rank != 1)
-    return loop.emitOpError("is a per-element loop in a kernel with a reduction; the Triton "
-                            "target runs those in elementwise kernels only"),
-           failure();
-  // Loop-carried values keep one type in Triton: each starts as a full block (a scalar
-  // or splat would become a block in the first iteration).
-  SmallVector<Value> inits;
+  // Loop-carried values keep one type in Triton: each starts as a block of the shape
+  // all of them span together (a row's values in a kernel with a reduction are
+  // [XBLOCK, 1]; scalars and splats become blocks of that shape, narrower blocks are
+  // widened by a select), so that no value grows in the first iteration.
+  SmallVector<Value> starts;
+  unsigned bits = 0;
   for (Value init : loop.getInits()) {
     FailureOr<Value> value = bodyValue(op, mapping, init);
     if (failed(value))
       return failure();
-    Value scalar = *value;
-    if (auto splat = scalar.getDefiningOp<tl::SplatOp>())
-      scalar = splat.getValue();
-    inits.push_back(isa<RankedTensorType>(scalar.getType())
-                        ? scalar
-                        : tl::FullOp::create(b, loc, blockType(scalar.getType()), scalar,
-                                             b.getStrArrayAttr({"XBLOCK"})).getResult());
+    Value start = *value;
+    if (auto splat = start.getDefiningOp<tl::SplatOp>())
+      start = splat.getValue();
+    bits |= support(start);
+    starts.push_back(start);
+  }
+  if (bits == 0)
+    bits = 1u; // only scalars: one lane per element all the same
+  SmallVector<StringRef> shape;
+  for (unsigned dim = 0; dim < rank; ++dim)
+    shape.push_back((bits >> dim) & 1u ? (dim == 0 ? "XBLOCK" : "RBLOCK") : "1");
+  auto full = [&](Value scalar) -> Value {
+    Value block = tl::FullOp::create(b, loc, blockType(scalar.getType()), scalar,
+                                     b.getStrArrayAttr(shape));
+    supportCache[block] = bits;
+    return block;
+  };
+  SmallVector<Value> inits;
+  for (Value start : starts) {
+    if (!isa<RankedTensorType>(start.getType())) {
+      start = full(start);
+    } else if (support(start) != bits) {
+      Type element = cast<RankedTensorType>(start.getType()).getElementType();
+      Value everywhere = full(arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+      Value zero = full(arith::ConstantOp::create(b, loc, b.getZeroAttr(element)));
+      start = arith::SelectOp::create(b, loc, everywhere, start, zero);
+      supportCache[start] = bits;
+    }
+    inits.push_back(start);
   }
   SmallVector<Type> types = llvm::to_vector(TypeRange(ValueRange(inits)));
   SmallVector<Type> forwarded(types);
@@ -629,6 +650,8 @@ LogicalResult KernelEmitter::emitWhile(linalg::GenericOp op, scf::WhileOp loop,
   // Before: each lane's condition (masked to the lanes in range), and whether any holds.
   Block *before = b.createBlock(&blockLoop.getBefore(), {}, types,
                                 ArrayRef<Location>(locations).drop_back());
+  for (BlockArgument argument : before->getArguments())
+    supportCache[argument] = bits;
   IRMapping beforeMapping = mapping;
   for (auto [old, now] : llvm::zip(loop.getBeforeArguments(), before->getArguments()))
     beforeMapping.map(old, now);
@@ -638,14 +661,16 @@ LogicalResult KernelEmitter::emitWhile(linalg::GenericOp op, scf::WhileOp loop,
   if (failed(keep))
     return failure();
   Value lanes = toBlock(b, *keep);
-  if (region.xmask)
-    lanes = arith::AndIOp::create(b, loc, lanes, toBlock(b, region.xmask));
+  if (Value inRange = maskFor(region, bits))
+    lanes = arith::AndIOp::create(b, loc, lanes, toBlock(b, inRange));
   SmallVector<Value> passed(before->getArguments());
   passed.push_back(lanes);
   scf::ConditionOp::create(b, loc, tl::AnyOp::create(b, loc, lanes), passed);
 
   // After: the body, kept only in the lanes whose condition held.
   Block *after = b.createBlock(&blockLoop.getAfter(), {}, forwarded, locations);
+  for (BlockArgument argument : after->getArguments())
+    supportCache[argument] = bits;
   IRMapping afterMapping = mapping;
   for (auto [old, now] : llvm::zip(loop.getAfterArguments(), after->getArguments()))
     afterMapping.map(old, now);
@@ -661,8 +686,10 @@ LogicalResult KernelEmitter::emitWhile(linalg::GenericOp op, scf::WhileOp loop,
     next.push_back(arith::SelectOp::create(b, loc, running, toBlock(b, *computed), current));
   }
   scf::YieldOp::create(b, loc, next);
-  for (auto [old, now] : llvm::zip(loop.getResults(), blockLoop.getResults()))
+  for (auto [old, now] : llvm::zip(loop.getResults(), blockLoop.getResults())) {
+    supportCache[now] = bits;
     mapping.map(old, now);
+  }
   return success();
 }
 
