@@ -42,6 +42,32 @@ def _until_nan(b):
     return lambda k, n, q: k.le(n) & b.not_(q.isnan())
 
 
+def _u_closed_form(b, t, n, T):
+    """U's closed form at t = cos(theta): sin((n+1) theta) / sin(theta), or, where that
+    sine is 0, (n+1) cos((n+1) theta) / t."""
+    n1 = (n + 1).to(T)
+    theta = b.math("acos", t)
+    sin_theta = b.math("sin", theta)
+    return b.select(sin_theta.ne(0.0), b.math("sin", n1 * theta) / sin_theta,
+                    n1 * b.math("cos", n1 * theta) / t)
+
+
+def _half_angle_closed_form(b, t, n, T, otherwise, trig):
+    """V's (trig "cos") and W's (trig "sin") closed forms at t = cos(theta):
+    trig((n+1/2) theta) / trig(theta/2), `otherwise` where the other function of
+    theta/2 is 1."""
+    other = "sin" if trig == "cos" else "cos"
+    theta = b.math("acos", t)
+    return b.select(b.math(other, theta / 2.0).ne(1.0),
+                    b.math(trig, (n.to(T) + 0.5) * theta) / b.math(trig, theta / 2.0),
+                    otherwise)
+
+
+def _alternating(b, n, T, value):
+    """`value` for even n, -`value` for odd n (ATen's `n % 2 == 0 ? v : -v`)."""
+    return b.select((n % 2).eq(0), value.to(T), (-value).to(T))
+
+
 def chebyshev_t(b, x, n, T):
     one = b.constant(1.0, T)
     abs_x = b.math("absf", x)
@@ -59,15 +85,10 @@ def chebyshev_t(b, x, n, T):
 def chebyshev_u(b, x, n, T):
     abs_x = b.math("absf", x)
     n1 = (n + 1).to(T)
-    theta = b.math("acos", x)
-    sin_theta = b.math("sin", theta)
-    closed = b.select(sin_theta.ne(0.0),
-                      b.math("sin", (n + 1).to(T) * theta) / sin_theta,
-                      n1 * b.math("cos", (n + 1).to(T) * theta) / x)
     cases = [
         (n.lt(0), b.constant(0.0, T)),
         (abs_x.eq(1.0), b.select(x.gt(0.0) | (n % 2).eq(0), n1, (-(n + 1)).to(T))),
-        (n.gt(8) & abs_x.lt(1.0), closed),
+        (n.gt(8) & abs_x.lt(1.0), _u_closed_form(b, x, n, T)),
         (n.eq(0), b.constant(1.0, T)),
         (n.eq(1), x + x),
     ]
@@ -77,16 +98,12 @@ def chebyshev_u(b, x, n, T):
 
 def chebyshev_v(b, x, n, T):
     abs_x = b.math("absf", x)
-    odd_value = b.select((n % 2).eq(0), (n + n + 1).to(T), (-(n + n + 1)).to(T))
-    theta = b.math("acos", x)
-    closed = b.select(b.math("sin", theta / 2.0).ne(1.0),
-                      b.math("cos", (n.to(T) + 0.5) * theta) / b.math("cos", theta / 2.0),
-                      odd_value)
+    odd_value = _alternating(b, n, T, n + n + 1)
     first = x + x - 1.0
     cases = [
         (n.lt(0), b.constant(0.0, T)),
         (abs_x.eq(1.0), b.select(x.gt(0.0), b.constant(1.0, T), odd_value)),
-        (n.gt(8) & abs_x.lt(1.0), closed),
+        (n.gt(8) & abs_x.lt(1.0), _half_angle_closed_form(b, x, n, T, odd_value, "cos")),
         (n.eq(0), b.constant(1.0, T)),
         (n.eq(1), first),
     ]
@@ -98,15 +115,11 @@ def chebyshev_w(b, x, n, T):
     abs_x = b.math("absf", x)
     one = b.constant(1.0, T)
     at_one = b.select(x.gt(0.0), (n + n + 1).to(T), b.select((n % 2).eq(0), one, -1.0))
-    theta = b.math("acos", x)
-    closed = b.select(b.math("cos", theta / 2.0).ne(1.0),
-                      b.math("sin", (n.to(T) + 0.5) * theta) / b.math("sin", theta / 2.0),
-                      at_one)
     first = x + x + 1.0
     cases = [
         (n.lt(0), b.constant(0.0, T)),
         (abs_x.eq(1.0), at_one),
-        (n.gt(8) & abs_x.lt(1.0), closed),
+        (n.gt(8) & abs_x.lt(1.0), _half_angle_closed_form(b, x, n, T, at_one, "sin")),
         (n.eq(0), one),
         (n.eq(1), first),
     ]
@@ -136,15 +149,11 @@ def shifted_chebyshev_t(b, x, n, T):
 def shifted_chebyshev_u(b, x, n, T):
     s = _shifted(x)
     n1 = (n + 1).to(T)
-    theta = b.math("acos", s)
-    sin_theta = b.math("sin", theta)
-    closed = b.select(sin_theta.ne(0.0), b.math("sin", n1 * theta) / sin_theta,
-                      n1 * b.math("cos", n1 * theta) / s)
     cases = [
         (n.lt(0), b.constant(0.0, T)),
         (x.eq(1.0), n1),
-        (x.eq(0.0), b.select((n % 2).eq(0), n1, (-(n + 1)).to(T))),
-        (n.gt(6) & b.math("absf", s).lt(1.0), closed),
+        (x.eq(0.0), _alternating(b, n, T, n + 1)),
+        (n.gt(6) & b.math("absf", s).lt(1.0), _u_closed_form(b, s, n, T)),
         (n.eq(0), b.constant(1.0, T)),
         (n.eq(1), s + s),
     ]
@@ -154,17 +163,13 @@ def shifted_chebyshev_u(b, x, n, T):
 
 def shifted_chebyshev_v(b, x, n, T):
     s = _shifted(x)
-    signed = b.select((n % 2).eq(0), (n + n + 1).to(T), (-(n + n + 1)).to(T))
-    theta = b.math("acos", s)
-    closed = b.select(b.math("sin", theta / 2.0).ne(1.0),
-                      b.math("cos", (n.to(T) + 0.5) * theta) / b.math("cos", theta / 2.0),
-                      signed)
+    signed = _alternating(b, n, T, n + n + 1)
     first = s + s - 1.0
     cases = [
         (n.lt(0), b.constant(0.0, T)),
         (x.eq(1.0), b.constant(1.0, T)),
         (x.eq(0.0), signed),
-        (n.gt(6) & b.math("absf", s).lt(1.0), closed),
+        (n.gt(6) & b.math("absf", s).lt(1.0), _half_angle_closed_form(b, s, n, T, signed, "cos")),
         (n.eq(0), b.constant(1.0, T)),
         (n.eq(1), first),
     ]
@@ -176,16 +181,12 @@ def shifted_chebyshev_w(b, x, n, T):
     s = _shifted(x)
     one = b.constant(1.0, T)
     parity = b.select((n % 2).eq(0), one, -1.0)
-    theta = b.math("acos", s)
-    closed = b.select(b.math("cos", theta / 2.0).ne(1.0),
-                      b.math("sin", (n.to(T) + 0.5) * theta) / b.math("sin", theta / 2.0),
-                      parity)
     first = s + s + 1.0
     cases = [
         (n.lt(0), b.constant(0.0, T)),
         (x.eq(1.0), (n + n + 1).to(T)),
         (x.eq(0.0), parity),
-        (n.gt(4) & b.math("absf", s).lt(1.0), closed),
+        (n.gt(4) & b.math("absf", s).lt(1.0), _half_angle_closed_form(b, s, n, T, parity, "sin")),
         (n.eq(0), one),
         (n.eq(1), first),
     ]
