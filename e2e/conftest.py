@@ -22,6 +22,9 @@ def each_target(request):
     TARGET["name"] = "cpu"
 
 
+NO_TRITON_COMPLEX = "the Triton target has no complex element type: complex ops run eagerly"
+
+
 def xfail_on_triton(request, reason):
     """Marks a test of `each_target` as an expected (strict) failure on the Triton target."""
     if TARGET["name"] == "triton":

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import dyno
-from conftest import assert_compiled_matches, xfail_on_triton
+from conftest import NO_TRITON_COMPLEX, assert_compiled_matches, xfail_on_triton
 
 pytestmark = pytest.mark.usefixtures("each_target")
 
@@ -262,37 +262,6 @@ def test_searchsorted_and_bucketize_follow_eagers_binary_search():
     unsorted = torch.randn(9)
     assert_compiled_matches(fn, sequence, values, rows, row_values, unsorted,
                             torch.argsort(unsorted), rtol=0, atol=0)
-
-
-NO_TRITON_COMPLEX = "the Triton target has no complex element type: complex ops run eagerly"
-
-
-@pytest.mark.parametrize("n", [1, 2, 7, 16, 33, 128])
-def test_short_ffts_compile_as_dfts(n, request):
-    # dyno/complex_decompositions.py: _fft_r2c/_fft_c2c/_fft_c2r as float64 products with
-    # exact cosine/sine tables; every norm mode, odd and even lengths (c2r's Hermitian
-    # weights differ), transforms over 2 dims, and a complex input built in the graph.
-    xfail_on_triton(request, NO_TRITON_COMPLEX)
-
-    def fn(x, y, z):
-        spectrum = torch.fft.rfft(x, norm="ortho")
-        return (torch.fft.fft(x), torch.fft.ifft(x, norm="forward"), spectrum,
-                torch.fft.irfft(spectrum, n=n, norm="ortho"), torch.fft.hfft(y, n=n),
-                torch.fft.ihfft(x), torch.fft.fft2(z), torch.fft.rfftn(z, norm="forward"),
-                torch.fft.fft(torch.complex(x, x * 0.5 - 1.0)))
-    x, y, z = torch.randn(3, n), torch.randn(2, n // 2 + 1), torch.randn(2, 5, n)
-    assert_compiled_matches(fn, x, y, z, rtol=1e-5, atol=2e-5 * n ** 0.5)
-
-
-def test_long_ffts_are_library_calls_in_the_compiled_graph(request):
-    # Beyond complex_decompositions.MAX_LENGTH a DFT would cost n^2: the compiled graph
-    # calls pocketfft (dyno.library_call), and Dyno's kernels compute the rest. On the
-    # Triton target every FFT is such a call; the abs of its complex result is not.
-    xfail_on_triton(request, NO_TRITON_COMPLEX)
-
-    def fn(t):
-        return torch.fft.rfft(t * 2.0).abs() + 1.0, torch.fft.irfft(torch.fft.fft(t), 300)
-    assert_compiled_matches(fn, torch.randn(4, 300), rtol=1e-5, atol=1e-4, extern_calls=3)
 
 
 def test_complex_results_from_real_parts(request):

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import dyno
-from conftest import TARGET, assert_compiled_matches
+from conftest import NO_TRITON_COMPLEX, TARGET, assert_compiled_matches, xfail_on_triton
 
 pytestmark = pytest.mark.usefixtures("each_target")
 
@@ -59,3 +59,29 @@ def test_singular_matrix_raises_as_eager():
     torch.testing.assert_close(compiled(good * 2.0), torch.linalg.cholesky(good * 2.0) + 1.0)
     assert dyno.stats()["runtime_fallbacks"] == 1  # compiled again
     assert dyno.stats()["fallback_graphs"] == 0
+
+
+@pytest.mark.parametrize("n", [1, 7, 128, 300])
+def test_ffts_are_library_calls_between_kernels(n):
+    # Real in, real out: Dyno's kernels before and after, the transforms in pocketfft
+    # (cuFFT on GPUs); odd and even lengths, norm modes.
+    def fn(x):
+        spectrum = torch.fft.rfft(x * 3.0, norm="ortho")
+        return (torch.fft.irfft(spectrum, n=n, norm="ortho") - 1.0,
+                torch.fft.irfft(torch.fft.rfft(x), n=n) * 2.0)
+    assert_compiled_matches(fn, torch.randn(3, n), rtol=1e-5, atol=1e-5, extern_calls=4)
+
+
+@pytest.mark.parametrize("n", [2, 33])
+def test_ffts_with_complex_results(n, request):
+    # Every kind of transform, over one and two dims, of real and complex inputs built in
+    # the graph; Dyno's kernels compute the complex abs of one result.
+    xfail_on_triton(request, NO_TRITON_COMPLEX)
+
+    def fn(x, y, z):
+        return (torch.fft.fft(x), torch.fft.ifft(x, norm="forward"), torch.fft.rfft(x),
+                torch.fft.hfft(y, n=n), torch.fft.ihfft(x), torch.fft.fft2(z),
+                torch.fft.rfftn(z, norm="forward"), torch.fft.fft(torch.complex(x, x - 1.0)),
+                torch.fft.rfft(x * 2.0).abs() + 1.0)
+    assert_compiled_matches(fn, torch.randn(3, n), torch.randn(2, n // 2 + 1),
+                            torch.randn(2, 5, n), rtol=1e-5, atol=1e-5)

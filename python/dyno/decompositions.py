@@ -836,10 +836,7 @@ _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
                        "any.dims")
 
 
-def table(target: str = "cpu") -> dict:
-    """The decompositions for `target` ("cpu" or "triton"): the same but for FFTs, which
-    the CPU target computes as DFT products (complex_decompositions) and the Triton target,
-    which has no complex type, leaves to the library."""
+def table() -> dict:
     from torch._decomp import decomposition_table
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -873,7 +870,7 @@ def table(target: str = "cpu") -> dict:
     decompositions[aten.nanmedian.default] = nanmedian
     decompositions.update(special_functions.table())
     decompositions.update(bessel_functions.table())
-    decompositions.update(complex_decompositions.table(ffts=target == "cpu"))
+    decompositions.update(complex_decompositions.table())
     decompositions.update(indexing_decompositions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction

@@ -31,7 +31,7 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     example_inputs = tuple(example_inputs)
     with torch.no_grad():
         exported = torch.export.export(model, example_inputs)
-        exported = exported.run_decompositions(decompositions.table("triton"))
+        exported = exported.run_decompositions(decompositions.table())
     signature = exported.graph_signature
     kinds = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant",
              "USER_INPUT": "user_input", "TOKEN": "token"}

@@ -3,8 +3,6 @@ FFTs) become `dyno.library_call`s: the compiled graph calls the routine on its t
 as it calls matmul's BLAS through `dyno.extern`, and Dyno's kernels run around it (no
 graph partition, nothing of the graph runs eagerly). Dyno does not reimplement these
 routines: PyTorch's are what eager runs, so results are eager's bit for bit.
-
-Short FFTs never get here: complex_decompositions turns them into DFT products first.
 """
 from .aten_lowerings import Unsupported, lowering
 
@@ -18,8 +16,8 @@ LIBRARY_OPS = (
     # QR and Householder products, eigen and singular value decompositions (LAPACK)
     "linalg_qr", "geqrf", "ormqr", "linalg_householder_product", "_linalg_eigh",
     "linalg_eig", "_linalg_svd", "linalg_pinv.atol_rtol_tensor", "linalg_matrix_exp",
-    # FFTs longer than complex_decompositions.MAX_LENGTH (pocketfft), every FFT on the
-    # Triton target (cuFFT); torch.export keeps the torch.fft ops themselves.
+    # FFTs (pocketfft on the CPU, cuFFT on GPUs); torch.export keeps the torch.fft ops
+    # themselves.
     "_fft_r2c", "_fft_c2c", "_fft_c2r",
     *(f"fft_{kind}{suffix}" for kind in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
       for suffix in ("", "2", "n")),
