@@ -640,7 +640,15 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
         SmallVector<std::string> sizes;
         for (Attribute size : full.getShape())
           sizes.push_back(cast<StringAttr>(size).getValue().str());
-        return "tl.full([" + llvm::join(sizes, ", ") + "], " + operand(0) + ", " + *type + ")";
+        // tl.full takes a Python scalar: an integer constant's literal is a 0-d tensor
+        // (tl.full([], c, tl.int64), for its type), which the interpreter rejects here.
+        std::string value = operand(0);
+        if (auto constant = full.getValue().getDefiningOp<arith::ConstantOp>())
+          if (auto integer = dyn_cast<IntegerAttr>(constant.getValue()))
+            value = integer.getType().isInteger(1)
+                        ? (integer.getValue().isZero() ? "False" : "True")
+                        : std::to_string(integer.getValue().getSExtValue());
+        return "tl.full([" + llvm::join(sizes, ", ") + "], " + value + ", " + *type + ")";
       })
       .Case<tl::LoadOp>([&](tl::LoadOp load) {
         std::string text = "tl.load(" + operand(0) + " + " + operand(1);
@@ -669,8 +677,15 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
           return failure();
         return "tl.reduce(" + input + ", " + axis + ", " + combiner + ", keep_dims=True)";
       })
-      .Case<tl::AnyOp>([&](tl::AnyOp) {
-        return R("(tl.max(" + operand(0) + ".to(tl.int32)) != 0)");
+      .Case<tl::AnyOp>([&](tl::AnyOp any) {
+        // tl.reduce with the prelude's combiner, one axis at a time, not tl.max: the
+        // interpreter cannot call triton.language's own jit functions unless
+        // TRITON_INTERPRET was set when triton was imported (Dyno sets it only while
+        // loading kernels).
+        std::string text = operand(0) + ".to(tl.int32)";
+        for (int64_t axis = any.getMask().getType().getRank() - 1; axis >= 0; --axis)
+          text = "tl.reduce(" + text + ", " + std::to_string(axis) + ", _dyno_or)";
+        return R("(" + text + " != 0)");
       })
       .Case<tl::ScanOp>([&](tl::ScanOp scan) {
         std::string combiner = llvm::StringSwitch<std::string>(scan.getKind())

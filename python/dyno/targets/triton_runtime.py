@@ -79,10 +79,14 @@ def _fold_reduce_over_blocks(self, input):
             *(self.to_tensor(np.take(d, position, axis=axis), arg.dtype)
               for d, arg in zip(data, input)))
         combined = combined if isinstance(combined, tuple) else (combined,)
-        accumulators = [np.broadcast_to(c.handle.data if isinstance(c, tl.core.tensor)
-                                        else np.asarray(c, dtype=a.dtype), a.shape)
-                        .astype(a.dtype, copy=False)
-                        for c, a in zip(combined, accumulators)]
+        values = [c.handle.data if isinstance(c, tl.core.tensor) else np.asarray(c, dtype=a.dtype)
+                  for c, a in zip(combined, accumulators)]
+        # A 1-d block reduced to a scalar (tl.any's): the combined value comes back with
+        # one element in a shape of its own.
+        values = [v.reshape(a.shape) if v.shape != a.shape and v.size == a.size else v
+                  for v, a in zip(values, accumulators)]
+        accumulators = [np.broadcast_to(v, a.shape).astype(a.dtype, copy=False)
+                        for v, a in zip(values, accumulators)]
     results = []
     for accumulator, arg in zip(accumulators, input):
         if self.keep_dims:

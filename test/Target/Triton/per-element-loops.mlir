@@ -23,12 +23,12 @@
 // CHECK:         [[K:v[0-9]+]] = v{{[0-9]+}}
 // CHECK-NEXT:    [[P:v[0-9]+]] = v{{[0-9]+}}
 // CHECK:         [[LANES:v[0-9]+]] = (v{{[0-9]+}} & v{{[0-9]+}})
-// CHECK-NEXT:    [[GO:v[0-9]+]] = (tl.max([[LANES]].to(tl.int32)) != 0)
+// CHECK-NEXT:    [[GO:v[0-9]+]] = (tl.reduce([[LANES]].to(tl.int32), 0, _dyno_or) != 0)
 // CHECK-NEXT:    while [[GO]]:
 // CHECK:             tl.where([[LANES]],
 // CHECK:             [[K]], [[P]] = v{{[0-9]+}}, v{{[0-9]+}}
 // CHECK:             [[LANES]] = (v{{[0-9]+}} & v{{[0-9]+}})
-// CHECK-NEXT:        [[GO]] = (tl.max([[LANES]].to(tl.int32)) != 0)
+// CHECK-NEXT:        [[GO]] = (tl.reduce([[LANES]].to(tl.int32), 0, _dyno_or) != 0)
 // CHECK-NEXT:    tl.store(arg2 + v{{[0-9]+}}, [[P]], mask=
 func.func @main(%x: tensor<37xf32>, %n: tensor<37xi64>) -> tensor<37xf32> {
   %r = dyno.launch @kernels::@kernel_0(%x, %n) : (tensor<37xf32>, tensor<37xi64>) -> tensor<37xf32>
