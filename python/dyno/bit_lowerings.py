@@ -1,6 +1,6 @@
 """Ops that read or write a float's bits (torch-mlir lowers none: it would need
 aten.view.dtype), as elementwise ops with arith.bitcast (see aten_lowerings)."""
-from .aten_lowerings import Unsupported, float_result, lowering
+from .aten_lowerings import _BITS, Unsupported, float_result, lowering
 
 _INTEGER_OF = {"f32": "i32", "f64": "i64"}
 _SIGN_BIT = {"f32": -(2 ** 31), "f64": -(2 ** 63)}
@@ -62,7 +62,7 @@ def frexp(island, operands, results):
     b = island.builder
     integer = _INTEGER_OF[element]
     fraction_bits, bias = {"f32": (23, 126), "f64": (52, 1022)}[element]
-    exponent_mask = (1 << (_BITS_OF[element] - 1 - fraction_bits)) - 1
+    exponent_mask = (1 << (_BITS[element] - 1 - fraction_bits)) - 1
     source = island.to_builtin(x)
 
     def fields(x):
@@ -87,9 +87,6 @@ def frexp(island, operands, results):
     exponent = island.elementwise([(source, x.tensor)], exponent_type, "i32",
                                   lambda args, index: parts(args[0])[1].to("i32"))
     return [(mantissa, mantissa_type.builtin()), (exponent, exponent_type.builtin())]
-
-
-_BITS_OF = {"f32": 32, "f64": 64}
 
 
 @lowering("torch.aten.nextafter")
