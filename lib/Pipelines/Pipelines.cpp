@@ -25,6 +25,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   // asserted on the host, before the ops.
   pm.addNestedPass<func::FuncOp>(createDynoCheckGatherBounds());
   pm.addNestedPass<func::FuncOp>(createDynoHoistKernelAssertions());
+  // bf16/f16 bodies compute in f32 and round once per op, as eager does.
+  pm.addNestedPass<func::FuncOp>(createDynoWidenLowPrecisionFloats());
   // Sizes of computed tensors in terms of the graph's inputs (dynamic shapes).
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   // Keep-dim reductions write through (d0, 0) maps, which tiling cannot slice.

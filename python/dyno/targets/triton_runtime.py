@@ -39,16 +39,17 @@ def cache_dir() -> str:
 
 @contextlib.contextmanager
 def _interpreter(enabled: bool):
-    """Makes `@triton.jit` build interpreted kernels (TRITON_INTERPRET=1) while a kernels
-    module is imported, without changing how any other Triton code in the process runs."""
-    if not enabled:
-        yield
-        return
+    """Makes `@triton.jit` build interpreted kernels (TRITON_INTERPRET=1) or compiled ones
+    while a kernels module is imported, without changing how any other Triton code in the
+    process runs."""
     knobs = getattr(triton, "knobs", None)
     if knobs is not None and hasattr(knobs.runtime, "scope"):
         with knobs.runtime.scope():
-            knobs.runtime.interpret = True
+            knobs.runtime.interpret = enabled
             yield
+        return
+    if not enabled:
+        yield
         return
     previous = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "1"
@@ -144,11 +145,91 @@ def write_kernels(source: str) -> str:
     return path
 
 
+# Triton's GPU compiler checks the kernels the interpreter runs. The interpreter accepts
+# kernels that the GPU compiler rejects (e.g. `tl.erf` of a bf16 block), and Triton
+# compiles for a GPU target without a GPU (PTX and cubin through its bundled ptxas). With
+# DYNO_TRITON_COMPILE_CHECK=cuda:90 (or a list, "cuda:80,cuda:90"), every interpreted
+# launch first compiles the kernel for those targets with the launch's argument types and
+# block sizes; a rejection raises TritonCompileCheckError naming the kernel.
+
+class TritonCompileCheckError(RuntimeError):
+    """Triton's GPU compiler rejected a kernel that the interpreter would have run."""
+
+
+def compile_check_targets() -> list:
+    """The (backend, architecture) pairs DYNO_TRITON_COMPILE_CHECK names, e.g. cuda:90."""
+    targets = []
+    for item in os.environ.get("DYNO_TRITON_COMPILE_CHECK", "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        backend, _, arch = item.partition(":")
+        if not arch.isdigit():
+            raise ValueError(f"DYNO_TRITON_COMPILE_CHECK: {item!r} is not backend:arch "
+                             "(e.g. cuda:90)")
+        targets.append((backend, int(arch)))
+    return targets
+
+
+_TRITON_POINTER_TYPES = {
+    torch.float32: "fp32", torch.float64: "fp64", torch.float16: "fp16",
+    torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
+    torch.int8: "i8", torch.uint8: "u8", torch.bool: "i1"}
+_checked_compiles = set()  # (kernel source digest, name, signature, blocks, target)
+
+
+def _triton_type(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return "*" + _TRITON_POINTER_TYPES[value.dtype]
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        return "i32" if -2**31 <= value < 2**31 else "i64"
+    if isinstance(value, float):
+        return "fp32"
+    raise TypeError(f"no Triton type for a kernel argument of type {type(value).__name__}")
+
+
+def check_gpu_compile(function, digest: str, config: dict, arguments, targets) -> None:
+    """Compiles the compiled-mode twin `function` (a triton.JITFunction) for each target
+    with the types of `arguments` and the blocks of `config`; raises
+    TritonCompileCheckError with Triton's message if the compiler rejects it."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    names = function.arg_names
+    blocks = {k: v for k, v in config.items() if k != "num_warps"}
+    signature = dict(zip(names, (_triton_type(a) for a in arguments)))
+    for name in blocks:
+        signature[name] = "constexpr"
+    for backend, arch in targets:
+        key = (digest, function.__name__, tuple(signature.values()),
+               tuple(sorted(config.items())), backend, arch)
+        if key in _checked_compiles:
+            continue
+        # A warp is 32 lanes on NVIDIA GPUs; AMD's CDNA has 64.
+        target = GPUTarget(backend, arch if backend == "cuda" else f"gfx{arch}",
+                           32 if backend == "cuda" else 64)
+        try:
+            triton.compile(ASTSource(function, signature, blocks), target=target,
+                           options={"num_warps": config.get("num_warps", 4)})
+        except Exception as error:  # Triton's CompilationError, or a backend's failure
+            raise TritonCompileCheckError(
+                f"Triton's GPU compiler ({backend}:{arch}) rejects kernel "
+                f"{function.__name__} (signature {signature}, blocks {config}): "
+                f"{error}") from None
+        _checked_compiles.add(key)
+
+
 class Launcher:
     """Launches one kernel: grid from the index-space size, blocks from a configuration."""
 
-    def __init__(self, function, entry: dict, interpret: bool, autotune: bool, key: str):
+    def __init__(self, function, entry: dict, interpret: bool, autotune: bool, key: str,
+                 compile_check=None):
         self.function = function
+        # (compiled-mode twin of the kernel, source digest, targets): checks every new
+        # signature with Triton's GPU compiler before interpreting it.
+        self.compile_check = compile_check
         self.name = function.__name__ if hasattr(function, "__name__") else str(function)
         self.xnumel = entry["xnumel"]
         self.xnumel_args = entry.get("xnumel_args", [])  # dynamic shapes: size arguments
@@ -192,6 +273,11 @@ class Launcher:
                 except TypeError:  # another Triton's launcher: keep the JIT entry point
                     self.fast = None
                     key = None
+        if self.compile_check is not None:
+            # The launch's blocks, and the heuristic ones a GPU launches by default.
+            twin, digest, targets = self.compile_check
+            for checked in (config, self.configs[0]):
+                check_gpu_compile(twin, digest, checked, tensors, targets)
         blocks = {k: v for k, v in config.items() if k != "num_warps"}
         compiled = self.function[grid](*tensors, **blocks, num_warps=config["num_warps"])
         if key is not None and self.fast is not None and hasattr(compiled, "__getitem__"):
@@ -238,12 +324,16 @@ class TritonKernels:
             source = file.read()
         self.module = import_kernels(kernels_path, source, interpret)
         device_name = "interpreter" if interpret else torch.cuda.get_device_name(device)
+        check_targets = compile_check_targets() if interpret else []
+        twins = import_kernels(kernels_path, source, False) if check_targets else None
+        digest = hashlib.sha256(source).hexdigest()[:24]
         self.launchers = {}
         for name, entry in self.module.KERNELS.items():
             key = hashlib.sha256(source + name.encode() + json.dumps(entry).encode()
                                  + device_name.encode()).hexdigest()[:24]
+            check = (getattr(twins, name), digest, check_targets) if twins else None
             self.launchers[name] = Launcher(getattr(self.module, name), entry, interpret,
-                                            autotune, key)
+                                            autotune, key, compile_check=check)
 
     def __getitem__(self, name: str) -> Launcher:
         return self.launchers[name]

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
 #include "dyno/Dialect/Dyno/Transforms/KernelOutlining.h"
+#include "dyno/Dialect/Dyno/Transforms/LowPrecisionFloats.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -82,13 +83,37 @@ static Value matchChannelBiasBroadcast(Value init) {
   return input;
 }
 
+/// A bf16/f16 contraction as torch-mlir writes it: its inputs in the low precision (or
+/// widened to f32 elementwise from it) and an f32 accumulator. Returns the low-precision
+/// type and, in `inputs`, the low-precision tensors; the library computes the same
+/// (f32 accumulation, one rounding at the end).
+static Type matchLowPrecisionContraction(linalg::LinalgOp op, SmallVector<Value> &inputs) {
+  Type lowPrecision;
+  for (Value input : op.getDpsInputs()) {
+    Value source = input;
+    if (!isLowPrecisionFloat(getElementTypeOrSelf(source.getType())))
+      source = widenedLowPrecisionSource(input);
+    if (!source)
+      return {};
+    Type element = getElementTypeOrSelf(source.getType());
+    if (lowPrecision && element != lowPrecision)
+      return {};
+    lowPrecision = element;
+    inputs.push_back(source);
+  }
+  if (!getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+    return {};
+  return lowPrecision;
+}
+
 /// Rewrites matmul-like and convolution ops into dyno.extern where a library computes
-/// exactly the same thing; other contractions stay in kernels.
+/// exactly the same thing; other contractions stay in kernels. bf16/f16 contractions
+/// call the library in their own precision (tensor cores, no widened copies of the
+/// operands) and widen its result, which later narrowing folds away.
 static void formLibraryCalls(func::FuncOp func) {
   SmallVector<Operation *> candidates;
   func.walk([&](Operation *op) {
-    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op) &&
-        hasSameFloatOperands(op))
+    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op))
       candidates.push_back(op);
   });
   for (Operation *op : candidates) {
@@ -96,29 +121,50 @@ static void formLibraryCalls(func::FuncOp func) {
     OpBuilder builder(op);
     Value init = linalgOp.getDpsInits()[0];
     Type resultType = op->getResult(0).getType();
-    SmallVector<Value> args(linalgOp.getDpsInputs());
+    SmallVector<Value> args;
+    Type lowPrecision = matchLowPrecisionContraction(linalgOp, args);
+    if (lowPrecision)
+      resultType = cast<RankedTensorType>(resultType).clone(lowPrecision);
+    else if (hasSameFloatOperands(op))
+      args = llvm::to_vector(linalgOp.getDpsInputs());
+    else
+      continue;
+    // A low-precision call adds an accumulator (a bias) in its own precision.
+    auto accumulator = [&](Value value) -> Value {
+      if (!lowPrecision)
+        return value;
+      return widenedLowPrecisionSource(value);
+    };
     ExternOp externOp;
     // Generic-form IR spells out the default indexing maps; only those mean A @ B.
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
       if (matmul.getIndexingMapsArray() !=
           linalg::MatmulOp::getDefaultIndexingMaps(op->getContext()))
         continue;
-      if (!isZeroFill(init))
+      if (!isZeroFill(init)) {
+        if (!(init = accumulator(init)))
+          continue;
         args.push_back(init);
+      }
       externOp = ExternOp::create(builder, op->getLoc(), resultType, "matmul", args,
                                   nullptr, nullptr, nullptr, nullptr);
     } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
       if (bmm.getIndexingMapsArray() !=
           linalg::BatchMatmulOp::getDefaultIndexingMaps(op->getContext()))
         continue;
-      if (!isZeroFill(init))
+      if (!isZeroFill(init)) {
+        if (!(init = accumulator(init)))
+          continue;
         args.push_back(init);
+      }
       externOp = ExternOp::create(builder, op->getLoc(), resultType, "batch_matmul", args,
                                   nullptr, nullptr, nullptr, nullptr);
     } else {
       auto conv = cast<linalg::Conv2DNchwFchwOp>(op);
       Value bias;
       if (!isZeroFill(init) && !(bias = matchChannelBiasBroadcast(init)))
+        continue;
+      if (bias && !(bias = accumulator(bias)))
         continue;
       SmallVector<int64_t> padding = {0, 0};
       if (auto pad = args[0].getDefiningOp<tensor::PadOp>()) {
@@ -141,7 +187,10 @@ static void formLibraryCalls(func::FuncOp func) {
                                   builder.getDenseI64ArrayAttr(dilations),
                                   builder.getI64IntegerAttr(1));
     }
-    op->getResult(0).replaceAllUsesWith(externOp.getResult());
+    Value result = externOp.getResult();
+    if (lowPrecision)
+      result = castTensorElements(builder, op->getLoc(), result, builder.getF32Type());
+    op->getResult(0).replaceAllUsesWith(result);
     op->erase();
   }
 }

@@ -571,4 +571,54 @@ def DynoSortPrefixes : Pass<"dyno-sort-prefixes", "func::FuncOp"> {
   }];
 }
 
+def DynoWidenLowPrecisionFloats : Pass<"dyno-widen-low-precision-floats", "func::FuncOp"> {
+  let summary = "Compute bf16/f16 linalg bodies in f32, rounding where eager rounds";
+  let description = [{
+    Eager PyTorch computes each bf16/f16 op in float32 (ATen's opmath type) and rounds
+    its result once; reductions accumulate in float32. torch-mlir lowers such ops to
+    bodies that compute in the low precision itself: every arithmetic op rounds, a sum
+    accumulates in bf16, and Triton's GPU compiler rejects `tl.erf`/`tl.exp` of bf16
+    blocks. This pass rewrites every linalg.generic that computes in bf16/f16:
+
+    * low-precision block arguments widen (`arith.extf`) at entry; arithmetic,
+      comparisons, selects and math ops compute in f32; yields of low-precision
+      results narrow (`arith.truncf`), so each op's result is rounded once, as eager
+      rounds it (after fusion the tensors between ops become a truncf/extf pair);
+    * an explicit truncation to bf16/f16 (a `.to(torch.bfloat16)`) stays: the value is
+      rounded, then used in f32;
+    * a reduction whose accumulator is a low-precision init becomes a reduction into
+      an f32 init (a constant fill refilled, anything else widened) followed by one
+      rounding of the result;
+    * other ops (integer casts, index arithmetic) keep their types; bodies with nested
+      regions are left alone;
+    * a matmul or convolution whose operands are bf16/f16 tensors widened elementwise
+      to f32 (torch-mlir's mm) reads the low-precision tensors directly (linalg
+      contractions extend their inputs to the accumulator's type: the same values), so
+      dyno-form-kernels calls the library in the low precision.
+
+    ```mlir
+    // Before
+    %s = linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<4x32xbf16>) outs(%zero : tensor<4xbf16>) {
+    ^bb0(%in: bf16, %acc: bf16):
+      %0 = arith.addf %in, %acc : bf16
+      linalg.yield %0 : bf16
+    }
+    // After
+    %wide = linalg.fill ins(%cst : f32) outs(%e : tensor<4xf32>)
+    %s32 = linalg.generic ... ins(%x : tensor<4x32xbf16>) outs(%wide : tensor<4xf32>) {
+    ^bb0(%in: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.addf %0, %acc : f32
+      linalg.yield %1 : f32
+    }
+    %s = linalg.generic ... ins(%s32 : tensor<4xf32>) outs(%e2 : tensor<4xbf16>) { truncf }
+    ```
+
+    Input and output: linalg-on-tensors (both targets; before fusion).
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD

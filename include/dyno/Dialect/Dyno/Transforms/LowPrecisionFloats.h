@@ -1,0 +1,28 @@
+//===- LowPrecisionFloats.h - bf16/f16 tensors and their f32 forms -*- C++ -*-===//
+//
+// Shared by dyno-widen-low-precision-floats (bodies computed in f32) and
+// dyno-form-kernels (bf16/f16 matmuls and convolutions called in their own precision).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNO_DIALECT_DYNO_TRANSFORMS_LOWPRECISIONFLOATS_H
+#define DYNO_DIALECT_DYNO_TRANSFORMS_LOWPRECISIONFLOATS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace mlir::dyno {
+
+/// bf16 and f16: the types eager computes in float32 and rounds.
+bool isLowPrecisionFloat(Type type);
+
+/// An elementwise linalg.generic casting every element of `source` to `elementType`
+/// (arith.extf when wider, arith.truncf when narrower).
+Value castTensorElements(OpBuilder &builder, Location loc, Value source, Type elementType);
+
+/// When `value` is a bf16/f16 tensor widened elementwise to f32 (an identity
+/// linalg.generic whose body is one arith.extf), returns the low-precision tensor.
+Value widenedLowPrecisionSource(Value value);
+
+} // namespace mlir::dyno
+
+#endif // DYNO_DIALECT_DYNO_TRANSFORMS_LOWPRECISIONFLOATS_H

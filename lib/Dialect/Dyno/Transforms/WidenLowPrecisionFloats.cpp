@@ -1,0 +1,317 @@
+//===- WidenLowPrecisionFloats.cpp - bf16/f16 computed in f32 ---*- C++ -*-===//
+//
+// Eager PyTorch computes every bf16/f16 op in float32 and rounds its result once
+// (ATen's opmath type), and accumulates reductions in float32. torch-mlir lowers such ops
+// to linalg bodies that compute in the low precision itself: each arithmetic op rounds,
+// a sum accumulates in bf16 (8 bits of mantissa), and Triton's GPU compiler rejects
+// `tl.erf`/`tl.exp` of bf16 blocks. This pass rewrites each linalg.generic that computes
+// in bf16/f16 to compute in f32: inputs widen at entry, results narrow at the yield, an
+// explicit truncation keeps its rounding, and a reduction's low-precision accumulator
+// becomes an f32 tensor rounded once after the reduction. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/Transforms/LowPrecisionFloats.h"
+#include "dyno/Dialect/Dyno/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::dyno {
+#define GEN_PASS_DEF_DYNOWIDENLOWPRECISIONFLOATS
+#include "dyno/Dialect/Dyno/Transforms/Passes.h.inc"
+} // namespace mlir::dyno
+
+using namespace mlir;
+using namespace mlir::dyno;
+
+namespace {
+bool isLowPrecision(Type type) { return isLowPrecisionFloat(type); }
+
+bool hasLowPrecision(TypeRange types) {
+  return llvm::any_of(types, [](Type t) { return isLowPrecision(t); });
+}
+
+/// Ops that compute the same function of their operands' values in f32 as eager computes
+/// in its float32 opmath: arithmetic, comparisons, selects and math functions.
+bool isWidenable(Operation *op) {
+  if (op->getNumRegions() != 0)
+    return false;
+  if (isa<math::MathDialect>(op->getDialect()))
+    return true;
+  return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp, arith::RemFOp,
+             arith::NegFOp, arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+             arith::MinNumFOp, arith::CmpFOp, arith::SelectOp, arith::FPToSIOp,
+             arith::FPToUIOp>(op);
+}
+
+/// `constant` (bf16/f16) as an f32 constant of the same value (exact).
+Value widenConstant(OpBuilder &builder, Location loc, arith::ConstantFloatOp constant) {
+  APFloat value = constant.value();
+  bool losesInfo = false;
+  value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(), value);
+}
+
+/// Whether the generic computes in a low precision: some op other than the casts at
+/// its edges has a bf16/f16 operand or result, or a reduction accumulates in one.
+bool computesInLowPrecision(linalg::GenericOp generic) {
+  Block *body = generic.getBody();
+  for (Operation &op : body->without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return false;  // nested loops (per-element loops) keep their own types
+    if (isa<arith::ExtFOp, arith::TruncFOp>(op))
+      continue;
+    if (hasLowPrecision(op.getOperandTypes()) || hasLowPrecision(op.getResultTypes()))
+      return true;
+  }
+  if (generic.getNumReductionLoops() == 0)
+    return false;
+  for (OpOperand &init : generic.getDpsInitsMutable())
+    if (isLowPrecision(getElementTypeOrSelf(init.get().getType())) &&
+        !generic.getMatchingBlockArgument(&init).use_empty())
+      return true;
+  return false;
+}
+
+/// A reduction's init, widened: a constant fill is refilled in f32, anything else cast.
+Value widenInit(OpBuilder &builder, Location loc, Value init, Type wide) {
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    Value value = fill.getInputs()[0];
+    if (auto constant = value.getDefiningOp<arith::ConstantFloatOp>()) {
+      Value wideValue = widenConstant(builder, loc, constant);
+      Value empty = tensor::EmptyOp::create(
+          builder, loc, tensor::getMixedSizes(builder, loc, init), wide);
+      return linalg::FillOp::create(builder, loc, wideValue, empty).getResult(0);
+    }
+  }
+  return castTensorElements(builder, loc, init, wide);
+}
+
+/// Builds a generic's body anew in f32: maps each value of the old body to its value in
+/// the new one, and each low-precision value to the f32 value standing for it.
+class BodyWidener {
+public:
+  BodyWidener(OpBuilder &builder, Location loc, Type wide)
+      : builder(builder), loc(loc), wide(wide) {}
+
+  /// The f32 value standing for `old` (a low-precision value of the old body, or one
+  /// defined above it: torch-mlir's bodies use scalar constants of the function).
+  Value wideOf(Value old) {
+    if (Value wideValue = wideValues.lookup(old))
+      return wideValue;
+    Value wideValue;
+    if (auto constant = old.getDefiningOp<arith::ConstantFloatOp>())
+      wideValue = widenConstant(builder, loc, constant);
+    else
+      wideValue = arith::ExtFOp::create(builder, loc, wide, old);
+    wideValues[old] = wideValue;
+    return wideValue;
+  }
+
+  /// The value of the new body standing for `old` in its own type.
+  Value narrowOf(Value old) {
+    if (!isLowPrecision(old.getType()))
+      return mapping.lookupOrDefault(old);
+    if (Value narrow = mapping.lookupOrNull(old))
+      return narrow;
+    if (!wideValues.count(old))
+      return old;  // defined above the body
+    Value narrow = arith::TruncFOp::create(builder, loc, old.getType(), wideOf(old));
+    mapping.map(old, narrow);
+    return narrow;
+  }
+
+  void mapArgument(BlockArgument old, Value now) {
+    if (!isLowPrecision(old.getType())) {
+      mapping.map(old, now);
+      return;
+    }
+    if (now.getType() == wide) {
+      wideValues[old] = now;
+      return;
+    }
+    mapping.map(old, now);
+    wideValues[old] = arith::ExtFOp::create(builder, loc, wide, now);
+  }
+
+  void widen(Operation &op) {
+    if (auto ext = dyn_cast<arith::ExtFOp>(op); ext && isLowPrecision(ext.getIn().getType())) {
+      Value value = wideOf(ext.getIn());
+      if (ext.getType() != wide)
+        value = arith::ExtFOp::create(builder, loc, ext.getType(), value);
+      mapping.map(ext.getResult(), value);
+      return;
+    }
+    if (auto trunc = dyn_cast<arith::TruncFOp>(op); trunc && isLowPrecision(trunc.getType())) {
+      // A constant is rounded here, once and exactly (Triton's interpreter casts an f64
+      // scalar to bf16 as 0).
+      if (auto constant = trunc.getIn().getDefiningOp<arith::ConstantFloatOp>()) {
+        APFloat value = constant.value();
+        bool losesInfo = false;
+        value.convert(cast<FloatType>(trunc.getType()).getFloatSemantics(),
+                      APFloat::rmNearestTiesToEven, &losesInfo);
+        value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &losesInfo);
+        wideValues[trunc.getResult()] =
+            arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(), value);
+        return;
+      }
+      // An explicit rounding stays exact: round, then compute on in f32.
+      Value in = isLowPrecision(trunc.getIn().getType())
+                     ? wideOf(trunc.getIn())
+                     : mapping.lookupOrDefault(trunc.getIn());
+      Value narrow = arith::TruncFOp::create(builder, loc, trunc.getType(), in);
+      mapping.map(trunc.getResult(), narrow);
+      wideValues[trunc.getResult()] = arith::ExtFOp::create(builder, loc, wide, narrow);
+      return;
+    }
+    if (auto constant = dyn_cast<arith::ConstantFloatOp>(op);
+        constant && isLowPrecision(constant.getType())) {
+      wideValues[constant.getResult()] = widenConstant(builder, loc, constant);
+      return;
+    }
+    if (isWidenable(&op)) {
+      // Operands first: widening one may create an op, which must come before the clone.
+      SmallVector<Value> operands;
+      for (Value old : op.getOperands())
+        operands.push_back(isLowPrecision(old.getType()) ? wideOf(old)
+                                                         : mapping.lookupOrDefault(old));
+      Operation *clone = builder.clone(op);
+      clone->setOperands(operands);
+      for (auto [old, now] : llvm::zip(op.getResults(), clone->getResults())) {
+        if (isLowPrecision(old.getType())) {
+          now.setType(wide);
+          wideValues[old] = now;
+        } else {
+          mapping.map(old, now);
+        }
+      }
+      return;
+    }
+    // Any other op (index arithmetic, integer casts, extracts) keeps its types: its
+    // low-precision operands are rounded, its low-precision results widened.
+    SmallVector<Value> operands;
+    for (Value old : op.getOperands())
+      operands.push_back(narrowOf(old));
+    IRMapping operandMapping;
+    operandMapping.map(op.getOperands(), operands);
+    Operation *clone = builder.clone(op, operandMapping);
+    for (auto [old, now] : llvm::zip(op.getResults(), clone->getResults())) {
+      mapping.map(old, now);
+      if (isLowPrecision(old.getType()))
+        wideValues[old] = arith::ExtFOp::create(builder, loc, wide, now);
+    }
+  }
+
+  /// The value yielded for `old` into an init of element type `type`.
+  Value yielded(Value old, Type type) {
+    if (isLowPrecision(old.getType()))
+      return type == wide ? wideOf(old) : narrowOf(old);
+    return mapping.lookupOrDefault(old);
+  }
+
+private:
+  OpBuilder &builder;
+  Location loc;
+  Type wide;
+  IRMapping mapping;                   // old value -> new value of the same type
+  llvm::DenseMap<Value, Value> wideValues;  // old low-precision value -> its f32 value
+};
+
+void widenGeneric(linalg::GenericOp generic, IRRewriter &rewriter) {
+  Location loc = generic.getLoc();
+  Type wide = rewriter.getF32Type();
+  rewriter.setInsertionPoint(generic);
+  bool reduces = generic.getNumReductionLoops() > 0;
+
+  SmallVector<Value> inits;
+  SmallVector<bool> widened;
+  for (OpOperand &init : generic.getDpsInitsMutable()) {
+    Type element = getElementTypeOrSelf(init.get().getType());
+    bool accumulates = reduces && isLowPrecision(element) &&
+                       !generic.getMatchingBlockArgument(&init).use_empty();
+    widened.push_back(accumulates);
+    inits.push_back(accumulates ? widenInit(rewriter, loc, init.get(), wide) : init.get());
+  }
+  SmallVector<Type> resultTypes;
+  for (Value init : inits)
+    resultTypes.push_back(init.getType());
+
+  Block *oldBody = generic.getBody();
+  auto widenedGeneric = linalg::GenericOp::create(
+      rewriter, loc, resultTypes, generic.getDpsInputs(), inits,
+      generic.getIndexingMapsArray(), generic.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        BodyWidener widener(b, l, wide);
+        for (auto [old, now] : llvm::zip(oldBody->getArguments(), args))
+          widener.mapArgument(old, now);
+        for (Operation &op : oldBody->without_terminator())
+          widener.widen(op);
+        SmallVector<Value> yields;
+        for (auto [old, init] : llvm::zip(oldBody->getTerminator()->getOperands(), inits))
+          yields.push_back(widener.yielded(old, getElementTypeOrSelf(init.getType())));
+        linalg::YieldOp::create(b, l, yields);
+      });
+  // Carry discardable attributes (none of linalg's own) across.
+  for (NamedAttribute attribute : generic->getDiscardableAttrs())
+    widenedGeneric->setAttr(attribute.getName(), attribute.getValue());
+
+  SmallVector<Value> results;
+  for (auto [index, result] : llvm::enumerate(widenedGeneric.getResults())) {
+    Type original = generic.getResult(index).getType();
+    results.push_back(widened[index]
+                          ? castTensorElements(rewriter, loc, result, getElementTypeOrSelf(original))
+                          : result);
+  }
+  rewriter.replaceOp(generic, results);
+}
+
+/// A matmul or convolution of bf16/f16 operands widened to f32 (torch-mlir's mm/addmm)
+/// reads the low-precision operands directly: linalg's contractions extend their inputs
+/// to the accumulator's type, so the value is the same, and dyno-form-kernels then calls
+/// the library in the low precision, as torch-mlir's bmm and convolutions already are.
+template <typename ContractionOp>
+void readLowPrecisionOperands(ContractionOp contraction, IRRewriter &rewriter) {
+  SmallVector<Value> inputs;
+  bool narrowed = false;
+  for (Value input : contraction.getDpsInputs()) {
+    Value source = widenedLowPrecisionSource(input);
+    narrowed |= bool(source);
+    inputs.push_back(source ? source : input);
+  }
+  if (!narrowed)
+    return;
+  // Named ops carry a body typed by their operands: build the op anew.
+  SmallVector<NamedAttribute> attributes;
+  for (NamedAttribute attribute : contraction->getAttrs())
+    if (attribute.getName() != "operandSegmentSizes")
+      attributes.push_back(attribute);
+  rewriter.setInsertionPoint(contraction);
+  auto rebuilt = ContractionOp::create(rewriter, contraction.getLoc(),
+                                       contraction->getResultTypes(), inputs,
+                                       contraction.getDpsInits(), attributes);
+  rewriter.replaceOp(contraction, rebuilt->getResults());
+}
+
+struct WidenLowPrecisionFloatsPass
+    : dyno::impl::DynoWidenLowPrecisionFloatsBase<WidenLowPrecisionFloatsPass> {
+  void runOnOperation() override {
+    IRRewriter contractionRewriter(&getContext());
+    getOperation().walk([&](Operation *op) {
+      if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
+        readLowPrecisionOperands(matmul, contractionRewriter);
+      else if (auto batchMatmul = dyn_cast<linalg::BatchMatmulOp>(op))
+        readLowPrecisionOperands(batchMatmul, contractionRewriter);
+      else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op))
+        readLowPrecisionOperands(conv, contractionRewriter);
+    });
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp generic) {
+      if (computesInLowPrecision(generic))
+        generics.push_back(generic);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp generic : generics)
+      widenGeneric(generic, rewriter);
+  }
+};
+} // namespace
