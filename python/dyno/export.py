@@ -31,6 +31,7 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     example_inputs = tuple(example_inputs)
     with torch.no_grad():
         exported = torch.export.export(model, example_inputs)
+        _views_as_reshapes(exported.graph_module)
         exported = exported.run_decompositions(decompositions.table())
     signature = exported.graph_signature
     kinds = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant",
@@ -47,9 +48,14 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
         if kind == "token":  # an effect token (linalg's error checks): None at run time
             inputs.append({"kind": kind})
             continue
+        # A buffer the model does not persist (transformers' `position_ids`, rotary
+        # `inv_freq`) is not in its state_dict, so bind() could not supply it: it is
+        # saved with the program, as constants are.
+        persistent = kind != "constant" and spec.target in exported.state_dict
+        if kind == "buffer" and not persistent:
+            kind = "constant"
         inputs.append({"kind": kind, "name": spec.target})
-        value = (exported.constants[spec.target] if kind == "constant"
-                 else exported.state_dict[spec.target])
+        value = exported.state_dict[spec.target] if persistent else exported.constants[spec.target]
         if kind == "constant" or save_weights:
             weights[spec.target] = value.detach().cpu()
     outputs = [spec for spec in signature.output_specs
@@ -82,3 +88,15 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     elif os.path.exists(weights_path):
         os.remove(weights_path)
     return directory
+
+
+def _views_as_reshapes(graph_module: torch.fx.GraphModule) -> None:
+    """`aten.view` requires strides compatible with the new shape. torch.export records
+    the views of the eager run; Dyno's decompositions (attention, for one) may lay an
+    intermediate out differently, and re-tracing a view of it then fails (GPT-2's
+    `x.view(-1, x.size(-1))` after attention). An inference graph has no mutation that
+    could observe aliasing, so a reshape computes the same values whatever the layout."""
+    for node in graph_module.graph.nodes:
+        if node.op == "call_function" and node.target is torch.ops.aten.view.default:
+            node.target = torch.ops.aten.reshape.default
+    graph_module.recompile()

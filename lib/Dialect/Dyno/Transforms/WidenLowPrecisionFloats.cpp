@@ -100,7 +100,9 @@ public:
     if (Value wideValue = wideValues.lookup(old))
       return wideValue;
     Value wideValue;
-    if (auto constant = old.getDefiningOp<arith::ConstantFloatOp>())
+    if (Value narrow = mapping.lookupOrNull(old))  // a block argument, widened at first use
+      wideValue = arith::ExtFOp::create(builder, loc, wide, narrow);
+    else if (auto constant = old.getDefiningOp<arith::ConstantFloatOp>())
       wideValue = widenConstant(builder, loc, constant);
     else
       wideValue = arith::ExtFOp::create(builder, loc, wide, old);
@@ -131,7 +133,6 @@ public:
       return;
     }
     mapping.map(old, now);
-    wideValues[old] = arith::ExtFOp::create(builder, loc, wide, now);
   }
 
   void widen(Operation &op) {

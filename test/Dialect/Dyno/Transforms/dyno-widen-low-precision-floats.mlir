@@ -1,0 +1,130 @@
+// RUN: dyno-opt %s --split-input-file --dyno-widen-low-precision-floats | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// An elementwise bf16 body computes in f32 and rounds its result once; a constant of
+// the function used in the body is widened exactly.
+// CHECK-LABEL: func.func @gelu_like$bf16
+// CHECK:         linalg.generic
+// CHECK:         ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16):
+// CHECK:           %[[X:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK:           %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK:           %[[M:.*]] = arith.mulf %[[X]], %[[HALF]] : f32
+// CHECK:           %[[E:.*]] = math.erf %[[M]] : f32
+// CHECK:           %[[R:.*]] = arith.truncf %[[E]] : f32 to bf16
+// CHECK:           linalg.yield %[[R]] : bf16
+func.func @gelu_like$bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %half = arith.constant 5.000000e-01 : bf16
+  %e = tensor.empty() : tensor<4x8xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xbf16>) outs(%e : tensor<4x8xbf16>) {
+  ^bb0(%a: bf16, %o: bf16):
+    %m = arith.mulf %a, %half : bf16
+    %v = math.erf %m : bf16
+    linalg.yield %v : bf16
+  } -> tensor<4x8xbf16>
+  return %r : tensor<4x8xbf16>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A bf16 sum accumulates into an f32 fill and is rounded once after the reduction.
+// CHECK-LABEL: func.func @sum$bf16
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[FILL:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<4xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4x8xbf16>) outs(%[[FILL]] : tensor<4xf32>)
+// CHECK:         ^bb0(%[[IN:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK:           %[[X:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK:           %[[S:.*]] = arith.addf %[[X]], %[[ACC]] : f32
+// CHECK:           linalg.yield %[[S]] : f32
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xbf16>)
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         return %[[R]]
+func.func @sum$bf16(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<4xbf16>
+  %f = linalg.fill ins(%zero : bf16) outs(%e : tensor<4xbf16>) -> tensor<4xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xbf16>) outs(%f : tensor<4xbf16>) {
+  ^bb0(%a: bf16, %acc: bf16):
+    %s = arith.addf %a, %acc : bf16
+    linalg.yield %s : bf16
+  } -> tensor<4xbf16>
+  return %r : tensor<4xbf16>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// An explicit rounding to f16 keeps its rounding; a rounded constant is folded exactly
+// (0.1 in f16 is 0.0999755859375).
+// CHECK-LABEL: func.func @explicit_rounding$f16
+// CHECK:         ^bb0(%[[IN:.*]]: f32, %{{.*}}: f16):
+// CHECK:           %[[T:.*]] = arith.truncf %[[IN]] : f32 to f16
+// CHECK:           %[[W:.*]] = arith.extf %[[T]] : f16 to f32
+// CHECK:           %[[C:.*]] = arith.constant 0.0999755859 : f32
+// CHECK:           %[[A:.*]] = arith.addf %[[W]], %[[C]] : f32
+// CHECK:           %[[R:.*]] = arith.truncf %[[A]] : f32 to f16
+// CHECK:           linalg.yield %[[R]] : f16
+func.func @explicit_rounding$f16(%x: tensor<4x8xf32>) -> tensor<4x8xf16> {
+  %tenth = arith.constant 0.1 : f64
+  %e = tensor.empty() : tensor<4x8xf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %t = arith.truncf %a : f32 to f16
+    %c = arith.truncf %tenth : f64 to f16
+    %s = arith.addf %t, %c : f16
+    linalg.yield %s : f16
+  } -> tensor<4x8xf16>
+  return %r : tensor<4x8xf16>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Casts alone are left as they are.
+// CHECK-LABEL: func.func @widen_only$bf16
+// CHECK:         ^bb0(%[[IN:.*]]: bf16, %{{.*}}: f32):
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT:      linalg.yield %[[W]] : f32
+func.func @widen_only$bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xbf16>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %w = arith.extf %a : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A matmul of bf16 operands widened to f32 reads the bf16 operands directly.
+// CHECK-LABEL: func.func @mm$bf16
+// CHECK-SAME:    (%[[A:.*]]: tensor<4x8xbf16>, %[[B:.*]]: tensor<8x2xbf16>)
+// CHECK:         linalg.matmul ins(%[[A]], %[[B]] : tensor<4x8xbf16>, tensor<8x2xbf16>) outs(%{{.*}} : tensor<4x2xf32>)
+func.func @mm$bf16(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>) -> tensor<4x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ea = tensor.empty() : tensor<4x8xf32>
+  %wa = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x8xbf16>) outs(%ea : tensor<4x8xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<4x8xf32>
+  %eb = tensor.empty() : tensor<8x2xf32>
+  %wb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<8x2xbf16>) outs(%eb : tensor<8x2xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<8x2xf32>
+  %e = tensor.empty() : tensor<4x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %r = linalg.matmul ins(%wa, %wb : tensor<4x8xf32>, tensor<8x2xf32>) outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
