@@ -6,14 +6,19 @@ encoder-decoder (BART), a vision transformer (ViT) and a convolutional vision mo
 (ResNet).
 
 Each entry builds `(model, example_inputs)`; the model returns one tensor (logits or
-hidden states), so compiled and eager outputs compare directly. `scale` grows the
-batch/sequence for benchmarks; the tests use scale 1.
+hidden states), so compiled and eager outputs compare directly. Sizes: "test" (width 64,
+2 layers, batch 2 x 32 tokens: the e2e tests) and "bench" (width 512, 4 layers, batch 8 x
+256 tokens: the GPU benchmark). Needs only torch and transformers, so the GPU machine
+builds the same models (same seed, same weights) as the export machine.
 """
 import torch
 
-
-def _tokens(vocab, batch, length, generator):
-    return torch.randint(0, vocab, (batch, length), generator=generator)
+SIZES = {
+    # width, feed-forward width, layers, heads, batch, tokens (images: side)
+    "test": dict(width=64, ffn=128, layers=2, heads=4, batch=2, tokens=32, side=32),
+    "bench": dict(width=512, ffn=2048, layers=4, heads=8, batch=8, tokens=256, side=64),
+}
+VOCAB = 512
 
 
 class LogitsOnly(torch.nn.Module):
@@ -32,93 +37,104 @@ class LogitsOnly(torch.nn.Module):
         return output.last_hidden_state
 
 
-def _decoder(config_class, **extra):
-    def build(scale, generator):
-        import transformers
+def _tokens(s, generator, length=None):
+    return torch.randint(0, VOCAB, (s["batch"], length or s["tokens"]), generator=generator)
 
-        config = getattr(transformers, config_class)(**extra)
-        cls = transformers.AutoModelForCausalLM
-        model = cls.from_config(config)
-        tokens = _tokens(config.vocab_size, 2 * scale, 32 * scale, generator)
-        return LogitsOnly(model, ["input_ids"]), (tokens,)
+
+def _gpt2(s, generator):
+    import transformers
+    config = transformers.GPT2Config(
+        vocab_size=VOCAB, n_embd=s["width"], n_layer=s["layers"], n_head=s["heads"],
+        n_positions=1024, bos_token_id=0, eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0,
+        attn_pdrop=0.0)
+    return transformers.GPT2LMHeadModel(config), ["input_ids"], (_tokens(s, generator),)
+
+
+def _opt(s, generator):
+    import transformers
+    config = transformers.OPTConfig(
+        vocab_size=VOCAB, hidden_size=s["width"], ffn_dim=s["ffn"],
+        num_hidden_layers=s["layers"], num_attention_heads=s["heads"],
+        word_embed_proj_dim=s["width"], max_position_embeddings=1024, bos_token_id=0,
+        eos_token_id=0, pad_token_id=1, dropout=0.0)
+    return transformers.OPTForCausalLM(config), ["input_ids"], (_tokens(s, generator),)
+
+
+def _rotary(config_name, model_name):
+    # rotary positions, RMSNorm, SwiGLU, grouped-query attention (half as many KV heads)
+    def build(s, generator):
+        import transformers
+        config = getattr(transformers, config_name)(
+            vocab_size=VOCAB, hidden_size=s["width"], intermediate_size=s["ffn"],
+            num_hidden_layers=s["layers"], num_attention_heads=s["heads"],
+            num_key_value_heads=s["heads"] // 2, max_position_embeddings=1024)
+        model = getattr(transformers, model_name)(config)
+        return model, ["input_ids"], (_tokens(s, generator),)
     return build
 
 
-def _bert(scale, generator):
+def _bert(s, generator):
     import transformers
-
     config = transformers.BertConfig(
-        vocab_size=512, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-        intermediate_size=128, max_position_embeddings=128)
+        vocab_size=VOCAB, hidden_size=s["width"], num_hidden_layers=s["layers"],
+        num_attention_heads=s["heads"], intermediate_size=s["ffn"],
+        max_position_embeddings=1024)
     model = transformers.BertModel(config, add_pooling_layer=False)
-    tokens = _tokens(config.vocab_size, 2 * scale, 32 * scale, generator)
-    return LogitsOnly(model, ["input_ids"]), (tokens,)
+    return model, ["input_ids"], (_tokens(s, generator),)
 
 
-def _bart(scale, generator):
+def _bart(s, generator):
     import transformers
-
     config = transformers.BartConfig(
-        vocab_size=512, d_model=64, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
-        decoder_ffn_dim=128, max_position_embeddings=128)
+        vocab_size=VOCAB, d_model=s["width"], encoder_layers=s["layers"] // 2 or 1,
+        decoder_layers=s["layers"] // 2 or 1, encoder_attention_heads=s["heads"],
+        decoder_attention_heads=s["heads"], encoder_ffn_dim=s["ffn"], decoder_ffn_dim=s["ffn"],
+        max_position_embeddings=1024)
     model = transformers.BartForConditionalGeneration(config)
-    source = _tokens(config.vocab_size, 2 * scale, 32 * scale, generator)
-    target = _tokens(config.vocab_size, 2 * scale, 16 * scale, generator)
-    return LogitsOnly(model, ["input_ids", "decoder_input_ids"]), (source, target)
+    source = _tokens(s, generator)
+    target = _tokens(s, generator, s["tokens"] // 2)
+    return model, ["input_ids", "decoder_input_ids"], (source, target)
 
 
-def _vit(scale, generator):
+def _vit(s, generator):
     import transformers
-
     config = transformers.ViTConfig(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
-        image_size=32, patch_size=8, num_labels=10)
+        hidden_size=s["width"], num_hidden_layers=s["layers"], num_attention_heads=s["heads"],
+        intermediate_size=s["ffn"], image_size=s["side"], patch_size=8, num_labels=10)
     model = transformers.ViTForImageClassification(config)
-    pixels = torch.randn(2 * scale, 3, 32, 32, generator=generator)
-    return LogitsOnly(model, ["pixel_values"]), (pixels,)
+    pixels = torch.randn(s["batch"], 3, s["side"], s["side"], generator=generator)
+    return model, ["pixel_values"], (pixels,)
 
 
-def _resnet(scale, generator):
+def _resnet(s, generator):
     import transformers
-
+    width = s["width"] // 4
     config = transformers.ResNetConfig(
-        embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic",
-        num_labels=10)
+        embedding_size=width, hidden_sizes=[width, 2 * width], depths=[1, 1],
+        layer_type="basic", num_labels=10)
     model = transformers.ResNetForImageClassification(config)
-    pixels = torch.randn(2 * scale, 3, 32, 32, generator=generator)
-    return LogitsOnly(model, ["pixel_values"]), (pixels,)
+    pixels = torch.randn(s["batch"] * 4, 3, s["side"], s["side"], generator=generator)
+    return model, ["pixel_values"], (pixels,)
 
-
-_SMALL_DECODER = dict(vocab_size=512, hidden_size=64, intermediate_size=128,
-                      num_hidden_layers=2, num_attention_heads=4,
-                      max_position_embeddings=128)
 
 ZOO = {
-    # learned positions, GELU MLP, Conv1D projections
-    "gpt2": _decoder("GPT2Config", vocab_size=512, n_embd=64, n_layer=2, n_head=4,
-                     n_positions=128),
-    # learned positions with an offset, ReLU MLP
-    "opt": _decoder("OPTConfig", vocab_size=512, hidden_size=64, ffn_dim=128,
-                    num_hidden_layers=2, num_attention_heads=4, word_embed_proj_dim=64,
-                    max_position_embeddings=128),
-    # rotary positions, RMSNorm, SwiGLU, grouped-query attention (4 heads, 2 KV heads)
-    "llama": _decoder("LlamaConfig", num_key_value_heads=2, **_SMALL_DECODER),
-    # rotary positions, GQA, biases on q/k/v
-    "qwen2": _decoder("Qwen2Config", num_key_value_heads=2, **_SMALL_DECODER),
-    "bert": _bert,
-    "bart": _bart,
-    "vit": _vit,
-    "resnet": _resnet,
+    "gpt2": _gpt2,      # learned positions, GELU MLP, Conv1D projections
+    "opt": _opt,        # learned positions with an offset, ReLU MLP
+    "llama": _rotary("LlamaConfig", "LlamaForCausalLM"),
+    "qwen2": _rotary("Qwen2Config", "Qwen2ForCausalLM"),  # also biases on q/k/v
+    "bert": _bert,      # encoder
+    "bart": _bart,      # encoder-decoder
+    "vit": _vit,        # vision transformer
+    "resnet": _resnet,  # convolutions, batch norm
 }
 
 
-def build(name: str, dtype=torch.float32, scale: int = 1, seed: int = 0):
-    """Returns (model in eval mode, example inputs), parameters and float inputs in
-    `dtype`. Weights are random (seeded)."""
+def build(name: str, dtype=torch.float32, size: str = "test", seed: int = 0):
+    """Returns (model in eval mode, example inputs): weights random (seeded), parameters
+    and float inputs in `dtype`."""
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    model, inputs = ZOO[name](scale, generator)
-    model = model.eval().to(dtype)
+    model, names, inputs = ZOO[name](SIZES[size], generator)
+    model = LogitsOnly(model, names).eval().to(dtype)
     inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
     return model, inputs

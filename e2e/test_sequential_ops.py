@@ -384,3 +384,12 @@ def test_cumprod_with_a_dtype_and_scatter_with_the_deprecated_reduce_argument(ea
         torch._dynamo.reset()
         assert_compiled_matches(lambda t, i: t.scatter(0, i, 1.5, reduce=reduce) * 2,
                                 x, index)
+
+
+def test_cumsum_of_a_fill(each_target):
+    # OPT's position ids: the cumulative sum of an all-ones attention mask. The Triton
+    # lowering refused a scan of a constant fill ("scans a fill; nothing to read").
+    def positions(tokens):
+        mask = torch.ones(tokens.shape, dtype=torch.int64)
+        return torch.cumsum(mask, 1) * mask - 1 + tokens
+    _exact(positions, torch.randint(0, 9, (4, 37)))

@@ -35,6 +35,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
   // One division per element of a broadcast divisor, not per element of the loop.
   pm.addNestedPass<func::FuncOp>(createDynoMultiplyByReciprocals());
+  // bf16/f16 values that stay inside a fused body are not rounded.
+  pm.addNestedPass<func::FuncOp>(createDynoFoldFusedRoundings());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // topk: sort only the prefix its slices read.

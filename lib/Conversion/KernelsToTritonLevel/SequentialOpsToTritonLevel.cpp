@@ -275,13 +275,12 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
   FailureOr<Value> output = resultPointer(scan.getResult(0));
   if (failed(input) || failed(output))
     return failure();
-  if (input->scalar)
-    return scan.emitOpError("scans a fill; nothing to read"), failure();
   setConfigs(/*rows=*/true, inputType.getNumElements() / std::max<int64_t>(length, 1), length);
 
   Value x, r, position;
   auto [offsets, mask] = lineOffsets(inputType.getShape(), dim, x, r, position);
-  Value values = load(input->pointer, offsets, mask);
+  // A scan of a fill (OPT's positions: the cumsum of an all-ones mask) scans the splat.
+  Value values = input->scalar ? splat(input->scalar) : load(input->pointer, offsets, mask);
   // Eager's CPU cumsum/cumprod accumulate float in double; so does this scan.
   Type element = inputType.getElementType();
   auto floatType = dyn_cast<FloatType>(element);

@@ -133,7 +133,14 @@ static void formLibraryCalls(func::FuncOp func) {
     auto accumulator = [&](Value value) -> Value {
       if (!lowPrecision)
         return value;
-      return widenedLowPrecisionSource(value);
+      // addmm's bias, repeated on every row (dyno-widen-low-precision-floats).
+      if (Value row = broadcastRowBiasSource(value))
+        value = row;
+      Value source = getElementTypeOrSelf(value.getType()) == lowPrecision
+                         ? value
+                         : widenedLowPrecisionSource(value);
+      return source && getElementTypeOrSelf(source.getType()) == lowPrecision ? source
+                                                                              : Value();
     };
     ExternOp externOp;
     // Generic-form IR spells out the default indexing maps; only those mean A @ B.

@@ -12,7 +12,7 @@ bool mlir::dyno::isLowPrecisionFloat(Type type) {
 }
 
 Value mlir::dyno::castTensorElements(OpBuilder &builder, Location loc, Value source,
-                                     Type elementType) {
+                                     Type elementType, bool opRounding) {
   auto sourceType = cast<RankedTensorType>(source.getType());
   bool widens = elementType.getIntOrFloatBitWidth() >
                 sourceType.getElementType().getIntOrFloatBitWidth();
@@ -24,9 +24,15 @@ Value mlir::dyno::castTensorElements(OpBuilder &builder, Location loc, Value sou
   return linalg::GenericOp::create(
              builder, loc, empty.getType(), source, empty, maps, iterators,
              [&](OpBuilder &b, Location l, ValueRange args) {
-               Value cast =
-                   widens ? arith::ExtFOp::create(b, l, elementType, args[0]).getResult()
-                          : arith::TruncFOp::create(b, l, elementType, args[0]).getResult();
+               Value cast;
+               if (widens) {
+                 cast = arith::ExtFOp::create(b, l, elementType, args[0]);
+               } else {
+                 auto trunc = arith::TruncFOp::create(b, l, elementType, args[0]);
+                 if (opRounding)
+                   trunc->setAttr(kOpRoundingAttr, b.getUnitAttr());
+                 cast = trunc;
+               }
                linalg::YieldOp::create(b, l, cast);
              })
       .getResult(0);
@@ -50,4 +56,26 @@ Value mlir::dyno::widenedLowPrecisionSource(Value value) {
   if (!isLowPrecisionFloat(getElementTypeOrSelf(source.getType())))
     return {};
   return source;
+}
+
+Value mlir::dyno::broadcastRowBiasSource(Value value) {
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumResults() != 1 ||
+      generic.getNumReductionLoops() != 0 || generic.getNumLoops() != 2)
+    return {};
+  MLIRContext *context = generic.getContext();
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (maps[0] != AffineMap::get(2, 0, {getAffineDimExpr(1, context)}, context) ||
+      !maps[1].isIdentity())
+    return {};
+  // The body yields the element, or widens it (after elementwise fusion has folded the
+  // vector's own widening in).
+  Block *body = generic.getBody();
+  Value yielded = body->getTerminator()->getOperand(0);
+  if (auto ext = yielded.getDefiningOp<arith::ExtFOp>();
+      ext && body->getOperations().size() == 2 && ext.getIn() == body->getArgument(0))
+    return generic.getDpsInputs()[0];
+  if (body->getOperations().size() != 1 || yielded != body->getArgument(0))
+    return {};
+  return generic.getDpsInputs()[0];
 }

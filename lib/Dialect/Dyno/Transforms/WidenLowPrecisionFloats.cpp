@@ -14,6 +14,7 @@
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::dyno {
@@ -118,7 +119,8 @@ public:
       return narrow;
     if (!wideValues.count(old))
       return old;  // defined above the body
-    Value narrow = arith::TruncFOp::create(builder, loc, old.getType(), wideOf(old));
+    auto narrow = arith::TruncFOp::create(builder, loc, old.getType(), wideOf(old));
+    narrow->setAttr(kOpRoundingAttr, builder.getUnitAttr());
     mapping.map(old, narrow);
     return narrow;
   }
@@ -260,7 +262,9 @@ void widenGeneric(linalg::GenericOp generic, IRRewriter &rewriter) {
   for (auto [index, result] : llvm::enumerate(widenedGeneric.getResults())) {
     Type original = generic.getResult(index).getType();
     results.push_back(widened[index]
-                          ? castTensorElements(rewriter, loc, result, getElementTypeOrSelf(original))
+                          ? castTensorElements(rewriter, loc, result,
+                                               getElementTypeOrSelf(original),
+                                               /*opRounding=*/true)
                           : result);
   }
   rewriter.replaceOp(generic, results);
@@ -293,6 +297,60 @@ void readLowPrecisionOperands(ContractionOp contraction, IRRewriter &rewriter) {
   rewriter.replaceOp(contraction, rebuilt->getResults());
 }
 
+/// `mm(A, B) + bias` of bf16/f16 operands (torch-mlir's addmm: a matmul into zeros, then
+/// an elementwise add of the widened bias on every row) accumulates into the broadcast
+/// bias instead, so that dyno-form-kernels calls addmm, which rounds once, as eager's
+/// addmm does; a separate add rounds the product first and the sum again.
+void accumulateIntoRowBias(linalg::MatmulOp matmul, IRRewriter &rewriter) {
+  auto fill = matmul.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+      !matmul->hasOneUse() ||
+      !llvm::all_of(matmul.getDpsInputs(), [](Value input) {
+        return isLowPrecisionFloat(getElementTypeOrSelf(input.getType()));
+      }))
+    return;
+  auto add = dyn_cast<linalg::GenericOp>(*matmul->user_begin());
+  if (!add || add.getNumDpsInputs() != 2 || add.getNumResults() != 1 ||
+      add.getNumReductionLoops() != 0 || add.getNumLoops() != 2)
+    return;
+  MLIRContext *context = matmul.getContext();
+  AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(1, context)}, context);
+  SmallVector<AffineMap> maps = add.getIndexingMapsArray();
+  unsigned product = add.getDpsInputs()[0] == matmul.getResult(0) ? 0 : 1;
+  if (add.getDpsInputs()[product] != matmul.getResult(0) || !maps[product].isIdentity() ||
+      maps[1 - product] != row || !maps[2].isIdentity())
+    return;
+  Block *body = add.getBody();
+  auto sum = dyn_cast<arith::AddFOp>(body->front());
+  if (body->getOperations().size() != 2 || !sum ||
+      body->getTerminator()->getOperand(0) != sum.getResult() ||
+      !llvm::is_contained(sum->getOperands(), body->getArgument(0)) ||
+      !llvm::is_contained(sum->getOperands(), body->getArgument(1)))
+    return;
+  Value bias = add.getDpsInputs()[1 - product];
+  Value source = widenedLowPrecisionSource(bias);
+  if (!source || getElementTypeOrSelf(source.getType()) !=
+                     getElementTypeOrSelf(matmul.getDpsInputs()[0].getType()))
+    return;
+  rewriter.setInsertionPoint(matmul);
+  Location loc = matmul.getLoc();
+  Value init = fill.getDpsInits()[0];
+  auto broadcast = linalg::GenericOp::create(
+      rewriter, loc, init.getType(), bias, init,
+      SmallVector<AffineMap>{row, rewriter.getMultiDimIdentityMap(2)},
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [](OpBuilder &b, Location l, ValueRange args) { linalg::YieldOp::create(b, l, args[0]); });
+  SmallVector<NamedAttribute> attributes;
+  for (NamedAttribute attribute : matmul->getAttrs())
+    if (attribute.getName() != "operandSegmentSizes")
+      attributes.push_back(attribute);
+  auto accumulated = linalg::MatmulOp::create(
+      rewriter, loc, matmul->getResultTypes(), matmul.getDpsInputs(),
+      ValueRange{broadcast.getResult(0)}, attributes);
+  rewriter.replaceOp(add, accumulated->getResults());
+  rewriter.eraseOp(matmul);
+}
+
 struct WidenLowPrecisionFloatsPass
     : dyno::impl::DynoWidenLowPrecisionFloatsBase<WidenLowPrecisionFloatsPass> {
   void runOnOperation() override {
@@ -305,6 +363,10 @@ struct WidenLowPrecisionFloatsPass
       else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op))
         readLowPrecisionOperands(conv, contractionRewriter);
     });
+    SmallVector<linalg::MatmulOp> matmuls;
+    getOperation().walk([&](linalg::MatmulOp matmul) { matmuls.push_back(matmul); });
+    for (linalg::MatmulOp matmul : matmuls)
+      accumulateIntoRowBias(matmul, contractionRewriter);
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp generic) {
       if (computesInLowPrecision(generic))

@@ -129,6 +129,12 @@ func.func @form$dynamic_batch(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>, %n: i6
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[D]]
 // CHECK:         return %[[S]], %[[FLAT]]
 
+// bf16 operands with an f32 accumulator (torch-mlir's bmm): the library is called in
+// bf16 (it accumulates in f32 and rounds once) and its result widened for the f32 uses.
+// CHECK-LABEL: func.func @form$bmm_bf16
+// CHECK:         %[[B:.*]] = dyno.extern "batch_matmul"(%arg0, %arg1) : (tensor<2x4x8xbf16>, tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16>
+// CHECK:         dyno.launch @kernels::@{{.*}}(%[[B]])
+
 // CHECK:       module @kernels
 // CHECK:         func.func @[[K0]](%{{.*}}: tensor<4x8xf32> {bufferization.writable = false}, %{{.*}}: tensor<8xf32> {bufferization.writable = false}) -> tensor<4x8xf32>
 // CHECK:           arith.maximumf
@@ -155,4 +161,19 @@ func.func @form$returned_intermediate_and_host_view(%x: tensor<4x16xf32>) -> (te
   } -> tensor<4x16xf32>
   %flat = tensor.collapse_shape %d [[0, 1]] : tensor<4x16xf32> into tensor<64xf32>
   return %s, %flat : tensor<4xf32>, tensor<64xf32>
+}
+
+func.func @form$bmm_bf16(%a: tensor<2x4x8xbf16>, %b: tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  %m = linalg.batch_matmul ins(%a, %b : tensor<2x4x8xbf16>, tensor<2x8x3xbf16>) outs(%f : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  %e2 = tensor.empty() : tensor<2x4x3xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%m : tensor<2x4x3xf32>) outs(%e2 : tensor<2x4x3xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %g = arith.maximumf %x, %zero : f32
+    %t = arith.truncf %g : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x4x3xbf16>
+  return %r : tensor<2x4x3xbf16>
 }

@@ -12,7 +12,7 @@
 // CHECK:           %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK:           %[[M:.*]] = arith.mulf %[[X]], %[[HALF]] : f32
 // CHECK:           %[[E:.*]] = math.erf %[[M]] : f32
-// CHECK:           %[[R:.*]] = arith.truncf %[[E]] : f32 to bf16
+// CHECK:           %[[R:.*]] = arith.truncf %[[E]] {dyno.op_rounding} : f32 to bf16
 // CHECK:           linalg.yield %[[R]] : bf16
 func.func @gelu_like$bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
   %half = arith.constant 5.000000e-01 : bf16
@@ -41,7 +41,7 @@ func.func @gelu_like$bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
 // CHECK:           %[[S:.*]] = arith.addf %[[X]], %[[ACC]] : f32
 // CHECK:           linalg.yield %[[S]] : f32
 // CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xbf16>)
-// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           arith.truncf %{{.*}} {dyno.op_rounding} : f32 to bf16
 // CHECK:         return %[[R]]
 func.func @sum$bf16(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
   %zero = arith.constant 0.0 : bf16
@@ -67,7 +67,7 @@ func.func @sum$bf16(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
 // CHECK:           %[[W:.*]] = arith.extf %[[T]] : f16 to f32
 // CHECK:           %[[C:.*]] = arith.constant 0.0999755859 : f32
 // CHECK:           %[[A:.*]] = arith.addf %[[W]], %[[C]] : f32
-// CHECK:           %[[R:.*]] = arith.truncf %[[A]] : f32 to f16
+// CHECK:           %[[R:.*]] = arith.truncf %[[A]] {dyno.op_rounding} : f32 to f16
 // CHECK:           linalg.yield %[[R]] : f16
 func.func @explicit_rounding$f16(%x: tensor<4x8xf32>) -> tensor<4x8xf16> {
   %tenth = arith.constant 0.1 : f64
@@ -126,5 +126,38 @@ func.func @mm$bf16(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>) -> tensor<4x2xf32
   %e = tensor.empty() : tensor<4x2xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
   %r = linalg.matmul ins(%wa, %wb : tensor<4x8xf32>, tensor<8x2xf32>) outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// addmm of bf16 operands as torch-mlir writes it (a matmul into zeros, then the widened
+// bias added on every row) accumulates into the broadcast bias: one rounding, as eager.
+// CHECK-LABEL: func.func @addmm$bf16
+// CHECK-SAME:    (%[[A:.*]]: tensor<4x8xbf16>, %[[B:.*]]: tensor<8x2xbf16>, %[[BIAS:.*]]: tensor<2xbf16>)
+// CHECK:         %[[WIDE:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<2xbf16>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK:         %[[ROWS:.*]] = linalg.generic {{.*}} ins(%[[WIDE]] : tensor<2xf32>) outs(%{{.*}} : tensor<4x2xf32>)
+// CHECK:         %[[R:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<4x8xbf16>, tensor<8x2xbf16>) outs(%[[ROWS]] : tensor<4x2xf32>)
+// CHECK-NOT:     arith.addf
+// CHECK:         return %[[R]]
+func.func @addmm$bf16(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>, %bias: tensor<2xbf16>) -> tensor<4x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eb = tensor.empty() : tensor<2xf32>
+  %wbias = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%bias : tensor<2xbf16>) outs(%eb : tensor<2xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2xf32>
+  %e = tensor.empty() : tensor<4x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<4x8xbf16>, tensor<8x2xbf16>) outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%p, %wbias : tensor<4x2xf32>, tensor<2xf32>) outs(%e : tensor<4x2xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2xf32>
   return %r : tensor<4x2xf32>
 }

@@ -12,16 +12,27 @@
 
 namespace mlir::dyno {
 
+/// A unit attribute on `arith.truncf`: the rounding of an op's bf16/f16 result that
+/// dyno-widen-low-precision-floats makes explicit (not one the program asked for).
+/// dyno-fold-fused-roundings drops it where the value stays inside a fused body.
+inline constexpr llvm::StringLiteral kOpRoundingAttr = "dyno.op_rounding";
+
 /// bf16 and f16: the types eager computes in float32 and rounds.
 bool isLowPrecisionFloat(Type type);
 
 /// An elementwise linalg.generic casting every element of `source` to `elementType`
-/// (arith.extf when wider, arith.truncf when narrower).
-Value castTensorElements(OpBuilder &builder, Location loc, Value source, Type elementType);
+/// (arith.extf when wider, arith.truncf when narrower; `opRounding` tags the latter).
+Value castTensorElements(OpBuilder &builder, Location loc, Value source, Type elementType,
+                         bool opRounding = false);
 
 /// When `value` is a bf16/f16 tensor widened elementwise to f32 (an identity
 /// linalg.generic whose body is one arith.extf), returns the low-precision tensor.
 Value widenedLowPrecisionSource(Value value);
+
+/// When `value` is an MxN tensor repeating an N-vector on every row (a linalg.generic
+/// reading it through (d0, d1) -> (d1) and yielding it, possibly widened), returns the
+/// vector.
+Value broadcastRowBiasSource(Value value);
 
 } // namespace mlir::dyno
 

@@ -594,7 +594,11 @@ def DynoWidenLowPrecisionFloats : Pass<"dyno-widen-low-precision-floats", "func:
     * a matmul or convolution whose operands are bf16/f16 tensors widened elementwise
       to f32 (torch-mlir's mm) reads the low-precision tensors directly (linalg
       contractions extend their inputs to the accumulator's type: the same values), so
-      dyno-form-kernels calls the library in the low precision.
+      dyno-form-kernels calls the library in the low precision;
+    * such a matmul into zeros followed by an add of a widened bf16/f16 bias on every
+      row (torch-mlir's addmm) accumulates into the broadcast bias instead: the library
+      call becomes addmm, which rounds once as eager's does (a separate add rounds the
+      product and then the sum).
 
     ```mlir
     // Before
@@ -619,6 +623,29 @@ def DynoWidenLowPrecisionFloats : Pass<"dyno-widen-low-precision-floats", "func:
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
                            "tensor::TensorDialect"];
+}
+
+def DynoFoldFusedRoundings : Pass<"dyno-fold-fused-roundings", "func::FuncOp"> {
+  let summary = "Keep bf16/f16 intermediates of a fused body in f32";
+  let description = [{
+    dyno-widen-low-precision-floats rounds every bf16/f16 op result (`arith.truncf`
+    tagged `dyno.op_rounding`). After elementwise fusion a consumer in the same body
+    widens that value again: `extf(truncf(x))` becomes `x`, so intermediates that never
+    reach memory stay f32 (loads widen, stores narrow, as Inductor computes; eager rounds
+    every op, a decomposed batch norm or GELU several times). An explicit cast in the
+    program (`.to(torch.bfloat16)`) is not tagged and keeps its rounding.
+
+    ```mlir
+    // Before
+    %t = arith.truncf %x {dyno.op_rounding} : f32 to bf16
+    %w = arith.extf %t : bf16 to f32
+    %y = arith.mulf %w, %w : f32
+    // After
+    %y = arith.mulf %x, %x : f32
+    ```
+
+    Input and output: linalg-on-tensors, after fusion.
+  }];
 }
 
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD

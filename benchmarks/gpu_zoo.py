@@ -1,0 +1,145 @@
+"""The transformers zoo on a GPU: exported here, run there.
+
+    python benchmarks/gpu_zoo.py export [--out build/gpu-zoo] [--models a,b] [--dtypes float32,bfloat16]
+    python3 benchmarks/gpu_zoo.py run --artifacts build/gpu-zoo [--out results.md]   # GPU machine
+
+`export` compiles every zoo model (benchmarks/zoo.py, "bench" size) for the Triton target
+on this CPU-only machine (dyno.export_triton, without weights). `run` needs only torch,
+triton and transformers: it builds the same models (same seed), binds their weights,
+checks the exported programs against eager on the GPU and times eager, Inductor and Dyno
+in one run, also with CUDA graphs on both sides (Inductor's reduce-overhead); it prints
+speedups over eager and their geomeans per dtype.
+"""
+import argparse
+import datetime
+import os
+import platform
+import sys
+import time
+import traceback
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import zoo  # noqa: E402
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+# Relative L2 error from eager that counts as a match: float32 (TF32 off on both sides),
+# bf16 (8-bit mantissa through 4 layers).
+TOLERANCE = {"float32": 1e-4, "bfloat16": 3e-2}
+
+
+def export(args):
+    import dyno
+
+    for name in args.models:
+        for dtype_name in args.dtypes:
+            start = time.perf_counter()
+            model, inputs = zoo.build(name, DTYPES[dtype_name], size="bench")
+            directory = os.path.join(args.out, f"{name}-{dtype_name}")
+            dyno.export_triton(model, inputs, directory, save_weights=False)
+            print(f"{name} {dtype_name}: exported in {time.perf_counter() - start:.1f} s",
+                  flush=True)
+
+
+def run(args):
+    import triton
+    from gpu_run import load_runtime, median_ms, relative_error
+    from report import geomean, publish
+
+    device = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    runtime = None
+    rows = []
+    labels = ["eager", "inductor", "dyno", "inductor_cudagraphs", "dyno_cudagraphs"]
+    for name in args.models:
+        for dtype_name in args.dtypes:
+            directory = os.path.join(args.artifacts, f"{name}-{dtype_name}")
+            if not os.path.isdir(directory):
+                continue
+            runtime = runtime or load_runtime(directory)
+            try:
+                model, inputs = zoo.build(name, DTYPES[dtype_name], size="bench")
+                model = model.to(device)
+                inputs = tuple(x.to(device) for x in inputs)
+                state = model.state_dict()
+                program = runtime.load(directory, device=device).bind(state)
+                graphed = runtime.load(directory, device=device, cuda_graphs=True).bind(state)
+                with torch.no_grad():
+                    expected = model(*inputs)
+                    error = max(relative_error(program(*inputs), expected),
+                                relative_error(graphed(*inputs), expected))
+                    times = {"eager": median_ms(lambda: model(*inputs))}
+                    compiled = torch.compile(model)
+                    compiled(*inputs)
+                    times["inductor"] = median_ms(lambda: compiled(*inputs))
+                    times["dyno"] = median_ms(lambda: program(*inputs))
+                    torch._dynamo.reset()
+                    graphed_inductor = torch.compile(model, mode="reduce-overhead")
+                    for _ in range(3):
+                        graphed_inductor(*inputs)
+                    times["inductor_cudagraphs"] = median_ms(lambda: graphed_inductor(*inputs))
+                    times["dyno_cudagraphs"] = median_ms(lambda: graphed(*inputs))
+                    torch._dynamo.reset()
+                kernels = len(program.call.__globals__["_kernels"].launchers)
+            except Exception as exc:  # one broken model must not hide the rest
+                traceback.print_exc()
+                rows.append((name, dtype_name, "ERROR", f"{type(exc).__name__}: {exc}"[:100],
+                             None, None))
+                continue
+            verdict = "ok" if error <= TOLERANCE[dtype_name] else "MISMATCH"
+            rows.append((name, dtype_name, verdict, f"{error:.1e}", kernels, times))
+            print(name, dtype_name, verdict, f"{error:.1e}",
+                  {k: round(v, 3) for k, v in times.items()}, flush=True)
+
+    props = torch.cuda.get_device_properties(device)
+    lines = [f"# Transformers zoo on {props.name}, {datetime.date.today()}", "",
+             f"torch {torch.__version__}, triton {triton.__version__}, Python "
+             f"{platform.python_version()}; {props.multi_processor_count} SMs. Models: "
+             "benchmarks/zoo.py at \"bench\" size (width 512, 4 layers, batch 8 x 256 "
+             "tokens; images 64x64), random weights. Exported on a CPU-only machine "
+             "(benchmarks/gpu_zoo.py export), run here with torch, triton and transformers "
+             "only. TF32 off. Times: medians of triton.testing.do_bench; speedup = eager "
+             "time / backend time, same run.", "",
+             "| model | dtype | numerics (rel. L2 vs eager) | kernels | "
+             + " | ".join(f"{l} ms" for l in labels) + " | "
+             + " | ".join(f"{l} speedup" for l in labels[1:]) + " |",
+             "|---" * (4 + 2 * len(labels) - 1) + "|"]
+    for name, dtype_name, verdict, error, kernels, times in rows:
+        if times is None:
+            lines.append(f"| {name} | {dtype_name} | {verdict}: {error} |" + " |" * (2 * len(labels)))
+            continue
+        lines.append(f"| {name} | {dtype_name} | {verdict} ({error}) | {kernels} | "
+                     + " | ".join(f"{times[l]:.3f}" for l in labels) + " | "
+                     + " | ".join(f"{times['eager'] / times[l]:.2f}x" for l in labels[1:])
+                     + " |")
+    lines += ["", "Geomean speedup over eager:", "",
+              "| dtype | " + " | ".join(labels[1:]) + " |", "|---" * len(labels) + "|"]
+    for dtype_name in args.dtypes:
+        timed = [t for _, d, _, _, _, t in rows if d == dtype_name and t]
+        if timed:
+            lines.append(f"| {dtype_name} | " + " | ".join(
+                f"{geomean([t['eager'] / t[l] for t in timed]):.2f}x" for l in labels[1:]) + " |")
+    publish(lines, args.out)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["export", "run"])
+    parser.add_argument("--out", default="")
+    parser.add_argument("--artifacts", default="build/gpu-zoo")
+    parser.add_argument("--models", default=",".join(zoo.ZOO))
+    parser.add_argument("--dtypes", default=",".join(DTYPES))
+    args = parser.parse_args()
+    args.models = args.models.split(",")
+    args.dtypes = args.dtypes.split(",")
+    if args.mode == "export":
+        args.out = args.out or args.artifacts
+        export(args)
+    else:
+        run(args)
+
+
+if __name__ == "__main__":
+    main()

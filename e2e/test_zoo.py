@@ -1,0 +1,114 @@
+"""The transformers zoo (benchmarks/zoo.py: GPT-2, OPT, Llama, Qwen2, BERT, BART, ViT,
+ResNet from small configs, random weights) in float32 and bfloat16 on both targets:
+compiled fully through torch.compile, matching eager, no less accurate than eager
+against a float32 reference; exported for the GPU (dyno.export_triton) and run from the
+export; a training step for two of them."""
+import copy
+import os
+import sys
+import tempfile
+
+import pytest
+import torch
+
+import dyno
+from conftest import TARGET
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import zoo  # noqa: E402
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+# Relative L2 distance from eager a compiled model may have: float32 rounding, and for
+# bf16 a few ulps of bf16 (8 bits) through two layers.
+TOLERANCE = {torch.float32: 1e-5, torch.bfloat16: 2e-2}
+
+
+def relative_error(got, want):
+    return ((got.double() - want.double()).norm() / want.double().norm()).item()
+
+
+def float32_reference(model, inputs):
+    """The model with the same (rounded) weights and inputs, computed in float32."""
+    reference = copy.deepcopy(model).float()
+    with torch.no_grad():
+        return reference(*(x.float() if x.is_floating_point() else x for x in inputs))
+
+
+def assert_no_less_accurate(compiled, eager, reference, dtype):
+    """Against the float32 reference, the compiled model's error is at most eager's
+    (a margin of 25% for the order in which bf16 roundings fall)."""
+    if dtype == torch.float32:
+        return
+    compiled_error = relative_error(compiled, reference)
+    eager_error = relative_error(eager, reference)
+    assert compiled_error <= 1.25 * eager_error, (compiled_error, eager_error)
+
+
+@pytest.mark.usefixtures("each_target")
+@pytest.mark.parametrize("dtype_name", list(DTYPES))
+@pytest.mark.parametrize("name", list(zoo.ZOO))
+def test_zoo_model_compiles_fully_and_matches_eager(name, dtype_name):
+    dtype = DTYPES[dtype_name]
+    model, inputs = zoo.build(name, dtype)
+    with torch.no_grad():
+        eager = model(*inputs)
+        compiled = torch.compile(model, backend="mlir",
+                                 options={"target": TARGET["name"]})(*inputs)
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+    assert stats.get("partially_compiled_graphs", 0) == 0, stats["fallback_ops"]
+    assert stats["runtime_fallbacks"] == 0, stats
+    assert stats.get(f"{TARGET['name']}_graphs", 0) >= 1, stats
+    assert compiled.dtype == eager.dtype and compiled.shape == eager.shape
+    assert relative_error(compiled, eager) <= TOLERANCE[dtype]
+    assert_no_less_accurate(compiled, eager, float32_reference(model, inputs), dtype)
+
+
+@pytest.mark.parametrize("dtype_name", list(DTYPES))
+@pytest.mark.parametrize("name", list(zoo.ZOO))
+def test_zoo_model_exports_for_the_gpu(name, dtype_name):
+    """The GPU path: export_triton (the whole graph, no fallback), then the export's own
+    runtime (torch + triton only) runs its kernels, interpreted here."""
+    from dyno.targets import triton_runtime
+
+    dtype = DTYPES[dtype_name]
+    model, inputs = zoo.build(name, dtype)
+    with tempfile.TemporaryDirectory() as directory:
+        dyno.export_triton(model, inputs, directory)
+        program = triton_runtime.load(directory, device="cpu")
+        with torch.no_grad():
+            eager = model(*inputs)
+            exported = program(*inputs)
+    assert exported.dtype == eager.dtype and exported.shape == eager.shape
+    assert relative_error(exported, eager) <= TOLERANCE[dtype]
+
+
+@pytest.mark.usefixtures("each_target")
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_zoo_training_step_matches_eager(name):
+    """Three AdamW steps of a causal language model (forward, loss, backward, optimizer)
+    compiled and eager from the same weights: losses and parameters agree."""
+    model, (tokens,) = zoo.build(name, torch.float32)
+    model.train()
+    compiled_model = copy.deepcopy(model)
+    compiled = torch.compile(compiled_model, backend="mlir",
+                             options={"target": TARGET["name"]})
+    optimizers = [torch.optim.AdamW(m.parameters(), lr=1e-3) for m in (model, compiled_model)]
+    for step in range(3):
+        losses = []
+        for run, optimizer in zip((model, compiled), optimizers):
+            optimizer.zero_grad()
+            logits = run(tokens)
+            loss = torch.nn.functional.cross_entropy(
+                logits[:, :-1].reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.detach())
+        torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-5,
+                                   msg=f"loss differs at step {step}")
+    for (parameter, want), got in zip(model.named_parameters(), compiled_model.parameters()):
+        torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-4, msg=parameter)
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+    assert stats.get("partially_compiled_graphs", 0) == 0, stats["fallback_ops"]
+    assert stats["compiled_graphs"] >= 2, stats  # forward and backward
