@@ -279,8 +279,14 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
 
   Value x, r, position;
   auto [offsets, mask] = lineOffsets(inputType.getShape(), dim, x, r, position);
-  // A scan of a fill (OPT's positions: the cumsum of an all-ones mask) scans the splat.
-  Value values = input->scalar ? splat(input->scalar) : load(input->pointer, offsets, mask);
+  // A scan of a fill (OPT's positions: the cumsum of an all-ones mask) scans a full
+  // block of it (a splat prints as the scalar, and tl.associative_scan needs a block).
+  Value values =
+      input->scalar
+          ? tl::FullOp::create(*b, loc, blockType(input->scalar.getType()), input->scalar,
+                               b->getStrArrayAttr({"XBLOCK", "RBLOCK"}))
+                .getResult()
+          : load(input->pointer, offsets, mask);
   // Eager's CPU cumsum/cumprod accumulate float in double; so does this scan.
   Type element = inputType.getElementType();
   auto floatType = dyn_cast<FloatType>(element);
