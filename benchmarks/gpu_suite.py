@@ -74,7 +74,7 @@ def _scatter_float_extrema(x, index, source):
 
 
 def cases():
-    f32 = torch.float32
+    f32, bf16 = torch.float32, torch.bfloat16
     return [
         # name, kind, builder, input specs ((shape, dtype) or ("ids", shape, high))
         ("elementwise_chain", "check",
@@ -168,6 +168,15 @@ def cases():
         ("small_cnn", "bench", SmallCNN, [((256, 3, 32, 32), f32)]),
         ("transformer_block", "bench", lambda: TransformerBlock(dim=1024, heads=16),
          [((8, 512, 1024), f32)]),
+        # The same models in bf16 (parameters and inputs): kernels compute in float32,
+        # matmuls and convolutions are library calls in bf16.
+        ("mlp_bf16", "bench", lambda: MLP(inputs=1024, hidden=4096, classes=1000).bfloat16(),
+         [((4096, 1024), bf16)]),
+        ("layernorm_gelu_softmax_bf16", "bench", lambda: NormActBlock(4096).bfloat16(),
+         [((8192, 4096), bf16)]),
+        ("small_cnn_bf16", "bench", lambda: SmallCNN().bfloat16(), [((256, 3, 32, 32), bf16)]),
+        ("transformer_block_bf16", "bench",
+         lambda: TransformerBlock(dim=1024, heads=16).bfloat16(), [((8, 512, 1024), bf16)]),
         ("full_sum", "bench", lambda: Fn(lambda x: (x.sum(), x.abs().amax())),
          [((8192, 4096), f32)]),
         ("cumsum_rows", "bench", lambda: Fn(lambda x: torch.cumsum(x, -1)),

@@ -1,9 +1,12 @@
 """Times eager PyTorch, Inductor and Dyno on the CPU suite in one run.
 
-    python benchmarks/run.py [--models a,b] [--rounds N] [--no-inductor] [--dynamic] [--out FILE]
+    python benchmarks/run.py [--models a,b] [--rounds N] [--no-inductor] [--dynamic]
+                             [--dtype bfloat16] [--zoo] [--out FILE]
 
 `--dynamic` compiles with `dynamic=True` (Inductor and Dyno alike): code for symbolic
-sizes, as a model whose batch size changes gets.
+sizes, as a model whose batch size changes gets. `--dtype bfloat16` (or float16) runs
+every model with its parameters and inputs in that dtype; `--zoo` adds the transformers
+zoo (benchmarks/zoo.py, "cpu" size).
 
 Each backend runs in blocks (warm-up, then `--iters` calls) and the blocks are repeated
 `--rounds` times in rotation; the reported time is the median over all timed calls.
@@ -20,6 +23,7 @@ import torch
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from models import suite  # noqa: E402
+import zoo  # noqa: E402
 from report import geomean, publish  # noqa: E402
 
 import dyno  # noqa: E402
@@ -41,17 +45,25 @@ def main():
     parser.add_argument("--iters", type=int, default=40)
     parser.add_argument("--no-inductor", action="store_true")
     parser.add_argument("--dynamic", action="store_true")
+    parser.add_argument("--dtype", default="float32",
+                        choices=["float32", "bfloat16", "float16"])
+    parser.add_argument("--zoo", action="store_true", help="add the transformers zoo")
     parser.add_argument("--out", default="")
     args = parser.parse_args()
+    dtype = getattr(torch, args.dtype)
     dynamic = True if args.dynamic else None
     wanted = set(filter(None, args.models.split(",")))
 
     torch.manual_seed(0)
     rows = []
-    for name, model, inputs in suite():
+    models = suite()
+    if args.zoo:
+        models += [(name, *zoo.build(name, size="cpu")) for name in zoo.ZOO]
+    for name, model, inputs in models:
         if wanted and name not in wanted:
             continue
-        model.eval()
+        model = model.eval().to(dtype)
+        inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
         backends = {"eager": model}
         with torch.no_grad():
             if not args.no_inductor:
@@ -64,7 +76,12 @@ def main():
                 start = time.perf_counter()
                 result = fn(*inputs)
                 compile_seconds[label] = time.perf_counter() - start
-                torch.testing.assert_close(result, expected, rtol=1e-3, atol=1e-4)
+                if dtype == torch.float32:
+                    torch.testing.assert_close(result, expected, rtol=1e-3, atol=1e-4)
+                else:  # relative L2: a few ulps of an 8- or 11-bit mantissa
+                    error = ((result.double() - expected.double()).norm()
+                             / expected.double().norm()).item()
+                    assert error < 3e-2, f"{name} ({label}): relative error {error:.2e}"
             stats = dyno.stats()
             if stats["fallback_graphs"] or stats["runtime_fallbacks"]:
                 print(f"warning: {name}: Dyno fell back: {stats['fallback_reasons']}")
@@ -87,7 +104,10 @@ def main():
         f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads; "
         f"torch {torch.__version__}; Python {platform.python_version()}.",
         f"Command: python benchmarks/run.py --rounds {args.rounds} --iters {args.iters}"
+        + (f" --dtype {args.dtype}" if args.dtype != "float32" else "")
+        + (" --zoo" if args.zoo else "")
         + (" --dynamic (dynamic=True: code for symbolic sizes)" if args.dynamic else ""),
+        f"Parameters and inputs in {args.dtype}.",
         "Times are medians per call; speedups are eager time / backend time, from one run.",
         "",
         "| model | " + " | ".join(f"{l} (us)" for l in labels) + " | "

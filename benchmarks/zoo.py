@@ -7,8 +7,9 @@ encoder-decoder (BART), a vision transformer (ViT) and a convolutional vision mo
 
 Each entry builds `(model, example_inputs)`; the model returns one tensor (logits or
 hidden states), so compiled and eager outputs compare directly. Sizes: "test" (width 64,
-2 layers, batch 2 x 32 tokens: the e2e tests) and "bench" (width 512, 4 layers, batch 8 x
-256 tokens: the GPU benchmark). Needs only torch and transformers, so the GPU machine
+2 layers, batch 2 x 32 tokens: the e2e tests), "cpu" (width 256, 2 layers, batch 4 x 128
+tokens: the CPU benchmark) and "bench" (width 512, 4 layers, batch 8 x 256 tokens: the
+GPU benchmark). Needs only torch and transformers, so the GPU machine
 builds the same models (same seed, same weights) as the export machine.
 """
 import torch
@@ -16,6 +17,7 @@ import torch
 SIZES = {
     # width, feed-forward width, layers, heads, batch, tokens (images: side)
     "test": dict(width=64, ffn=128, layers=2, heads=4, batch=2, tokens=32, side=32),
+    "cpu": dict(width=256, ffn=1024, layers=2, heads=4, batch=4, tokens=128, side=32),
     "bench": dict(width=512, ffn=2048, layers=4, heads=8, batch=8, tokens=256, side=64),
 }
 VOCAB = 512

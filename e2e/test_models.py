@@ -1,11 +1,13 @@
 """Small models end to end: an MLP and a transformer block with attention (the benchmark
 suite's definitions, at test sizes)."""
+import copy
 import os
 import sys
 
 import pytest
 import torch
 
+import dyno
 from conftest import assert_compiled_matches
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
@@ -25,3 +27,28 @@ def test_transformer_block():
     model = TransformerBlock(dim=64, heads=4, causal=True).eval()
     assert_compiled_matches(model, torch.randn(2, 16, 64), rtol=1e-4, atol=1e-4,
                             extern_calls=6)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_mlp_and_transformer_block_in_low_precision(dtype):
+    """bf16/fp16 parameters and inputs: kernels compute in float32 and round at stores,
+    matmuls are library calls in the low precision (the linear layers' biases inside
+    addmm), and the results are no less accurate than eager against float64."""
+    def check(model, x, extern_calls):
+        model.to(dtype)
+        low = x.to(dtype)
+        # The same (rounded) weights and inputs, computed in float64.
+        reference = copy.deepcopy(model).double()(low.double())
+        tolerance = 2e-2 if dtype == torch.bfloat16 else 2e-3
+        got = assert_compiled_matches(model, low, rtol=tolerance, atol=tolerance,
+                                      extern_calls=extern_calls)
+        with torch.no_grad():
+            eager = model(low)
+        error = lambda t: ((t.double() - reference).norm() / reference.norm()).item()
+        assert error(got) <= 1.25 * error(eager), (error(got), error(eager))
+
+    with torch.no_grad():
+        check(MLP(inputs=64, hidden=128, classes=10).eval(), torch.randn(32, 64), 3)
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        check(TransformerBlock(dim=64, heads=4, causal=True).eval(), torch.randn(2, 16, 64), 6)

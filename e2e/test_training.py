@@ -104,3 +104,70 @@ def test_transformer_block_training():
     # Everything compiles on both targets (on Triton, the concatenation in the backward
     # of qkv.chunk runs on the host between kernels, as torch.cat).
     train_and_compare(TransformerClassifier(), (4, 16, 64), {"cpu": [], "triton": []})
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_mlp_training_under_autocast(dtype):
+    """Mixed-precision training as users write it: the forward under torch.autocast
+    (CPU bf16, or fp16 with a GradScaler), parameters in float32; compiled and eager
+    agree over 10 steps (within the low precision's rounding)."""
+    torch.manual_seed(0)
+    model = MLP(inputs=64, hidden=128, classes=10)
+    compiled_model = copy.deepcopy(model)
+    compiled = torch.compile(compiled_model, backend="mlir", options={"target": TARGET["name"]})
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.05) for m in (model, compiled_model)]
+    scalers = [torch.amp.GradScaler("cpu", enabled=dtype == torch.float16) for _ in range(2)]
+    generator = torch.Generator().manual_seed(1)
+    for step in range(10):
+        x = torch.randn(32, 64, generator=generator)
+        y = torch.randint(0, 10, (32,), generator=generator)
+        losses = []
+        for run, optimizer, scaler in zip((model, compiled), optimizers, scalers):
+            optimizer.zero_grad()
+            with torch.autocast("cpu", dtype=dtype):
+                loss = torch.nn.functional.cross_entropy(run(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss.detach().float())
+        torch.testing.assert_close(losses[1], losses[0], rtol=2e-2, atol=1e-2,
+                                   msg=f"loss differs at step {step}")
+    for (name, want), got in zip(model.named_parameters(), compiled_model.parameters()):
+        assert got.dtype == torch.float32
+        error = ((got - want).norm() / want.norm()).item()
+        assert error < 1e-2, f"parameter {name}: relative error {error:.2e}"
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+    assert stats.get("partially_compiled_graphs", 0) == 0, stats["fallback_ops"]
+    assert stats.get("compiled_backward_graphs", 0) >= 1, stats
+
+
+@pytest.mark.parametrize("variant", ["causal", "additive_mask", "grouped_query"])
+def test_attention_gradients_match_eager(variant):
+    """F.scaled_dot_product_attention in a training graph: PyTorch's decomposition of
+    the CPU flash kernel returned the attention probabilities where autograd saves the
+    logsumexp, and the eager backward kernel read them as one: gradients before an
+    attention were wrong (GPT-2's first layer norm 66x off). Forward and backward are
+    now Dyno's decompositions (dyno/attention_decompositions.py), compiled whole."""
+    torch.manual_seed(0)
+    heads, kv_heads = (4, 2) if variant == "grouped_query" else (4, 4)
+    q = torch.randn(2, heads, 9, 16, requires_grad=True)
+    k = torch.randn(2, kv_heads, 11, 16, requires_grad=True)
+    v = torch.randn(2, kv_heads, 11, 16, requires_grad=True)
+    mask = torch.randn(9, 11) if variant == "additive_mask" else None
+
+    def attention(q, k, v):
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, is_causal=variant == "causal",
+            enable_gqa=variant == "grouped_query")
+        return (out * out.sin()).sum()
+
+    eager = torch.autograd.grad(attention(q, k, v), (q, k, v))
+    compiled_fn = torch.compile(attention, backend="mlir", options={"target": TARGET["name"]})
+    compiled = torch.autograd.grad(compiled_fn(q, k, v), (q, k, v))
+    for name, got, want in zip("qkv", compiled, eager):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5, msg=f"gradient of {name}")
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+    assert stats.get("partially_compiled_graphs", 0) == 0, stats["fallback_ops"]
+    assert stats.get("compiled_backward_graphs", 0) >= 1, stats

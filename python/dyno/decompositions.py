@@ -18,7 +18,8 @@ from typing import List
 
 import torch
 
-from . import (bessel_functions, complex_decompositions, indexing_decompositions,
+from . import (attention_decompositions, bessel_functions, complex_decompositions,
+               indexing_decompositions,
                special_functions)
 
 aten = torch.ops.aten
@@ -872,6 +873,7 @@ def table() -> dict:
     decompositions.update(bessel_functions.table())
     decompositions.update(complex_decompositions.table())
     decompositions.update(indexing_decompositions.table())
+    decompositions.update(attention_decompositions.table())
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction
     decompositions[aten.gelu.default] = gelu

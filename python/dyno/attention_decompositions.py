@@ -1,0 +1,92 @@
+"""Scaled dot-product attention on the CPU's flash kernel ops, as matmuls and a softmax.
+
+`F.scaled_dot_product_attention` on CPU tensors dispatches to
+`aten._scaled_dot_product_flash_attention_for_cpu`, which returns the output and the
+rows' logsumexp; autograd saves both for `..._for_cpu_backward`. PyTorch's decomposition
+of the forward returns the attention *probabilities* in place of the logsumexp, which is
+harmless in inference but, in a training graph, fed a [N, H, L, S] tensor to the eager
+backward kernel where it reads a [N, H, L] logsumexp: gradients of every layer before an
+attention were wrong (GPT-2's first layer norm 66x off, found by e2e/test_zoo.py). Here
+the forward returns the true logsumexp and the backward is decomposed too, so training
+graphs compile whole: dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dO O)),
+dQ = scale dS K, dK = scale dS^T Q (summed over the query heads of a group under
+grouped-query attention).
+"""
+import math
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _scores(query, key, is_causal, attn_mask, scale):
+    """scale * Q K^T plus the mask, in float32 for low-precision inputs (as the kernel)."""
+    compute = torch.float32 if query.dtype in (torch.bfloat16, torch.float16) else query.dtype
+    q, k = query.to(compute), key.to(compute)
+    groups = q.shape[1] // k.shape[1]
+    if groups > 1:  # grouped-query attention: each key head serves `groups` query heads
+        k = k.repeat_interleave(groups, dim=1)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+    length, source = q.shape[-2], k.shape[-2]
+    if is_causal:
+        allowed = torch.ones(length, source, dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask.to(compute)
+    return scores, scale, groups, compute
+
+
+def _probabilities(scores, logsumexp):
+    # A row with every score masked has logsumexp -inf: its probabilities are 0.
+    shifted = scores - torch.where(torch.isinf(logsumexp), 0.0, logsumexp).unsqueeze(-1)
+    return torch.exp(shifted)
+
+
+def flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *,
+                            attn_mask=None, scale=None):
+    if dropout_p != 0.0:
+        return NotImplemented
+    scores, _, groups, compute = _scores(query, key, is_causal, attn_mask, scale)
+    logsumexp = torch.logsumexp(scores, dim=-1)
+    probabilities = _probabilities(scores, logsumexp)
+    v = value.to(compute)
+    if groups > 1:
+        v = v.repeat_interleave(groups, dim=1)
+    output = torch.matmul(probabilities, v).to(query.dtype)
+    return output, logsumexp.to(torch.float32)
+
+
+def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp,
+                                     dropout_p, is_causal, *, attn_mask=None, scale=None):
+    if dropout_p != 0.0:
+        return NotImplemented
+    scores, scale, groups, compute = _scores(query, key, is_causal, attn_mask, scale)
+    probabilities = _probabilities(scores, logsumexp.to(compute))
+    grad = grad_out.to(compute)
+    q, k, v = query.to(compute), key.to(compute), value.to(compute)
+    if groups > 1:
+        k = k.repeat_interleave(groups, dim=1)
+        v = v.repeat_interleave(groups, dim=1)
+    grad_value = torch.matmul(probabilities.transpose(-2, -1), grad)
+    grad_probabilities = torch.matmul(grad, v.transpose(-2, -1))
+    row = (grad * out.to(compute)).sum(dim=-1, keepdim=True)
+    grad_scores = probabilities * (grad_probabilities - row)
+    grad_query = torch.matmul(grad_scores, k) * scale
+    grad_key = torch.matmul(grad_scores.transpose(-2, -1), q) * scale
+    if groups > 1:
+        n, heads, source, dim = grad_key.shape
+        grad_key = grad_key.view(n, heads // groups, groups, source, dim).sum(2)
+        grad_value = grad_value.view(n, heads // groups, groups, source, dim).sum(2)
+    return (grad_query.to(query.dtype), grad_key.to(key.dtype), grad_value.to(value.dtype))
+
+
+def table():
+    return {
+        aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
+        aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
+            flash_attention_for_cpu_backward,
+    }
