@@ -283,3 +283,40 @@ def test_full_reductions_of_large_tensors_run_as_partials_then_one_reduction():
         dyno.reset_stats()
         assert_compiled_matches(fn, x, options={"target": "triton"})
         assert dyno.stats()["kernels"] >= 2, dyno.stats()
+
+
+_ERF_KERNELS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel_0(arg0, arg1, XBLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    mask = offsets < 64
+    tl.store(arg1 + offsets, tl.erf(tl.load(arg0 + offsets, mask=mask)), mask=mask)
+
+
+KERNELS = {"kernel_0": {"num_args": 2, "xnumel": 64, "rnumel": 1,
+                        "configs": [{"XBLOCK": 64, "num_warps": 4}]}}
+'''
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_triton_gpu_compile_check(dtype, monkeypatch):
+    """DYNO_TRITON_COMPILE_CHECK=cuda:90 compiles each interpreted kernel for an H100
+    first: Triton's interpreter runs `tl.erf` of a bf16 block, its GPU compiler rejects
+    it ("Expected dtype ['fp32', 'fp64'] but got bf16"), and so must the check."""
+    from dyno.targets import triton_runtime
+
+    monkeypatch.setenv("DYNO_TRITON_COMPILE_CHECK", "cuda:90")
+    kernels = triton_runtime.TritonKernels(triton_runtime.write_kernels(_ERF_KERNELS), "cpu")
+    x = torch.randn(64, dtype=dtype)
+    y = torch.empty_like(x)
+    if dtype == torch.bfloat16:
+        with pytest.raises(triton_runtime.TritonCompileCheckError,
+                           match="rejects kernel kernel_0.*Expected dtype.*but got bf16"):
+            kernels["kernel_0"](x, y)
+    else:
+        kernels["kernel_0"](x, y)
+        torch.testing.assert_close(y, torch.erf(x))

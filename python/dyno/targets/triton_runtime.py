@@ -150,7 +150,7 @@ def write_kernels(source: str) -> str:
 # compiles for a GPU target without a GPU (PTX and cubin through its bundled ptxas). With
 # DYNO_TRITON_COMPILE_CHECK=cuda:90 (or a list, "cuda:80,cuda:90"), every interpreted
 # launch first compiles the kernel for those targets with the launch's argument types and
-# block sizes; a rejection raises TritonCompileCheckError naming the kernel.
+# the heuristic block sizes; a rejection raises TritonCompileCheckError naming the kernel.
 
 class TritonCompileCheckError(RuntimeError):
     """Triton's GPU compiler rejected a kernel that the interpreter would have run."""
@@ -274,10 +274,10 @@ class Launcher:
                     self.fast = None
                     key = None
         if self.compile_check is not None:
-            # The launch's blocks, and the heuristic ones a GPU launches by default.
+            # The heuristic blocks, which a GPU launches by default (the interpreted
+            # configuration too would double the compiles).
             twin, digest, targets = self.compile_check
-            for checked in (config, self.configs[0]):
-                check_gpu_compile(twin, digest, checked, tensors, targets)
+            check_gpu_compile(twin, digest, self.configs[0], tensors, targets)
         blocks = {k: v for k, v in config.items() if k != "num_warps"}
         compiled = self.function[grid](*tensors, **blocks, num_warps=config["num_warps"])
         if key is not None and self.fast is not None and hasattr(compiled, "__getitem__"):

@@ -13,6 +13,7 @@
 #include "dyno/Dialect/Dyno/Transforms/LowPrecisionFloats.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -367,6 +368,22 @@ struct WidenLowPrecisionFloatsPass
     getOperation().walk([&](linalg::MatmulOp matmul) { matmuls.push_back(matmul); });
     for (linalg::MatmulOp matmul : matmuls)
       accumulateIntoRowBias(matmul, contractionRewriter);
+    // Named reductions other than library calls (max pooling) are widened as generics:
+    // Triton's interpreter compares bf16 blocks by their bits (a bf16 max pool gave -inf).
+    SmallVector<linalg::LinalgOp> named;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::GenericOp, linalg::MatmulOp, linalg::BatchMatmulOp,
+               linalg::Conv2DNchwFchwOp>(op) &&
+          op.getNumReductionLoops() > 0 && op.getNumDpsInits() == 1 &&
+          isLowPrecision(getElementTypeOrSelf(op.getDpsInits()[0].getType())))
+        named.push_back(op);
+    });
+    IRRewriter namedRewriter(&getContext());
+    for (linalg::LinalgOp op : named) {
+      namedRewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(namedRewriter, op);
+    }
+
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp generic) {
       if (computesInLowPrecision(generic))

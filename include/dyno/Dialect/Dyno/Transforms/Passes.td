@@ -588,7 +588,8 @@ def DynoWidenLowPrecisionFloats : Pass<"dyno-widen-low-precision-floats", "func:
       rounded, then used in f32;
     * a reduction whose accumulator is a low-precision init becomes a reduction into
       an f32 init (a constant fill refilled, anything else widened) followed by one
-      rounding of the result;
+      rounding of the result (named reductions such as max pooling are generalized
+      first; library contractions are not);
     * other ops (integer casts, index arithmetic) keep their types; bodies with nested
       regions are left alone;
     * a matmul or convolution whose operands are bf16/f16 tensors widened elementwise
