@@ -315,7 +315,7 @@ def test_triton_gpu_compile_check(dtype, monkeypatch):
     y = torch.empty_like(x)
     if dtype == torch.bfloat16:
         with pytest.raises(triton_runtime.TritonCompileCheckError,
-                           match="rejects kernel kernel_0.*Expected dtype.*but got bf16"):
+                           match="(?s)rejects kernel kernel_0.*Expected dtype.*but got bf16"):
             kernels["kernel_0"](x, y)
     else:
         kernels["kernel_0"](x, y)
