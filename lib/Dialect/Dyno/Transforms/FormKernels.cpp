@@ -106,6 +106,65 @@ static Type matchLowPrecisionContraction(linalg::LinalgOp op, SmallVector<Value>
   return lowPrecision;
 }
 
+/// Whether `generic` only rounds its one input back to the type it came in:
+/// `truncf(extf(x))` elementwise with identity maps.
+static bool isRoundTrip(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 1 || generic.getNumResults() != 1 ||
+      generic.getNumReductionLoops() != 0 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  Block *body = generic.getBody();
+  auto trunc = dyn_cast<arith::TruncFOp>(body->getTerminator()->getOperand(0).getDefiningOp());
+  auto ext = trunc ? trunc.getIn().getDefiningOp<arith::ExtFOp>() : nullptr;
+  return ext && ext.getIn() == body->getArgument(0) &&
+         trunc.getType() == body->getArgument(0).getType();
+}
+
+/// Replaces the f32 `wide` by the library's low-precision result `narrow`: a
+/// linalg.generic that reads it widens each element in its body, and reshapes are
+/// applied to `narrow`, so no kernel of its own writes an f32 copy (a consumer that only
+/// rounds it back reads `narrow` itself); any other user reads one widened tensor.
+static void readWidened(Value wide, Value narrow, OpBuilder &builder) {
+  Type narrowElement = getElementTypeOrSelf(narrow.getType());
+  Value widened;
+  for (OpOperand &use : llvm::make_early_inc_range(wide.getUses())) {
+    Operation *user = use.getOwner();
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+      OpBuilder reshapeBuilder(user);
+      Operation *reshape = reshapeBuilder.clone(*user);
+      reshape->setOperand(0, narrow);
+      reshape->getResult(0).setType(
+          cast<RankedTensorType>(user->getResult(0).getType()).clone(narrowElement));
+      readWidened(user->getResult(0), reshape->getResult(0), reshapeBuilder);
+      if (user->use_empty())
+        user->erase();
+      continue;
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (generic && generic.isDpsInput(&use)) {
+      BlockArgument argument = generic.getMatchingBlockArgument(&use);
+      use.set(narrow);
+      argument.setType(narrowElement);
+      OpBuilder bodyBuilder = OpBuilder::atBlockBegin(generic.getBody());
+      Value element = arith::ExtFOp::create(bodyBuilder, generic.getLoc(),
+                                            builder.getF32Type(), argument);
+      argument.replaceAllUsesExcept(element, element.getDefiningOp());
+      if (isRoundTrip(generic)) {
+        generic.getResult(0).replaceAllUsesWith(narrow);
+        generic.erase();
+      }
+      continue;
+    }
+    if (!widened) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointAfterValue(narrow);
+      widened = castTensorElements(builder, wide.getLoc(), narrow, builder.getF32Type());
+    }
+    use.set(widened);
+  }
+}
+
 /// Rewrites matmul-like and convolution ops into dyno.extern where a library computes
 /// exactly the same thing; other contractions stay in kernels. bf16/f16 contractions
 /// call the library in their own precision (tensor cores, no widened copies of the
@@ -196,8 +255,9 @@ static void formLibraryCalls(func::FuncOp func) {
     }
     Value result = externOp.getResult();
     if (lowPrecision)
-      result = castTensorElements(builder, op->getLoc(), result, builder.getF32Type());
-    op->getResult(0).replaceAllUsesWith(result);
+      readWidened(op->getResult(0), result, builder);
+    else
+      op->getResult(0).replaceAllUsesWith(result);
     op->erase();
   }
 }

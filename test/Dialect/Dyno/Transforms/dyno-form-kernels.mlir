@@ -130,10 +130,11 @@ func.func @form$dynamic_batch(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>, %n: i6
 // CHECK:         return %[[S]], %[[FLAT]]
 
 // bf16 operands with an f32 accumulator (torch-mlir's bmm): the library is called in
-// bf16 (it accumulates in f32 and rounds once) and its result widened for the f32 uses.
+// bf16 (it accumulates in f32 and rounds once); the kernel that used its f32 result
+// reads the bf16 result and widens each element itself (no f32 copy in memory).
 // CHECK-LABEL: func.func @form$bmm_bf16
 // CHECK:         %[[B:.*]] = dyno.extern "batch_matmul"(%arg0, %arg1) : (tensor<2x4x8xbf16>, tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16>
-// CHECK:         dyno.launch @kernels::@{{.*}}(%[[B]])
+// CHECK:         dyno.launch @kernels::@[[KB:kernel_[0-9]+]](%[[B]]) : (tensor<2x4x3xbf16>) -> tensor<2x4x3xbf16>
 
 // CHECK:       module @kernels
 // CHECK:         func.func @[[K0]](%{{.*}}: tensor<4x8xf32> {bufferization.writable = false}, %{{.*}}: tensor<8xf32> {bufferization.writable = false}) -> tensor<4x8xf32>
@@ -144,6 +145,9 @@ func.func @form$dynamic_batch(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>, %n: i6
 // CHECK:           linalg.generic {{.*}}["parallel", "parallel"]
 // CHECK:         func.func @[[K2]](%{{.*}}: tensor<?x8xf32> {bufferization.writable = false}, %[[KD:.*]]: index, %{{.*}}: i64) -> tensor<?x8xf32>
 // CHECK:           tensor.empty(%[[KD]]) : tensor<?x8xf32>
+// CHECK:         func.func @[[KB]](%{{.*}}: tensor<2x4x3xbf16> {bufferization.writable = false}) -> tensor<2x4x3xbf16>
+// CHECK:           ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT:        arith.extf %[[IN]] : bf16 to f32
 func.func @form$returned_intermediate_and_host_view(%x: tensor<4x16xf32>) -> (tensor<4xf32>, tensor<64xf32>) {
   %zero = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<4xf32>

@@ -87,7 +87,10 @@ def DynoFormKernels : Pass<"dyno-form-kernels", "ModuleOp"> {
     * `linalg.matmul`, `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` become
       `dyno.extern` library calls; a zero-filled init is dropped, a broadcast bias of a
       convolution and a zero `tensor.pad` of its input become the call's operands and
-      padding.
+      padding. bf16/f16 operands with an f32 accumulator (torch-mlir's form) call the
+      library in the low precision (addmm's bias too); the kernels that read the f32
+      result read the call's result instead and widen each element, through reshapes,
+      and a consumer that only rounds it back disappears.
     * Reshapes, static slices and transposes whose users are not all inside one kernel stay
       in the host function; the runtime performs them as zero-copy views.
     * Every other op joins a kernel. A producer joins its consumer's kernel when all its
