@@ -86,14 +86,17 @@ def test_zoo_model_exports_for_the_gpu(name, dtype_name):
 @pytest.mark.usefixtures("each_target")
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_zoo_training_step_matches_eager(name):
-    """Three AdamW steps of a causal language model (forward, loss, backward, optimizer)
-    compiled and eager from the same weights: losses and parameters agree."""
+    """Three SGD steps of a causal language model (forward, loss, backward, optimizer)
+    compiled and eager from the same weights: losses, gradients and parameters agree.
+    (Adam turns a gradient of 1e-9 into a full step of either sign, so rounding noise in
+    near-zero gradients moves parameters by 2 lr: SGD keeps the comparison linear.)"""
     model, (tokens,) = zoo.build(name, torch.float32)
     model.train()
     compiled_model = copy.deepcopy(model)
     compiled = torch.compile(compiled_model, backend="mlir",
                              options={"target": TARGET["name"]})
-    optimizers = [torch.optim.AdamW(m.parameters(), lr=1e-3) for m in (model, compiled_model)]
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+                  for m in (model, compiled_model)]
     for step in range(3):
         losses = []
         for run, optimizer in zip((model, compiled), optimizers):
@@ -107,7 +110,9 @@ def test_zoo_training_step_matches_eager(name):
         torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-5,
                                    msg=f"loss differs at step {step}")
     for (parameter, want), got in zip(model.named_parameters(), compiled_model.parameters()):
-        torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-4, msg=parameter)
+        error = ((got.grad - want.grad).norm() / want.grad.norm().clamp_min(1e-12)).item()
+        assert error < 1e-3, f"gradient of {parameter}: relative error {error:.2e}"
+        torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-5, msg=parameter)
     stats = dyno.stats()
     assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
     assert stats.get("partially_compiled_graphs", 0) == 0, stats["fallback_ops"]
