@@ -171,23 +171,7 @@ def compile_check_targets() -> list:
     return targets
 
 
-_TRITON_POINTER_TYPES = {
-    torch.float32: "fp32", torch.float64: "fp64", torch.float16: "fp16",
-    torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
-    torch.int8: "i8", torch.uint8: "u8", torch.bool: "i1"}
 _checked_compiles = set()  # (kernel source digest, name, signature, blocks, target)
-
-
-def _triton_type(value) -> str:
-    if isinstance(value, torch.Tensor):
-        return "*" + _TRITON_POINTER_TYPES[value.dtype]
-    if isinstance(value, bool):
-        return "i1"
-    if isinstance(value, int):
-        return "i32" if -2**31 <= value < 2**31 else "i64"
-    if isinstance(value, float):
-        return "fp32"
-    raise TypeError(f"no Triton type for a kernel argument of type {type(value).__name__}")
 
 
 def check_gpu_compile(function, digest: str, config: dict, arguments, targets) -> None:
@@ -196,10 +180,11 @@ def check_gpu_compile(function, digest: str, config: dict, arguments, targets) -
     TritonCompileCheckError with Triton's message if the compiler rejects it."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+    from triton.runtime.jit import mangle_type  # the JIT's own argument types
 
     names = function.arg_names
     blocks = {k: v for k, v in config.items() if k != "num_warps"}
-    signature = dict(zip(names, (_triton_type(a) for a in arguments)))
+    signature = dict(zip(names, (mangle_type(a) for a in arguments)))
     for name in blocks:
         signature[name] = "constexpr"
     for backend, arch in targets:

@@ -168,7 +168,7 @@ static void readWidened(Value wide, Value narrow, OpBuilder &builder) {
 /// Rewrites matmul-like and convolution ops into dyno.extern where a library computes
 /// exactly the same thing; other contractions stay in kernels. bf16/f16 contractions
 /// call the library in their own precision (tensor cores, no widened copies of the
-/// operands) and widen its result, which later narrowing folds away.
+/// operands), and their users read its result widened (readWidened).
 static void formLibraryCalls(func::FuncOp func) {
   SmallVector<Operation *> candidates;
   func.walk([&](Operation *op) {

@@ -27,10 +27,8 @@ using namespace mlir;
 using namespace mlir::dyno;
 
 namespace {
-bool isLowPrecision(Type type) { return isLowPrecisionFloat(type); }
-
 bool hasLowPrecision(TypeRange types) {
-  return llvm::any_of(types, [](Type t) { return isLowPrecision(t); });
+  return llvm::any_of(types, [](Type t) { return isLowPrecisionFloat(t); });
 }
 
 /// Ops that compute the same function of their operands' values in f32 as eager computes
@@ -46,12 +44,25 @@ bool isWidenable(Operation *op) {
              arith::FPToUIOp>(op);
 }
 
-/// `constant` (bf16/f16) as an f32 constant of the same value (exact).
-Value widenConstant(OpBuilder &builder, Location loc, arith::ConstantFloatOp constant) {
+/// `constant` as an f32 constant, rounded first to `roundTo` when given (an explicit
+/// truncation, computed exactly here), else of the same value (a bf16/f16 constant).
+Value widenConstant(OpBuilder &builder, Location loc, arith::ConstantFloatOp constant,
+                    FloatType roundTo = {}) {
   APFloat value = constant.value();
   bool losesInfo = false;
+  if (roundTo)
+    value.convert(roundTo.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
   value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &losesInfo);
   return arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(), value);
+}
+
+/// A named op's attributes without the segment sizes its builder recomputes.
+SmallVector<NamedAttribute> namedOpAttributes(Operation *op) {
+  SmallVector<NamedAttribute> attributes;
+  for (NamedAttribute attribute : op->getAttrs())
+    if (attribute.getName() != "operandSegmentSizes")
+      attributes.push_back(attribute);
+  return attributes;
 }
 
 /// Whether the generic computes in a low precision: some op other than the casts at
@@ -69,7 +80,7 @@ bool computesInLowPrecision(linalg::GenericOp generic) {
   if (generic.getNumReductionLoops() == 0)
     return false;
   for (OpOperand &init : generic.getDpsInitsMutable())
-    if (isLowPrecision(getElementTypeOrSelf(init.get().getType())) &&
+    if (isLowPrecisionFloat(getElementTypeOrSelf(init.get().getType())) &&
         !generic.getMatchingBlockArgument(&init).use_empty())
       return true;
   return false;
@@ -114,7 +125,7 @@ public:
 
   /// The value of the new body standing for `old` in its own type.
   Value narrowOf(Value old) {
-    if (!isLowPrecision(old.getType()))
+    if (!isLowPrecisionFloat(old.getType()))
       return mapping.lookupOrDefault(old);
     if (Value narrow = mapping.lookupOrNull(old))
       return narrow;
@@ -127,7 +138,7 @@ public:
   }
 
   void mapArgument(BlockArgument old, Value now) {
-    if (!isLowPrecision(old.getType())) {
+    if (!isLowPrecisionFloat(old.getType())) {
       mapping.map(old, now);
       return;
     }
@@ -139,28 +150,23 @@ public:
   }
 
   void widen(Operation &op) {
-    if (auto ext = dyn_cast<arith::ExtFOp>(op); ext && isLowPrecision(ext.getIn().getType())) {
+    if (auto ext = dyn_cast<arith::ExtFOp>(op); ext && isLowPrecisionFloat(ext.getIn().getType())) {
       Value value = wideOf(ext.getIn());
       if (ext.getType() != wide)
         value = arith::ExtFOp::create(builder, loc, ext.getType(), value);
       mapping.map(ext.getResult(), value);
       return;
     }
-    if (auto trunc = dyn_cast<arith::TruncFOp>(op); trunc && isLowPrecision(trunc.getType())) {
+    if (auto trunc = dyn_cast<arith::TruncFOp>(op); trunc && isLowPrecisionFloat(trunc.getType())) {
       // A constant is rounded here, once and exactly (Triton's interpreter casts an f64
       // scalar to bf16 as 0).
       if (auto constant = trunc.getIn().getDefiningOp<arith::ConstantFloatOp>()) {
-        APFloat value = constant.value();
-        bool losesInfo = false;
-        value.convert(cast<FloatType>(trunc.getType()).getFloatSemantics(),
-                      APFloat::rmNearestTiesToEven, &losesInfo);
-        value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &losesInfo);
         wideValues[trunc.getResult()] =
-            arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(), value);
+            widenConstant(builder, loc, constant, cast<FloatType>(trunc.getType()));
         return;
       }
       // An explicit rounding stays exact: round, then compute on in f32.
-      Value in = isLowPrecision(trunc.getIn().getType())
+      Value in = isLowPrecisionFloat(trunc.getIn().getType())
                      ? wideOf(trunc.getIn())
                      : mapping.lookupOrDefault(trunc.getIn());
       Value narrow = arith::TruncFOp::create(builder, loc, trunc.getType(), in);
@@ -169,7 +175,7 @@ public:
       return;
     }
     if (auto constant = dyn_cast<arith::ConstantFloatOp>(op);
-        constant && isLowPrecision(constant.getType())) {
+        constant && isLowPrecisionFloat(constant.getType())) {
       wideValues[constant.getResult()] = widenConstant(builder, loc, constant);
       return;
     }
@@ -177,12 +183,12 @@ public:
       // Operands first: widening one may create an op, which must come before the clone.
       SmallVector<Value> operands;
       for (Value old : op.getOperands())
-        operands.push_back(isLowPrecision(old.getType()) ? wideOf(old)
+        operands.push_back(isLowPrecisionFloat(old.getType()) ? wideOf(old)
                                                          : mapping.lookupOrDefault(old));
       Operation *clone = builder.clone(op);
       clone->setOperands(operands);
       for (auto [old, now] : llvm::zip(op.getResults(), clone->getResults())) {
-        if (isLowPrecision(old.getType())) {
+        if (isLowPrecisionFloat(old.getType())) {
           now.setType(wide);
           wideValues[old] = now;
         } else {
@@ -201,14 +207,14 @@ public:
     Operation *clone = builder.clone(op, operandMapping);
     for (auto [old, now] : llvm::zip(op.getResults(), clone->getResults())) {
       mapping.map(old, now);
-      if (isLowPrecision(old.getType()))
+      if (isLowPrecisionFloat(old.getType()))
         wideValues[old] = arith::ExtFOp::create(builder, loc, wide, now);
     }
   }
 
   /// The value yielded for `old` into an init of element type `type`.
   Value yielded(Value old, Type type) {
-    if (isLowPrecision(old.getType()))
+    if (isLowPrecisionFloat(old.getType()))
       return type == wide ? wideOf(old) : narrowOf(old);
     return mapping.lookupOrDefault(old);
   }
@@ -231,7 +237,7 @@ void widenGeneric(linalg::GenericOp generic, IRRewriter &rewriter) {
   SmallVector<bool> widened;
   for (OpOperand &init : generic.getDpsInitsMutable()) {
     Type element = getElementTypeOrSelf(init.get().getType());
-    bool accumulates = reduces && isLowPrecision(element) &&
+    bool accumulates = reduces && isLowPrecisionFloat(element) &&
                        !generic.getMatchingBlockArgument(&init).use_empty();
     widened.push_back(accumulates);
     inits.push_back(accumulates ? widenInit(rewriter, loc, init.get(), wide) : init.get());
@@ -287,14 +293,11 @@ void readLowPrecisionOperands(ContractionOp contraction, IRRewriter &rewriter) {
   if (!narrowed)
     return;
   // Named ops carry a body typed by their operands: build the op anew.
-  SmallVector<NamedAttribute> attributes;
-  for (NamedAttribute attribute : contraction->getAttrs())
-    if (attribute.getName() != "operandSegmentSizes")
-      attributes.push_back(attribute);
   rewriter.setInsertionPoint(contraction);
   auto rebuilt = ContractionOp::create(rewriter, contraction.getLoc(),
                                        contraction->getResultTypes(), inputs,
-                                       contraction.getDpsInits(), attributes);
+                                       contraction.getDpsInits(),
+                                       namedOpAttributes(contraction));
   rewriter.replaceOp(contraction, rebuilt->getResults());
 }
 
@@ -341,13 +344,9 @@ void accumulateIntoRowBias(linalg::MatmulOp matmul, IRRewriter &rewriter) {
       SmallVector<AffineMap>{row, rewriter.getMultiDimIdentityMap(2)},
       SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
       [](OpBuilder &b, Location l, ValueRange args) { linalg::YieldOp::create(b, l, args[0]); });
-  SmallVector<NamedAttribute> attributes;
-  for (NamedAttribute attribute : matmul->getAttrs())
-    if (attribute.getName() != "operandSegmentSizes")
-      attributes.push_back(attribute);
   auto accumulated = linalg::MatmulOp::create(
       rewriter, loc, matmul->getResultTypes(), matmul.getDpsInputs(),
-      ValueRange{broadcast.getResult(0)}, attributes);
+      ValueRange{broadcast.getResult(0)}, namedOpAttributes(matmul));
   rewriter.replaceOp(add, accumulated->getResults());
   rewriter.eraseOp(matmul);
 }
@@ -355,19 +354,24 @@ void accumulateIntoRowBias(linalg::MatmulOp matmul, IRRewriter &rewriter) {
 struct WidenLowPrecisionFloatsPass
     : dyno::impl::DynoWidenLowPrecisionFloatsBase<WidenLowPrecisionFloatsPass> {
   void runOnOperation() override {
-    IRRewriter contractionRewriter(&getContext());
+    IRRewriter rewriter(&getContext());
+    SmallVector<Operation *> contractions;
     getOperation().walk([&](Operation *op) {
-      if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
-        readLowPrecisionOperands(matmul, contractionRewriter);
-      else if (auto batchMatmul = dyn_cast<linalg::BatchMatmulOp>(op))
-        readLowPrecisionOperands(batchMatmul, contractionRewriter);
-      else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op))
-        readLowPrecisionOperands(conv, contractionRewriter);
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op))
+        contractions.push_back(op);
     });
+    for (Operation *op : contractions) {
+      if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
+        readLowPrecisionOperands(matmul, rewriter);
+      else if (auto batchMatmul = dyn_cast<linalg::BatchMatmulOp>(op))
+        readLowPrecisionOperands(batchMatmul, rewriter);
+      else
+        readLowPrecisionOperands(cast<linalg::Conv2DNchwFchwOp>(op), rewriter);
+    }
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation().walk([&](linalg::MatmulOp matmul) { matmuls.push_back(matmul); });
     for (linalg::MatmulOp matmul : matmuls)
-      accumulateIntoRowBias(matmul, contractionRewriter);
+      accumulateIntoRowBias(matmul, rewriter);
     // Named reductions other than library calls (max pooling) are widened as generics:
     // Triton's interpreter compares bf16 blocks by their bits (a bf16 max pool gave -inf).
     SmallVector<linalg::LinalgOp> named;
@@ -375,13 +379,12 @@ struct WidenLowPrecisionFloatsPass
       if (!isa<linalg::GenericOp, linalg::MatmulOp, linalg::BatchMatmulOp,
                linalg::Conv2DNchwFchwOp>(op) &&
           op.getNumReductionLoops() > 0 && op.getNumDpsInits() == 1 &&
-          isLowPrecision(getElementTypeOrSelf(op.getDpsInits()[0].getType())))
+          isLowPrecisionFloat(getElementTypeOrSelf(op.getDpsInits()[0].getType())))
         named.push_back(op);
     });
-    IRRewriter namedRewriter(&getContext());
     for (linalg::LinalgOp op : named) {
-      namedRewriter.setInsertionPoint(op);
-      (void)linalg::generalizeNamedOp(namedRewriter, op);
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
     }
 
     SmallVector<linalg::GenericOp> generics;
@@ -389,7 +392,6 @@ struct WidenLowPrecisionFloatsPass
       if (computesInLowPrecision(generic))
         generics.push_back(generic);
     });
-    IRRewriter rewriter(&getContext());
     for (linalg::GenericOp generic : generics)
       widenGeneric(generic, rewriter);
   }
