@@ -4,13 +4,22 @@
     python e2e/opinfo_sweep.py --ops add,softmax    # a few ops
     python e2e/opinfo_sweep.py --out e2e/coverage.md
     python e2e/opinfo_sweep.py --target triton --out e2e/coverage-triton.md  # interpreted
+    python e2e/opinfo_sweep.py --dtype bfloat16 --out e2e/coverage-bfloat16.md
 
-For each op (and variant) the first `--samples` float32 sample inputs whose tensors all
-have elements are compiled and compared with eager (samples with an empty tensor are
-run too, but count only if they fail: an empty input proves nothing compiles) (ops returning uninitialized memory, such as empty_like, are skipped) (rtol 1e-4, atol 1e-5; NaN equal to NaN; integers and bools exact).
+For each op (and variant) the first `--samples` sample inputs of the dtype (float32 unless
+`--dtype bfloat16` or `--dtype float16`) whose tensors all have elements are compiled and
+compared with eager (samples with an empty tensor are run too, but count only if they
+fail: an empty input proves nothing compiles; ops returning uninitialized memory, such as
+empty_like, are skipped). Tolerances per dtype (TOLERANCES: float32 rtol 1e-4, atol 1e-5;
+bfloat16 and float16 those of torch.testing.assert_close); NaN equal to NaN; integers and
+bools exact. In bfloat16 and float16 Dyno computes in float32 and rounds where results are
+stored, eager rounds after every op: a result outside the tolerance still counts as
+matching when it is at least as close as eager's to the op computed in float32 from the
+same inputs ("more accurate than eager" in the reason column).
 An op's status is the worst over its samples, in this order:
   error        the compiled call raised where eager did not
-  mismatch     compiled results differ from eager (a miscompile)
+  mismatch     compiled results differ from eager beyond the dtype's tolerance and are
+               less accurate than eager's (a miscompile)
   fell back    the whole graph ran eagerly (the reason is recorded)
   partly       some ops ran eagerly, the rest compiled
   compiled     every graph compiled, no fallback (the reason column names the library
@@ -19,6 +28,7 @@ An op's status is the worst over its samples, in this order:
 """
 import argparse
 import collections
+import os
 import sys
 import warnings
 
@@ -31,7 +41,14 @@ UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty
                  "empty_permuted"}
 
 
-def _compare(actual, expected) -> bool:
+# (rtol, atol) per dtype: float32 tighter than assert_close's default; the low precisions
+# assert_close's own (one bfloat16 ulp is 7.8e-3 relative, one float16 ulp 9.8e-4).
+TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.bfloat16: (1.6e-2, 1e-5),
+              torch.float16: (1e-3, 1e-5)}
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def _compare(actual, expected, tolerance=TOLERANCES[torch.float32]) -> bool:
     flat_actual, _ = torch.utils._pytree.tree_flatten(actual)
     flat_expected, _ = torch.utils._pytree.tree_flatten(expected)
     if len(flat_actual) != len(flat_expected):
@@ -42,8 +59,9 @@ def _compare(actual, expected) -> bool:
                 return False
             if want.dtype.is_floating_point or want.dtype.is_complex:
                 try:
-                    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5,
-                                               equal_nan=True, check_dtype=True)
+                    torch.testing.assert_close(got, want, rtol=tolerance[0],
+                                               atol=tolerance[1], equal_nan=True,
+                                               check_dtype=True)
                 except AssertionError:
                     return False
             elif got.dtype != want.dtype or not torch.equal(got, want):
@@ -70,17 +88,60 @@ def computes_nothing(sample, expected) -> bool:
             (bool(outputs) and all(t.numel() == 0 for t in outputs)))
 
 
-def run_sample(op, sample, target="cpu"):
+def run_sample(op, sample, target="cpu", dtype=torch.float32):
     """Returns (status, reason, computes nothing) for one sample input, or None when
     eager rejects it."""
-    result = _run_sample(op, sample, target)
+    result = _run_sample(op, sample, target, dtype)
     if result is None:
         return None
     status, reason, expected = result
     return status, reason, computes_nothing(sample, expected)
 
 
-def _run_sample(op, sample, target):
+def _widened(value):
+    """value with its bfloat16 and float16 tensors in float32."""
+    return torch.utils._pytree.tree_map(
+        lambda item: item.float() if isinstance(item, torch.Tensor) and
+        item.dtype in (torch.bfloat16, torch.float16) else item, value)
+
+
+def _worst_error(got, reference, tolerance) -> float:
+    """Largest |got - reference| in units of the tolerance (atol + rtol |reference|);
+    NaN where the reference has NaN counts as exact, NaN elsewhere as infinite."""
+    got, reference = got.double(), reference.double()
+    error = (got - reference).abs() / (tolerance[1] + tolerance[0] * reference.abs())
+    error = torch.where(reference.isnan() & got.isnan(), 0.0, error)
+    error = torch.where(got.isnan() & ~reference.isnan(), float("inf"), error)
+    infinite = reference.isinf() | got.isinf()
+    error = torch.where(infinite, torch.where(got == reference, 0.0, float("inf")), error)
+    return error.max().item() if error.numel() else 0.0
+
+
+def _at_least_as_accurate(actual, expected, reference, tolerance) -> bool:
+    """Whether every low-precision float result of the compiled call is at least as close
+    as eager's to the float32 reference."""
+    flat = [torch.utils._pytree.tree_flatten(v)[0] for v in (actual, expected, reference)]
+    if not len(flat[0]) == len(flat[1]) == len(flat[2]):
+        return False
+    for got, want, exact in zip(*flat):
+        if not isinstance(want, torch.Tensor):
+            if got != want and not (got != got and want != want):
+                return False
+            continue
+        if (not isinstance(got, torch.Tensor) or not isinstance(exact, torch.Tensor) or
+                got.shape != want.shape or exact.shape != want.shape or
+                got.dtype != want.dtype):
+            return False
+        if want.dtype not in (torch.bfloat16, torch.float16):
+            if not _compare(got, want, tolerance):
+                return False
+        elif _worst_error(got, exact, tolerance) > max(_worst_error(want, exact, tolerance),
+                                                        1.0):
+            return False
+    return True
+
+
+def _run_sample(op, sample, target, dtype=torch.float32):
     import dyno
 
     def fn(x, *args):
@@ -101,10 +162,24 @@ def _run_sample(op, sample, target):
             return ("error", f"{type(error).__name__}: {str(error).splitlines()[0][:150]}",
                     expected)
     stats = dyno.stats()
-    if not _compare(actual, expected):
-        return "mismatch", "", expected
+    tolerance = TOLERANCES[dtype]
+    accuracy_note = ""
+    if not _compare(actual, expected, tolerance):
+        if dtype == torch.float32:
+            return "mismatch", "", expected
+        try:  # the op in float32 on the same (rounded) inputs
+            widened_kwargs = _widened(sample.kwargs)
+            reference = op(*_widened(arguments), **widened_kwargs)
+        except Exception:
+            return "mismatch", "no float32 reference", expected
+        if not _at_least_as_accurate(actual, expected, reference, tolerance):
+            return "mismatch", "less accurate than eager against float32", expected
+        accuracy_note = "more accurate than eager (outside the tolerance of eager's result)"
     if stats["runtime_fallbacks"]:
-        return "fell back", "runtime: " + stats["fallback_reasons"][-1][:150], expected
+        reason = stats["fallback_reasons"][-1]
+        if "TritonCompileCheckError" in reason:  # DYNO_TRITON_COMPILE_CHECK
+            return "error", "GPU compiler: " + reason.split("TritonCompileCheckError")[-1][:150], expected
+        return "fell back", "runtime: " + reason[:150], expected
     if stats["fallback_graphs"]:
         reason = stats["fallback_reasons"][0].split(": ", 1)[-1]
         return "fell back", reason.splitlines()[0][:150], expected
@@ -112,11 +187,12 @@ def _run_sample(op, sample, target):
         return "partly", "eager: " + ", ".join(stats["fallback_ops"]), expected
     if stats["compiled_graphs"]:
         library = ", ".join(sorted(stats["library_calls"]))
-        return "compiled", f"library calls: {library}" if library else "", expected
+        notes = [f"library calls: {library}" if library else "", accuracy_note]
+        return "compiled", "; ".join(filter(None, notes)), expected
     return "no graph", "", expected
 
 
-def sweep(names, samples_per_op, target="cpu"):
+def sweep(names, samples_per_op, target="cpu", dtype=torch.float32):
     from torch.testing._internal.common_methods_invocations import op_db
 
     rows = []
@@ -124,11 +200,11 @@ def sweep(names, samples_per_op, target="cpu"):
         full_name = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
         if names and info.name not in names and full_name not in names:
             continue
-        if torch.float32 not in info.supported_dtypes("cpu") or info.name in UNINITIALIZED:
+        if dtype not in info.supported_dtypes("cpu") or info.name in UNINITIALIZED:
             continue
         results = []
         try:
-            samples = info.sample_inputs("cpu", torch.float32, requires_grad=False)
+            samples = info.sample_inputs("cpu", dtype, requires_grad=False)
             counted, empty_results = 0, []
             for sample in samples:
                 if counted == samples_per_op:
@@ -138,7 +214,7 @@ def sweep(names, samples_per_op, target="cpu"):
                 # can show an error or a mismatch, but never that the op compiles.
                 if len(empty_results) >= samples_per_op and _has_empty_input(sample):
                     continue
-                result = run_sample(info.op, sample, target)
+                result = run_sample(info.op, sample, target, dtype)
                 if result is None:
                     continue
                 if result[2]:
@@ -158,17 +234,39 @@ def sweep(names, samples_per_op, target="cpu"):
     return rows
 
 
-def report(rows, target="cpu") -> str:
+def command_line(target="cpu", dtype=torch.float32) -> str:
+    """The sweep's command for one table, e.g. e2e/coverage-triton-bfloat16.md."""
+    dtype_name = str(dtype).removeprefix("torch.")
+    suffix = ("" if target == "cpu" else "-triton") + (
+        "" if dtype == torch.float32 else f"-{dtype_name}")
+    options = ("" if target == "cpu" else " --target triton") + (
+        "" if dtype == torch.float32 else f" --dtype {dtype_name}")
+    return f"python e2e/opinfo_sweep.py{options} --out e2e/coverage{suffix}.md"
+
+
+def report(rows, target="cpu", dtype=torch.float32) -> str:
     counts = collections.Counter(status for _, status, _ in rows)
     total = len(rows)
     name = {"cpu": "CPU target", "triton": "Triton target (interpreted on CPU)"}[target]
-    command = ("python e2e/opinfo_sweep.py --out e2e/coverage.md" if target == "cpu" else
-               "python e2e/opinfo_sweep.py --target triton --out e2e/coverage-triton.md")
+    dtype_name = str(dtype).removeprefix("torch.")
+    rtol, atol = TOLERANCES[dtype]
+    check = os.environ.get("DYNO_TRITON_COMPILE_CHECK", "")
     lines = [
-        f"# OpInfo coverage of the {name} (float32)",
+        f"# OpInfo coverage of the {name} ({dtype_name})",
         "",
-        f"Command: `{command}` (first 2 samples with elements per op;",
-        "rtol 1e-4, atol 1e-5). Statuses are defined in e2e/opinfo_sweep.py.",
+        f"Command: `{command_line(target, dtype)}` (first 2 samples with elements per op;",
+        f"rtol {rtol:g}, atol {atol:g}). Statuses are defined in e2e/opinfo_sweep.py.",
+    ]
+    if target == "triton":
+        lines.append(f"Triton's GPU compiler checked every kernel: "
+                     f"DYNO_TRITON_COMPILE_CHECK={check}; a rejection counts as an error."
+                     if check else "Triton's GPU compiler did not check the kernels.")
+    if dtype != torch.float32:
+        accurate = sum(1 for _, status, reason in rows
+                       if status == "compiled" and "more accurate" in reason)
+        lines.append(f"{accurate} compiled ops differ from eager beyond the tolerance and are "
+                     "closer than eager to the op in float32 (counted as compiled).")
+    lines += [
         "",
         "| status | ops | share |",
         "|---|---|---|",
@@ -193,9 +291,13 @@ def main():
     parser.add_argument("--samples", type=int, default=2)
     parser.add_argument("--out", default="")
     parser.add_argument("--target", default="cpu", choices=["cpu", "triton"])
+    parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
     args = parser.parse_args()
-    rows = sweep(set(filter(None, args.ops.split(","))), args.samples, args.target)
-    text = report(rows, args.target)
+    if args.target == "triton":  # the GPU compiler checks each kernel unless told not to
+        os.environ.setdefault("DYNO_TRITON_COMPILE_CHECK", "cuda:90")
+    dtype = DTYPES[args.dtype]
+    rows = sweep(set(filter(None, args.ops.split(","))), args.samples, args.target, dtype)
+    text = report(rows, args.target, dtype)
     if args.out:
         with open(args.out, "w") as handle:
             handle.write(text)

@@ -52,6 +52,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   kernels.addNestedPass<func::FuncOp>(createDynoLowerSequentialOps());
   // A softmax's row maximum only shifts exp's argument: one vmaxps instead of five.
   kernels.addNestedPass<func::FuncOp>(createDynoRelaxSoftmaxMaximum());
+  // Long float sums as sums of blocks: errors grow as eager's cascade's (issue 19).
+  kernels.addNestedPass<func::FuncOp>(createDynoBlockLongSums());
   // Row-block tiling with producer fusion: one scf.forall per kernel root.
   kernels.addPass(createDynoTileKernels());
   kernels.addPass(createCanonicalizerPass());
@@ -121,6 +123,9 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
 }
 
 void dyno::buildTritonLoweringPipeline(OpPassManager &pm) {
+  // Long float sums as sums of blocks: errors grow as eager's cascade's (issue 19); the
+  // blocks' partial sums are also several programs per long row.
+  pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createDynoBlockLongSums());
   // Fills, reductions and other named ops become linalg.generic, the one form lowered.
   pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
   // A reduction of a large tensor to one value runs as partials, then their reduction.

@@ -50,6 +50,11 @@ struct ReassociateFloatsPass
     constexpr auto allowed = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract |
                              arith::FastMathFlags::arcp;
     getOperation()->walk([&](arith::ArithFastMathInterface op) {
+      // A rounding to bf16/f16 and back is the point of an explicit cast (and of the
+      // roundings dyno-widen-low-precision-floats places where eager rounds): with
+      // `contract` on both, arith folds extf(truncf(x)) to x.
+      if (isa<arith::TruncFOp, arith::ExtFOp>(op.getOperation()))
+        return;
       auto flags = op.getFastMathFlagsAttr();
       arith::FastMathFlags current = flags ? flags.getValue() : arith::FastMathFlags::none;
       // A reciprocal of a square root may become x86's rsqrt estimate plus a Newton step,

@@ -71,3 +71,15 @@ func.func @sqrt$exact_reciprocal(%a: f32, %b: f32) -> (f32, f32, f32, f32) {
   %3 = arith.negf %2 : f32
   return %0, %1, %2, %3 : f32, f32, f32, f32
 }
+
+// Roundings to bf16 and back get no flags: with `contract` on both, the canonicalizer
+// folds extf(truncf(x)) to x, and x.to(bfloat16).float() computed x (a miscompile).
+// CHECK-LABEL: func.func @rounding$kept
+func.func @rounding$kept(%a: f32) -> f32 {
+  // CHECK: %[[R:.*]] = arith.truncf %arg0 : f32 to bf16
+  // CHECK: arith.extf %[[R]] : bf16 to f32
+  // CHECK-NOT: fastmath
+  %0 = arith.truncf %a : f32 to bf16
+  %1 = arith.extf %0 : bf16 to f32
+  return %1 : f32
+}

@@ -288,11 +288,61 @@ def DynoRelaxSoftmaxMaximum : Pass<"dyno-relax-softmax-maximum", "func::FuncOp">
   let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect"];
 }
 
+def DynoBlockLongSums : Pass<"dyno-block-long-sums", "func::FuncOp"> {
+  let summary = "Sum long float reductions in blocks, then the blocks' sums";
+  let description = [{
+    A float sum accumulated element after element loses about a bit per doubling of
+    its length; on data with a large mean (values near 1e4) the accumulator's rounding
+    stops being random once it is thousands of times the addends, and the error grows
+    linearly: a sum of 1M such values was off by 1.8e-4 relative where eager (cascade
+    summation) is off by 9e-8, and a variance by 4e1 (issue 19).
+
+    This pass bounds the additions any one accumulator sees. A `linalg.generic` whose
+    results are all float sums (`out + v`, `out` read nowhere else), with static
+    extents, summing more than twice a block of elements per result element, becomes:
+    - partial sums: the innermost reduction loops that fit in a block stay reductions,
+      the next loop `k` (extent n) is split into (p, c), p parallel and c of
+      block / inner elements (its inputs sliced to [0, p * c) and expanded), and the
+      reduction loops outside `k` become parallel; the partials start from -0.0;
+    - the tail [p * c, n) of `k`, summed by the original body into the original inits
+      (when n is not a multiple of c);
+    - the sum of the partials into the tail's results (or the inits).
+    The partials' sum and the tail are blocked again while still too long, so every
+    accumulator adds at most a block of values: the error grows with the logarithm of
+    the length (base about a block), as eager's cascade does.
+
+    A block is 4096 elements when the innermost loop is a reduction (the CPU target
+    vectorizes it into 8-64 accumulators, a Triton program into RBLOCK lanes), 256 when
+    it is not (a column sum: each addition goes to one accumulator).
+
+    ```mlir
+    // Before: a row of 10000
+    %s = linalg.generic {["parallel", "reduction"]} ins(%x : tensor<4x10000xf32>)
+           outs(%zero : tensor<4xf32>) { addf }
+    // After: 2 blocks of 4096 (p parallel, c reduction), a tail of 1808, the blocks' sum
+    %main = tensor.extract_slice %x[0, 0] [4, 8192] [1, 1]
+    %blocks = tensor.expand_shape %main [[0], [1, 2]] : tensor<4x2x4096xf32>
+    %partials = linalg.generic {["parallel", "parallel", "reduction"]} ins(%blocks)
+                  outs(%negzero : tensor<4x2xf32>) { addf }
+    %tail = linalg.generic {["parallel", "reduction"]} ins(%x[0, 8192] [4, 1808])
+              outs(%zero) { addf }
+    %s = linalg.generic {["parallel", "reduction"]} ins(%partials) outs(%tail) { addf }
+    ```
+
+    Input and output: linalg-on-tensors (both lowerings run it on the kernels, before
+    tiling and before Triton's split of full reductions). Dynamic extents are left as
+    they are.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
+                           "tensor::TensorDialect"];
+}
+
 def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
   let summary = "Allow reassociation, contraction and reciprocals in kernel float math";
   let description = [{
     Adds fast-math flags to the arith ops of kernel loops (after linalg-to-loops):
-    * `contract` everywhere: LLVM forms FMAs.
+    * `contract` everywhere but on float conversions (with it on both, arith folds
+      extf(truncf(x)) to x and drops an explicit rounding): LLVM forms FMAs.
     * `reassoc` on a reduction's update only (an op whose operand is loaded from the
       element its result is stored to): LLVM vectorizes the reduction with partial sums.
       Elsewhere reassociation would reorder computations whose rounding is the point

@@ -1,0 +1,299 @@
+//===- BlockLongSums.cpp - Long float sums as sums of blocks ------*- C++ -*-===//
+//
+// A float sum accumulated element after element loses about one bit per doubling of its
+// length, and more on data with a large mean (the accumulator's rounding stops being
+// random once it is thousands of times the addends). Eager sums in cascades. This pass
+// bounds the number of additions any accumulator sees: a sum over more than a block of
+// elements becomes partial sums over blocks, then the sum of the partials (itself
+// blocked again when long). See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+#define DEBUG_TYPE "dyno-block-long-sums"
+
+namespace mlir::dyno {
+#define GEN_PASS_DEF_DYNOBLOCKLONGSUMS
+#include "dyno/Dialect/Dyno/Transforms/Passes.h.inc"
+} // namespace mlir::dyno
+
+using namespace mlir;
+
+namespace {
+
+/// Elements one accumulator may sum when the innermost loop is the reduction (the CPU
+/// target vectorizes it into 8-64 lanes, a Triton program into RBLOCK lanes), and when
+/// it is not (a column sum: every addition goes to one accumulator).
+constexpr int64_t kLaneBlock = 4096;
+constexpr int64_t kScalarBlock = 256;
+
+/// The additions `out_i = out_i + v_i` of `op`'s body, one per init, when every result
+/// of `op` is such a float sum (`v_i` cannot read `out_i`: `out_i` has one use).
+SmallVector<arith::AddFOp> floatSums(linalg::GenericOp op) {
+  SmallVector<arith::AddFOp> sums;
+  Block *body = op.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    BlockArgument out = op.getMatchingBlockArgument(&init);
+    Value yielded = yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs());
+    auto add = yielded.getDefiningOp<arith::AddFOp>();
+    if (!add || add->getBlock() != body || !out.hasOneUse() ||
+        !llvm::is_contained(add->getOperands(), out) ||
+        !isa<FloatType>(out.getType()))
+      return {};
+    sums.push_back(add);
+  }
+  return sums;
+}
+
+/// The value `op` reads at loop `loop` as the slice [offset, offset + size) of every
+/// input dimension that loop indexes.
+SmallVector<Value> slicedInputs(OpBuilder &b, linalg::GenericOp op, unsigned loop,
+                                int64_t offset, int64_t size) {
+  SmallVector<Value> inputs;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = cast<RankedTensorType>(input->get().getType());
+    AffineMap map = op.getMatchingIndexingMap(input);
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+    bool sliced = false;
+    for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+      sizes.push_back(b.getIndexAttr(type.getDimSize(dim)));
+      if (cast<AffineDimExpr>(expr).getPosition() != loop)
+        continue;
+      offsets[dim] = b.getIndexAttr(offset);
+      sizes[dim] = b.getIndexAttr(size);
+      sliced = true;
+    }
+    inputs.push_back(sliced ? tensor::ExtractSliceOp::create(b, op.getLoc(), input->get(),
+                                                             offsets, sizes, strides)
+                                  .getResult()
+                            : input->get());
+  }
+  return inputs;
+}
+
+/// Clones `op`'s body into the block being built, with each `linalg.index` replaced by
+/// `index(dim)`, and returns the yielded values.
+SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange arguments,
+                             function_ref<Value(OpBuilder &, int64_t)> index) {
+  IRMapping mapping;
+  mapping.map(op.getBody()->getArguments(), arguments);
+  for (Operation &inner : op.getBody()->without_terminator()) {
+    if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(indexOp.getResult(), index(b, indexOp.getDim()));
+      continue;
+    }
+    b.clone(inner, mapping);
+  }
+  SmallVector<Value> yielded;
+  for (Value value : op.getBody()->getTerminator()->getOperands())
+    yielded.push_back(mapping.lookupOrDefault(value));
+  return yielded;
+}
+
+/// Blocks one long float sum. On success, `op` is replaced and the ops that may still
+/// sum too many elements (the partials' sum, the tail) are appended to `worklist`.
+LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &worklist) {
+  if (op.getNumReductionLoops() == 0 || !op.hasPureTensorSemantics() ||
+      op.getNumDpsInits() == 0)
+    return failure();
+  SmallVector<arith::AddFOp> sums = floatSums(op);
+  if (sums.empty())
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ShapedType::isDynamicShape(ranges))
+    return failure(); // TODO(issue 19): dynamic extents, with a tail of dynamic size.
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned numLoops = op.getNumLoops();
+  for (OpOperand &operand : op->getOpOperands())
+    if (!op.getMatchingIndexingMap(&operand).isProjectedPermutation())
+      return failure();
+  // Every result holds every parallel loop, in the same order: partials extend it.
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (op.getMatchingIndexingMap(&init) != outMap)
+      return failure();
+  if (outMap.getNumResults() != op.getNumParallelLoops())
+    return failure();
+
+  int64_t total = 1;
+  SmallVector<unsigned> reductions;
+  for (unsigned loop = 0; loop < numLoops; ++loop)
+    if (iterators[loop] == utils::IteratorType::reduction) {
+      reductions.push_back(loop);
+      total *= ranges[loop];
+    }
+  int64_t blockSize =
+      iterators.back() == utils::IteratorType::reduction ? kLaneBlock : kScalarBlock;
+  if (total <= 2 * blockSize)
+    return failure();
+  // The innermost reduction loops that fit in a block, and the loop to split: `split`
+  // into `partials` x `chunk` (+ a tail), chunk x inner <= block.
+  int64_t inner = 1;
+  unsigned split = reductions.front();
+  for (unsigned loop : llvm::reverse(reductions)) {
+    if (inner * ranges[loop] > blockSize) {
+      split = loop;
+      break;
+    }
+    inner *= ranges[loop];
+  }
+  int64_t chunk = std::max<int64_t>(1, blockSize / inner);
+  int64_t partials = ranges[split] / chunk;
+  int64_t main = partials * chunk;
+  int64_t tail = ranges[split] - main;
+  // Reduction loops outside `split` become parallel in the partial sums too.
+  SmallVector<unsigned> outer;
+  for (unsigned loop : reductions)
+    if (loop < split)
+      outer.push_back(loop);
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  // Stage 1 loops: the original ones with `split` as (p, c): p parallel, c reduction.
+  auto newLoop = [&](unsigned loop) { return loop <= split ? loop : loop + 1; };
+  SmallVector<Value> inputs = slicedInputs(b, op, split, 0, main);
+  SmallVector<AffineMap> maps;
+  for (auto [position, input] : llvm::enumerate(op.getDpsInputOperands())) {
+    auto type = cast<RankedTensorType>(inputs[position].getType());
+    AffineMap map = op.getMatchingIndexingMap(input);
+    SmallVector<AffineExpr> results;
+    SmallVector<ReassociationIndices> groups;
+    SmallVector<int64_t> shape;
+    for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+      unsigned loop = cast<AffineDimExpr>(expr).getPosition();
+      int64_t next = shape.size();
+      if (loop == split) {
+        groups.push_back({next, next + 1});
+        shape.append({partials, chunk});
+        results.append({getAffineDimExpr(split, ctx), getAffineDimExpr(split + 1, ctx)});
+        continue;
+      }
+      groups.push_back({next});
+      shape.push_back(type.getDimSize(dim));
+      results.push_back(getAffineDimExpr(newLoop(loop), ctx));
+    }
+    if (shape.size() != static_cast<size_t>(type.getRank()))
+      inputs[position] = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(shape, type.getElementType()), inputs[position],
+          groups);
+    maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
+  }
+  // Partials: [result dims..., outer reduction loops..., p], from -0.0 (the identity).
+  SmallVector<AffineExpr> partialResults;
+  SmallVector<int64_t> partialShape;
+  for (AffineExpr expr : outMap.getResults()) {
+    unsigned loop = cast<AffineDimExpr>(expr).getPosition();
+    partialResults.push_back(getAffineDimExpr(newLoop(loop), ctx));
+    partialShape.push_back(ranges[loop]);
+  }
+  for (unsigned loop : outer) {
+    partialResults.push_back(getAffineDimExpr(loop, ctx));
+    partialShape.push_back(ranges[loop]);
+  }
+  partialResults.push_back(getAffineDimExpr(split, ctx));
+  partialShape.push_back(partials);
+  SmallVector<Value> partialInits;
+  for (Value init : op.getDpsInits()) {
+    Type element = cast<RankedTensorType>(init.getType()).getElementType();
+    Value empty = tensor::EmptyOp::create(b, loc, partialShape, element);
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(element, APFloat::getZero(
+                                            cast<FloatType>(element).getFloatSemantics(),
+                                            /*Negative=*/true)));
+    partialInits.push_back(
+        linalg::FillOp::create(b, loc, zero, empty)->getResult(0));
+    maps.push_back(AffineMap::get(numLoops + 1, 0, partialResults, ctx));
+  }
+  SmallVector<utils::IteratorType> stage1Iterators;
+  for (unsigned loop = 0; loop < numLoops; ++loop) {
+    bool parallel = iterators[loop] == utils::IteratorType::parallel ||
+                    llvm::is_contained(outer, loop) || loop == split;
+    stage1Iterators.push_back(parallel ? utils::IteratorType::parallel
+                                       : utils::IteratorType::reduction);
+    if (loop == split)
+      stage1Iterators.push_back(utils::IteratorType::reduction);
+  }
+  auto stage1 = linalg::GenericOp::create(
+      b, loc, ValueRange(partialInits).getTypes(), inputs, partialInits, maps,
+      stage1Iterators, [&](OpBuilder &nb, Location nl, ValueRange arguments) {
+        SmallVector<Value> yielded =
+            cloneBody(nb, op, arguments, [&](OpBuilder &ib, int64_t dim) -> Value {
+              if (dim != split)
+                return linalg::IndexOp::create(ib, nl, newLoop(dim));
+              Value p = linalg::IndexOp::create(ib, nl, split);
+              Value c = linalg::IndexOp::create(ib, nl, split + 1);
+              Value scale = arith::ConstantIndexOp::create(ib, nl, chunk);
+              return arith::AddIOp::create(ib, nl, arith::MulIOp::create(ib, nl, p, scale),
+                                           c);
+            });
+        linalg::YieldOp::create(nb, nl, yielded);
+      });
+
+  // The tail [main, extent) of the split loop, summed into the original inits.
+  SmallVector<Value> inits(op.getDpsInits());
+  if (tail > 0) {
+    auto tailOp = linalg::GenericOp::create(
+        b, loc, op->getResultTypes(), slicedInputs(b, op, split, main, tail), inits,
+        op.getIndexingMapsArray(), iterators,
+        [&](OpBuilder &nb, Location nl, ValueRange arguments) {
+          SmallVector<Value> yielded =
+              cloneBody(nb, op, arguments, [&](OpBuilder &ib, int64_t dim) -> Value {
+                Value index = linalg::IndexOp::create(ib, nl, dim);
+                if (dim != split)
+                  return index;
+                return arith::AddIOp::create(
+                    ib, nl, index, arith::ConstantIndexOp::create(ib, nl, main));
+              });
+          linalg::YieldOp::create(nb, nl, yielded);
+        });
+    inits.assign(tailOp->result_begin(), tailOp->result_end());
+    worklist.push_back(tailOp);
+  }
+
+  // Stage 2: the partials summed into the inits (or the tail's sums).
+  unsigned rank = outMap.getNumResults();
+  unsigned stage2Loops = partialShape.size();
+  SmallVector<AffineMap> stage2Maps(sums.size(), b.getMultiDimIdentityMap(stage2Loops));
+  SmallVector<AffineExpr> kept;
+  for (unsigned dim = 0; dim < rank; ++dim)
+    kept.push_back(getAffineDimExpr(dim, ctx));
+  stage2Maps.append(sums.size(), AffineMap::get(stage2Loops, 0, kept, ctx));
+  SmallVector<utils::IteratorType> stage2Iterators(rank, utils::IteratorType::parallel);
+  stage2Iterators.append(stage2Loops - rank, utils::IteratorType::reduction);
+  auto stage2 = linalg::GenericOp::create(
+      b, loc, op->getResultTypes(), stage1->getResults(), inits, stage2Maps,
+      stage2Iterators, [&](OpBuilder &nb, Location nl, ValueRange arguments) {
+        SmallVector<Value> yielded;
+        for (auto [index, sum] : llvm::enumerate(sums))
+          yielded.push_back(arith::AddFOp::create(
+              nb, nl, arguments[sums.size() + index], arguments[index],
+              sum.getFastmathAttr()));
+        linalg::YieldOp::create(nb, nl, yielded);
+      });
+  op->replaceAllUsesWith(stage2->getResults());
+  op.erase();
+  worklist.push_back(stage2);
+  return success();
+}
+
+struct BlockLongSumsPass
+    : mlir::dyno::impl::DynoBlockLongSumsBase<BlockLongSumsPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> worklist;
+    getOperation().walk([&](linalg::GenericOp op) { worklist.push_back(op); });
+    while (!worklist.empty()) {
+      linalg::GenericOp op = worklist.pop_back_val();
+      (void)block(op, worklist);
+    }
+  }
+};
+
+} // namespace
