@@ -91,6 +91,18 @@ def cases():
         ("long_row_softmax", "check", lambda: Fn(lambda x: torch.softmax(x * 0.5, -1)),
          [((8, 20000), f32)]),
         ("layernorm", "check", _layernorm, [((4, 31, 96), f32)]),
+        # Issue 19: rows of 1M and a sum of 16M values near 1e4 (blocked sums, the
+        # shifted and corrected variance; x * 0.25 is exact, so that an FMA cannot make
+        # the data differ); the error column shows parity with eager.
+        ("long_rows_large_mean", "check",
+         lambda: Fn(lambda x: ((x * 0.25 + 1e4).sum(-1), (x * 0.25 + 1e4).var(-1),
+                               F.layer_norm(x * 0.25 + 1e4, (x.shape[-1],)),
+                               torch.logsumexp(x * 4, -1))),
+         [((4, 1_000_000), f32)]),
+        ("long_sum_large_mean", "check",
+         lambda: Fn(lambda x: ((x * 0.25 + 1e4).sum(), (x * 0.25 + 1e4).var(),
+                               x.sum(0), x.mean())),
+         [((16_000_000 // 64, 64), f32)]),
         # The prelude's careful helpers (round, hyperbolic functions, copysign) on a GPU.
         ("rounding_hyperbolic", "check",
          lambda: Fn(lambda x: (torch.round(x * 10), torch.asinh(x * 1000), torch.sinh(x * 4),
