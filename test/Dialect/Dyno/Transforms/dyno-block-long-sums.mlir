@@ -1,0 +1,44 @@
+// RUN: dyno-opt %s --dyno-block-long-sums | FileCheck %s
+
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+
+// A row of 10000 floats: 2 blocks of 4096 summed in parallel, a tail of 1808 into the
+// init, then the blocks' partial sums into the tail's result.
+// CHECK-LABEL: func.func @row$sum
+// CHECK: %[[MAIN:.*]] = tensor.extract_slice %arg0[0, 0] [4, 8192] [1, 1]
+// CHECK: %[[BLOCKS:.*]] = tensor.expand_shape %[[MAIN]] {{\[}}[0], [1, 2]] output_shape [4, 2, 4096]
+// CHECK: arith.constant -0.000000e+00 : f32
+// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[BLOCKS]] : tensor<4x2x4096xf32>) outs({{.*}} : tensor<4x2xf32>)
+// CHECK: %[[TAILIN:.*]] = tensor.extract_slice %arg0[0, 8192] [4, 1808] [1, 1]
+// CHECK: %[[TAIL:.*]] = linalg.generic {{.*}} ins(%[[TAILIN]] : tensor<4x1808xf32>) outs(%arg1 : tensor<4xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[PARTIALS]] : tensor<4x2xf32>) outs(%[[TAIL]] : tensor<4xf32>)
+func.func @row$sum(%x: tensor<4x10000xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x10000xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// Short rows, and reductions other than sums, stay as they are.
+// CHECK-LABEL: func.func @short$or$max
+// CHECK-NOT: tensor.extract_slice
+// CHECK: return
+func.func @short$or$max(%x: tensor<4x8192xf32>, %y: tensor<4x100000xf32>, %init: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8192xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %1 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%y : tensor<4x100000xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %in, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
