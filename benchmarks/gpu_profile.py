@@ -41,7 +41,8 @@ def main():
         runtime = load_runtime(directory)
         model = build(builder, "cuda")
         inputs = make_inputs(specs, "cuda", seed=1)
-        program = runtime.load(directory, device="cuda").bind(model.state_dict())
+        program = runtime.load(directory, device="cuda",
+                               cuda_graphs=False).bind(model.state_dict())
         with torch.no_grad():
             for label, fn in (("eager", lambda: model(*inputs)), ("dyno", lambda: program(*inputs))):
                 print(f"{name} {label}: host {host_us_per_call(fn):.1f} us per call")

@@ -66,8 +66,10 @@ def main():
         try:
             model = build(builder, device)
             inputs = make_inputs(specs, device, seed=1)
-            program = runtime.load(directory, device=device).bind(model.state_dict())
-            tuned = runtime.load(directory, device=device, autotune=True).bind(model.state_dict())
+            program = runtime.load(directory, device=device,
+                                   cuda_graphs=False).bind(model.state_dict())
+            tuned = runtime.load(directory, device=device, autotune=True,
+                                   cuda_graphs=False).bind(model.state_dict())
             graphed = runtime.load(directory, device=device, autotune=True,
                                    cuda_graphs=True).bind(model.state_dict())
             with torch.no_grad():

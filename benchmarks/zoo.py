@@ -140,3 +140,12 @@ def build(name: str, dtype=torch.float32, size: str = "test", seed: int = 0):
     model = LogitsOnly(model, names).eval().to(dtype)
     inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
     return model, inputs
+
+
+def training_loss(output, first_input):
+    """The loss a training step of a zoo model minimizes: next-token cross entropy for
+    models fed tokens, the mean square of the output for the others (images)."""
+    if first_input.is_floating_point():
+        return output.float().square().mean()
+    logits = output[:, :-1].reshape(-1, output.shape[-1])
+    return torch.nn.functional.cross_entropy(logits.float(), first_input[:, 1:].reshape(-1))

@@ -7,7 +7,7 @@ is cheap.
 """
 from .counters import reset_stats, stats
 
-__all__ = ["stats", "reset_stats", "export_triton", "__version__"]
+__all__ = ["stats", "reset_stats", "export_triton", "export_triton_training", "__version__"]
 
 
 def export_triton(model, example_inputs, directory, save_weights=True):
@@ -16,4 +16,15 @@ def export_triton(model, example_inputs, directory, save_weights=True):
     from .export import export_triton as export
 
     return export(model, example_inputs, directory, save_weights=save_weights)
+
+
+def export_triton_training(model, loss_fn, example_inputs, directory, save_weights=True):
+    """Compiles a training step of `model` (forward, `loss_fn(output, *inputs)`, backward)
+    for the Triton target into `directory`, runnable with only torch and triton (see
+    dyno.export)."""
+    from .export import export_triton_training as export
+
+    return export(model, loss_fn, example_inputs, directory, save_weights=save_weights)
+
+
 __version__ = "0.1.0"

@@ -25,8 +25,7 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     """Exports `model` (inference, static shapes) for the Triton target. The whole graph
     must compile (no per-op fallback: the GPU server runs no Dyno); raises
     DynoCompileError with the reason and a reproducer otherwise. Returns `directory`."""
-    from . import compiler, decompositions
-    from .targets import host_runtime, triton_runtime
+    from . import decompositions
 
     example_inputs = tuple(example_inputs)
     with torch.no_grad():
@@ -64,9 +63,91 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
         raise DynoCompileError("export", "the model mutates its buffers (e.g. batch norm in "
                                "training mode); export it in eval() mode")
 
+    # Effect tokens come first among the outputs; the program returns the user's.
+    tokens = sum(spec.kind.name == "TOKEN" for spec in signature.output_specs)
+    spec = {"inputs": inputs, "single_output": len(signature.output_specs) - tokens == 1,
+            "output_tokens": tokens}
+    return _write_program(directory, exported.graph_module, spec, weights)
+
+
+def export_triton_training(model: torch.nn.Module, loss_fn, example_inputs,
+                           directory: str, save_weights: bool = True) -> str:
+    """Exports a training step of `model` for the Triton target: the forward, the loss
+    `loss_fn(model(*inputs), *inputs)` and the backward, as one graph (AOTAutograd's joint
+    graph, static shapes). On the GPU server, `triton_runtime.load(directory).bind(model)`
+    then `program(*inputs)` returns the loss and accumulates every parameter's gradient
+    into its `.grad`, as `loss.backward()` would; the optimizer is the user's. Buffers the
+    step updates (batch norm's running statistics) are updated in place."""
+    from torch._functorch.aot_autograd import aot_export_module
+
+    from . import decompositions
+
+    step = _LossOf(model, loss_fn)
+    example_inputs = tuple(example_inputs)
+    graph_module, signature = aot_export_module(
+        step, example_inputs, trace_joint=True, output_loss_index=0,
+        decompositions=decompositions.table())
+    prefix = "model."
+    persistent = model.state_dict(keep_vars=True)
+    placeholders = [node.name for node in graph_module.graph.nodes if node.op == "placeholder"]
+    sources = {**signature.inputs_to_parameters, **signature.inputs_to_buffers}
+    tensors = dict(step.named_parameters())
+    tensors.update(step.named_buffers())
+    inputs, weights, user_index = [], {}, 0
+    for placeholder in placeholders:
+        if placeholder not in sources:
+            inputs.append({"kind": "user_input", "index": user_index})
+            user_index += 1
+            continue
+        name = sources[placeholder][len(prefix):]
+        if placeholder in signature.inputs_to_parameters:
+            kind = "parameter"
+        else:  # a buffer the model does not persist is saved with the program
+            kind = "buffer" if name in persistent else "constant"
+        inputs.append({"kind": kind, "name": name})
+        if kind == "constant" or save_weights:
+            weights[name] = tensors[prefix + name].detach().cpu()
+    if signature.parameters_to_mutate or signature.user_inputs_to_mutate:
+        raise DynoCompileError("export", "the training step mutates its parameters or "
+                               "inputs in place; only buffers may be updated")
+    gradients = signature.backward_signature.gradients_to_parameters
+    output_names = [str(node) for node in graph_module.graph.output_node().args[0]]
+    spec = {
+        "inputs": inputs,
+        "training": {
+            "updated_buffers": [signature.buffers_to_mutate[name][len(prefix):]
+                                for name in output_names[:len(signature.buffers_to_mutate)]],
+            "gradients": [gradients[name][len(prefix):] for name in output_names
+                          if name in gradients],
+        },
+        "single_output": False, "output_tokens": 0,
+    }
+    if len(spec["training"]["gradients"]) != len(signature.parameters):
+        raise DynoCompileError("export", "a parameter has no gradient in the training graph")
+    return _write_program(directory, graph_module, spec, weights)
+
+
+class _LossOf(torch.nn.Module):
+    """The model and its loss as one module whose single output is the loss."""
+
+    def __init__(self, model, loss_fn):
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+
+    def forward(self, *inputs):
+        return (self.loss_fn(self.model(*inputs), *inputs),)
+
+
+def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dict,
+                   weights: dict) -> str:
+    """Lowers `graph_module` for the Triton target and writes the export's files."""
+    from . import compiler
+    from .targets import host_runtime, triton_runtime
+
     dump = GraphDump()
-    dump.write("00-aten-fx.py", exported.graph_module.code)
-    kernels_source, wrapper_source, _, _ = compiler.lower_to_triton(exported.graph_module, dump)
+    dump.write("00-aten-fx.py", graph_module.code)
+    kernels_source, wrapper_source, _, _ = compiler.lower_to_triton(graph_module, dump)
     dump.discard_temporary()
 
     os.makedirs(directory, exist_ok=True)
@@ -76,12 +157,8 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
         file.write(wrapper_source)
     for module in (triton_runtime, host_runtime):
         shutil.copyfile(module.__file__, os.path.join(directory, os.path.basename(module.__file__)))
-    # Effect tokens come first among the outputs; the program returns the user's.
-    tokens = sum(spec.kind.name == "TOKEN" for spec in signature.output_specs)
-    single = len(signature.output_specs) - tokens == 1
     with open(os.path.join(directory, "program.json"), "w") as file:
-        json.dump({"inputs": inputs, "single_output": single, "output_tokens": tokens,
-                   "torch_version": torch.__version__}, file, indent=1)
+        json.dump({**spec, "torch_version": torch.__version__}, file, indent=1)
     weights_path = os.path.join(directory, "weights.pt")
     if weights:
         torch.save(weights, weights_path)

@@ -331,13 +331,19 @@ def autotune_requested(option) -> bool:
 class Program:
     """A model exported for the Triton target (dyno.export_triton): call it with the
     model's inputs; parameters and buffers come from the export's weights file or from
-    `bind(state_dict)`.
+    `bind(model)` / `bind(state_dict)`.
 
-    With `cuda_graphs=True` the first call records the whole program (kernels, library
-    calls, allocations) in a CUDA graph and later calls replay it: the inputs are copied
-    into the graph's own buffers and the outputs are returned as fresh copies, so no
-    result is overwritten by a later call. Shapes are static, so one graph serves every
-    call; the parameters must stay the same tensors (bind before the first call)."""
+    A training step (dyno.export_triton_training) returns the loss and accumulates each
+    parameter's gradient into the bound parameter's `.grad`, as `loss.backward()` does:
+    bind the model itself (`bind(model)`), so that its optimizer sees the gradients.
+
+    With CUDA graphs (by default on a CUDA device, unless the program synchronizes with
+    the host) the first call records the whole program (kernels, library calls,
+    allocations) in a CUDA graph and later calls replay it: the inputs are copied into the
+    graph's own buffers and the outputs are returned as fresh copies, so no result is
+    overwritten by a later call. Shapes are static, so one graph serves every call. The
+    graph reads the bound parameters where they are: update them in place (optimizers
+    do); binding again records a new graph."""
 
     def __init__(self, call, spec: dict, weights: dict, device, cuda_graphs: bool = False):
         self.call = call
@@ -347,11 +353,17 @@ class Program:
         self.cuda_graphs = cuda_graphs and self.device.type == "cuda"
         self.graph = None
 
-    def bind(self, state: dict) -> "Program":
-        """Takes parameters and buffers by name (e.g. a model's state_dict())."""
+    def bind(self, state) -> "Program":
+        """Takes parameters and buffers by name: a module (its parameters and buffers
+        themselves, as training needs) or a dict such as a model's state_dict()."""
+        if isinstance(state, torch.nn.Module):
+            module = state
+            state = dict(module.named_buffers(remove_duplicate=False))
+            state.update(module.named_parameters(remove_duplicate=False))  # tied: each name
         for entry in self.spec["inputs"]:
             if entry["kind"] not in ("user_input", "token") and entry["name"] in state:
                 self.bound[entry["name"]] = state[entry["name"]].to(self.device)
+        self.graph = None
         return self
 
     def _arguments(self, inputs):
@@ -365,7 +377,7 @@ class Program:
                 args.append(self.bound[entry["name"]])
             else:
                 raise KeyError(f"dyno: no value for {entry['kind']} {entry['name']!r}; "
-                               "export with its weights or call bind(state_dict)")
+                               "export with its weights or call bind(model)")
         return args
 
     def _capture(self, inputs):
@@ -393,7 +405,25 @@ class Program:
             self.graph.replay()
             outputs = [None if o is None else o.clone() for o in self.static_outputs]
         outputs = outputs[self.spec.get("output_tokens", 0):]
+        if "training" in self.spec:
+            return self._finish_step(outputs)
         return outputs[0] if self.spec["single_output"] else tuple(outputs)
+
+    def _finish_step(self, outputs):
+        """A training step's outputs: updated buffers, the loss, then the gradients."""
+        training = self.spec["training"]
+        updated = len(training["updated_buffers"])
+        for name, value in zip(training["updated_buffers"], outputs[:updated]):
+            self.bound[name].copy_(value)
+        loss, gradients = outputs[updated], outputs[updated + 1:]
+        with torch.no_grad():
+            for name, gradient in zip(training["gradients"], gradients):
+                parameter = self.bound[name]
+                if parameter.grad is None:
+                    parameter.grad = gradient
+                else:
+                    parameter.grad.add_(gradient)
+        return loss
 
 
 def _sibling_module(directory: str, name: str):
@@ -411,8 +441,10 @@ def _sibling_module(directory: str, name: str):
 
 
 def load(directory: str, device="cuda", autotune: bool = False,
-         cuda_graphs: bool = False) -> Program:
-    """Loads a program written by dyno.export_triton: needs only torch and triton."""
+         cuda_graphs=None) -> Program:
+    """Loads a program written by dyno.export_triton: needs only torch and triton.
+    `cuda_graphs=None` records a CUDA graph on CUDA devices when the program allows one;
+    True asks for it (with a warning where it cannot be), False turns it off."""
     with open(os.path.join(directory, "program.json")) as file:
         spec = json.load(file)
     host_runtime = _sibling_module(directory, "host_runtime")
@@ -424,11 +456,12 @@ def load(directory: str, device="cuda", autotune: bool = False,
     exec(compile(source, os.path.join(directory, "wrapper.py"), "exec"), namespace)
     weights_path = os.path.join(directory, "weights.pt")
     weights = torch.load(weights_path, map_location="cpu") if os.path.exists(weights_path) else {}
-    if cuda_graphs and "_library_call(" in source:
+    if cuda_graphs is not False and "_library_call(" in source:
         # LAPACK's error checks read their info on the host (a sync, which CUDA graph
         # capture forbids): such a program runs without a graph.
-        warnings.warn("dyno: this program calls library routines (linear algebra, FFTs) "
-                      "that synchronize with the host; it runs without CUDA graphs",
-                      RuntimeWarning, stacklevel=2)
+        if cuda_graphs:
+            warnings.warn("dyno: this program calls library routines (linear algebra, "
+                          "FFTs) that synchronize with the host; it runs without CUDA "
+                          "graphs", RuntimeWarning, stacklevel=2)
         cuda_graphs = False
-    return Program(namespace["call"], spec, weights, device, cuda_graphs=cuda_graphs)
+    return Program(namespace["call"], spec, weights, device, cuda_graphs=cuda_graphs is not False)

@@ -1,0 +1,161 @@
+"""A compiled training step of zoo models on a GPU: exported here, run there.
+
+    python benchmarks/gpu_zoo_training.py export [--out build/gpu-zoo-training] [--models gpt2,llama,resnet]
+    python3 benchmarks/gpu_zoo_training.py run --artifacts build/gpu-zoo-training [--out results.md]  # GPU
+
+`export` writes each model's training step (forward, benchmarks/zoo.py's training_loss,
+backward: dyno.export_triton_training, no weights) for the Triton target on this CPU-only
+machine. `run` needs only torch, triton and transformers: it builds the same model three
+times (same seed), trains eager, Inductor (torch.compile) and Dyno's exported step with
+the same optimizer (SGD with momentum, eager PyTorch in all three), compares losses,
+gradients and parameters with eager after every step, then times one whole step
+(zero_grad, forward, backward, optimizer) for each.
+"""
+import argparse
+import copy
+import datetime
+import os
+import platform
+import sys
+import time
+import traceback
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import zoo  # noqa: E402
+
+STEPS = 3
+# Relative L2 error from eager (TF32 off): rounding differences only, grown over STEPS.
+TOLERANCE = 1e-3
+
+
+def export(args):
+    import dyno
+
+    for name in args.models:
+        start = time.perf_counter()
+        model, inputs = zoo.build(name, torch.float32, size=args.size)
+        model.train()
+        directory = os.path.join(args.out, name)
+        dyno.export_triton_training(model, zoo.training_loss, inputs, directory,
+                                    save_weights=False)
+        print(f"{name}: training step exported in {time.perf_counter() - start:.1f} s",
+              flush=True)
+
+
+def _relative(got, want):
+    return ((got.double() - want.double()).norm() / want.double().norm().clamp_min(1e-30)).item()
+
+
+def run(args):
+    import triton
+    from gpu_run import load_runtime, median_ms
+    from report import geomean, publish
+
+    device = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    rows = []
+    labels = ["eager", "inductor", "dyno"]
+    for name in args.models:
+        directory = os.path.join(args.artifacts, name)
+        if not os.path.isdir(directory):
+            continue
+        runtime = load_runtime(directory)
+        try:
+            model, inputs = zoo.build(name, torch.float32, size=args.size)
+            model = model.to(device).train()
+            inputs = tuple(x.to(device) for x in inputs)
+            models = {label: copy.deepcopy(model) for label in labels}
+            program = runtime.load(directory, device=device).bind(models["dyno"])
+            compiled = torch.compile(models["inductor"])
+            steps = {
+                "eager": lambda: zoo.training_loss(models["eager"](*inputs), inputs[0]),
+                "inductor": lambda: zoo.training_loss(compiled(*inputs), inputs[0]),
+                "dyno": lambda: program(*inputs),
+            }
+            optimizers = {label: torch.optim.SGD(models[label].parameters(), lr=0.01,
+                                                 momentum=0.9) for label in labels}
+
+            def step(label):
+                optimizers[label].zero_grad()
+                loss = steps[label]()
+                if label != "dyno":
+                    loss.backward()
+                optimizers[label].step()
+                return loss
+
+            errors = {"loss": 0.0, "gradients": 0.0, "parameters": 0.0}
+            inductor_errors = dict(errors)
+            for _ in range(STEPS):
+                losses = {label: step(label).detach() for label in labels}
+                for label, record in (("dyno", errors), ("inductor", inductor_errors)):
+                    record["loss"] = max(record["loss"], _relative(losses[label], losses["eager"]))
+                    pairs = list(zip(models["eager"].parameters(), models[label].parameters()))
+                    record["gradients"] = max(record["gradients"], max(
+                        _relative(b.grad, a.grad) for a, b in pairs if a.grad is not None))
+                    record["parameters"] = max(record["parameters"], max(
+                        _relative(b, a) for a, b in pairs))
+            times = {label: median_ms(lambda label=label: step(label)) for label in labels}
+            torch._dynamo.reset()
+        except Exception as exc:  # one broken model must not hide the rest
+            traceback.print_exc()
+            rows.append((name, "ERROR", f"{type(exc).__name__}: {exc}"[:100], None, None))
+            continue
+        verdict = "ok" if max(errors.values()) <= TOLERANCE else "MISMATCH"
+        rows.append((name, verdict, errors, inductor_errors, times))
+        print(name, verdict, errors, inductor_errors,
+              {k: round(v, 3) for k, v in times.items()}, flush=True)
+
+    props = torch.cuda.get_device_properties(device)
+    lines = [f"# A compiled training step of zoo models on {props.name}, "
+             f"{datetime.date.today()}", "",
+             f"torch {torch.__version__}, triton {triton.__version__}, Python "
+             f"{platform.python_version()}. Models: benchmarks/zoo.py at \"{args.size}\" size, "
+             "float32, train mode, random weights; loss: zoo.training_loss. The step "
+             "(forward, loss, backward) was exported on a CPU-only machine "
+             "(benchmarks/gpu_zoo_training.py export, dyno.export_triton_training) and runs "
+             "here with torch and triton only, as a CUDA graph; the optimizer (SGD, momentum "
+             "0.9) is eager PyTorch for all three. Errors: largest relative L2 difference "
+             f"from eager over {STEPS} steps (TF32 off). Times: median of "
+             "triton.testing.do_bench over whole steps (zero_grad, forward, backward, "
+             "optimizer).", "",
+             "| model | Dyno vs eager (loss / gradients / parameters) | Inductor vs eager | "
+             + " | ".join(f"{l} ms" for l in labels) + " | "
+             + " | ".join(f"{l} speedup" for l in labels[1:]) + " |",
+             "|---" * (3 + 2 * len(labels) - 1) + "|"]
+    for name, verdict, errors, inductor_errors, times in rows:
+        if times is None:
+            lines.append(f"| {name} | {verdict}: {errors} |" + " |" * (2 * len(labels)))
+            continue
+        show = lambda e: " / ".join(f"{e[k]:.1e}" for k in ("loss", "gradients", "parameters"))
+        lines.append(f"| {name} | {verdict} ({show(errors)}) | {show(inductor_errors)} | "
+                     + " | ".join(f"{times[l]:.3f}" for l in labels) + " | "
+                     + " | ".join(f"{times['eager'] / times[l]:.2f}x" for l in labels[1:])
+                     + " |")
+    timed = [t for *_, t in rows if t]
+    if timed:
+        lines += ["", "Geomean speedup over eager: " + ", ".join(
+            f"{l} {geomean([t['eager'] / t[l] for t in timed]):.2f}x" for l in labels[1:])]
+    publish(lines, args.out)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["export", "run"])
+    parser.add_argument("--out", default="")
+    parser.add_argument("--artifacts", default="build/gpu-zoo-training")
+    parser.add_argument("--models", default="gpt2,llama,resnet")
+    parser.add_argument("--size", default="bench", choices=list(zoo.SIZES))
+    args = parser.parse_args()
+    args.models = args.models.split(",")
+    if args.mode == "export":
+        args.out = args.out or args.artifacts
+        export(args)
+    else:
+        run(args)
+
+
+if __name__ == "__main__":
+    main()
