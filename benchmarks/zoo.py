@@ -145,7 +145,8 @@ def build(name: str, dtype=torch.float32, size: str = "test", seed: int = 0):
 def training_loss(output, first_input):
     """The loss a training step of a zoo model minimizes: next-token cross entropy for
     models fed tokens, the mean square of the output for the others (images)."""
+    output = output.to(torch.promote_types(output.dtype, torch.float32))
     if first_input.is_floating_point():
-        return output.float().square().mean()
+        return output.square().mean()
     logits = output[:, :-1].reshape(-1, output.shape[-1])
-    return torch.nn.functional.cross_entropy(logits.float(), first_input[:, 1:].reshape(-1))
+    return torch.nn.functional.cross_entropy(logits, first_input[:, 1:].reshape(-1))
