@@ -75,16 +75,22 @@ def test_logcumsumexp_stays_finite_where_exp_overflows():
     assert_compiled_matches(fn, x, torch.randn(6, 33) * 30, rtol=1e-6, atol=1e-6)
 
 
-def _bit_patterns():
-    """Signed zeros, subnormals, the extremes of float32, infinities, NaNs of both signs."""
-    tiny = torch.finfo(torch.float32).tiny
-    return torch.tensor([0.0, -0.0, 1e-45, -1e-45, 3e-39, -3e-39, tiny, -tiny, 1.0, -1.0,
-                         0.75, 3.4028235e38, -3.4028235e38, inf, -inf, nan, -nan, 5.5, -6.0,
-                         1e-20, 123456.78])
+FLOAT_TYPES = [torch.float32, torch.bfloat16, torch.float16]
 
 
-def test_signbit_and_copysign_read_the_sign_bit():
-    x = _bit_patterns()
+def _bit_patterns(dtype=torch.float32):
+    """Signed zeros, subnormals, the extremes of `dtype`, infinities, NaNs of both signs."""
+    info = torch.finfo(dtype)
+    smallest = info.smallest_normal * info.eps  # the smallest subnormal
+    values = [0.0, -0.0, smallest, -smallest, 3e-39, -3e-39, info.tiny, -info.tiny,
+              info.tiny / 3, 1.0, -1.0, 0.75, info.max, -info.max, inf, -inf, nan, -nan, 5.5,
+              -6.0, 1e-20, 123456.78]
+    return torch.tensor(values, dtype=torch.float64).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=str)
+def test_signbit_and_copysign_read_the_sign_bit(dtype):
+    x = _bit_patterns(dtype)
     y = x.flip(0)
 
     def fn(x, y):
@@ -96,8 +102,10 @@ def test_signbit_and_copysign_read_the_sign_bit():
         _bits_equal(actual[2], torch.copysign(y, -0.0))
 
 
-def test_frexp_splits_subnormals_zeros_and_specials():
-    x = torch.cat([_bit_patterns(), torch.randn(64) * 1e6, torch.rand(16) * 1e-39])
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=str)
+def test_frexp_splits_subnormals_zeros_and_specials(dtype):
+    subnormals = torch.rand(16, dtype=torch.float64) * torch.finfo(dtype).tiny
+    x = torch.cat([_bit_patterns(dtype), (torch.randn(64) * 1e4).to(dtype), subnormals.to(dtype)])
 
     def fn(x):
         return torch.frexp(x)
@@ -106,10 +114,11 @@ def test_frexp_splits_subnormals_zeros_and_specials():
         _bits_equal(actual[0], torch.frexp(x)[0])
 
 
-def test_nextafter_steps_one_bit_towards_the_target():
-    x = _bit_patterns()
-    towards = torch.tensor([1.0, -1.0, -1.0, 0.0, 0.0, inf, 0.0, -inf, 1.0, -1.0, 0.75, inf,
-                            inf, 0.0, 0.0, 1.0, 2.0, nan, -6.0, -1.0, 123456.78])
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=str)
+def test_nextafter_steps_one_bit_towards_the_target(dtype):
+    x = _bit_patterns(dtype)
+    towards = torch.tensor([1.0, -1.0, -1.0, 0.0, 0.0, inf, 0.0, -inf, 0.0, 1.0, -1.0, 0.75,
+                            inf, inf, 0.0, 0.0, 1.0, 2.0, nan, -6.0, -1.0, 123456.78], dtype=dtype)
 
     def fn(x, towards):
         return torch.nextafter(x, towards), torch.nextafter(x, -towards)

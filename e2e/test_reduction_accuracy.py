@@ -50,3 +50,16 @@ def test_explicit_bf16_rounding_is_kept(target):
     assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["compiled_graphs"] == 1
     assert torch.equal(compiled, fn(x))
     assert not torch.equal(compiled, x * 2)
+
+
+@pytest.mark.parametrize("target", ["cpu", "triton"])
+def test_bf16_subnormal_results_are_kept(target):
+    """bf16 values below 1.2e-38 are subnormal; eager keeps them. On x86 CPUs with
+    AVX512-BF16 the f32 -> bf16 conversion LLVM picks (vcvtneps2bf16) flushed them to
+    zero: `x * 3` of 3e-39 gave 0 (dyno-round-to-bf16-exactly)."""
+    x = torch.tensor([3e-39, -9.2e-41, 1e-40, 1.0, -2.5, 1e-38], dtype=torch.bfloat16)
+    fn = lambda t: t * 3  # noqa: E731
+    compiled = torch.compile(fn, backend="mlir", options={"target": target})(x)
+    assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["compiled_graphs"] == 1
+    assert torch.equal(compiled.view(torch.int16), fn(x).view(torch.int16))
+    assert (compiled[:3] != 0).all()

@@ -98,6 +98,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   kernels.addNestedPass<func::FuncOp>(createDynoApproximateMath(cpuApproximations));
   // Reassociation lets LLVM vectorize reductions; NaN/Inf semantics stay exact.
   kernels.addNestedPass<func::FuncOp>(createDynoReassociateFloats());
+  // f32 <-> bf16 in integer arithmetic: x86's vcvtneps2bf16 flushes subnormals.
+  kernels.addNestedPass<func::FuncOp>(createDynoExpandBf16Conversions());
   kernels.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   kernels.addPass(createConvertSCFToOpenMPPass());
   kernels.addPass(createCanonicalizerPass());
@@ -149,6 +151,8 @@ void dyno::buildTritonLoweringPipeline(OpPassManager &pm) {
   DynoApproximateMathOptions approximate;
   approximate.opNames = {"atan", "atan2", "asin", "acos", "log1p", "expm1", "cbrt", "erfc"};
   kernels.addNestedPass<func::FuncOp>(createDynoApproximateMath(approximate));
+  // f32 <-> bf16 in integer arithmetic: the interpreter truncates and mangles subnormals.
+  kernels.addNestedPass<func::FuncOp>(createDynoExpandBf16Conversions());
   // One block program per kernel: scans, sorts and scatters, then linalg kernels.
   kernels.addPass(createDynoConvertSequentialOpsToTritonLevel());
   kernels.addPass(createDynoConvertKernelsToTritonLevel());

@@ -1,9 +1,20 @@
 """Ops that read or write a float's bits (torch-mlir lowers none: it would need
 aten.view.dtype), as elementwise ops with arith.bitcast (see aten_lowerings)."""
-from .aten_lowerings import _BITS, Unsupported, float_result, lowering
+from .aten_lowerings import _BITS, Unsupported, lowering
 
-_INTEGER_OF = {"f32": "i32", "f64": "i64"}
-_SIGN_BIT = {"f32": -(2 ** 31), "f64": -(2 ** 63)}
+_INTEGER_OF = {"f16": "i16", "bf16": "i16", "f32": "i32", "f64": "i64"}
+_SIGN_BIT = {"f16": -(2 ** 15), "bf16": -(2 ** 15), "f32": -(2 ** 31), "f64": -(2 ** 63)}
+# Fraction bits and exponent bias (of frexp's mantissa in [0.5, 1)) per float type.
+_FRACTION_AND_BIAS = {"f16": (10, 14), "bf16": (7, 126), "f32": (23, 126), "f64": (52, 1022)}
+
+
+def _bit_float_result(result) -> str:
+    """The float type a bit-level op works in: its result's own (these ops are exact in
+    any float type; dyno-widen-low-precision-floats computes their arithmetic in f32 and
+    keeps the bitcasts in the narrow type)."""
+    if result.element not in _INTEGER_OF:
+        raise Unsupported()
+    return result.element
 
 
 def _tensor_inputs(island, operands, element):
@@ -40,7 +51,7 @@ def signbit(island, operands, results):
 def copysign(island, operands, results):
     """std::copysign in the promoted float type (a Scalar `other` is a double, cast)."""
     (result,) = results
-    element = float_result(result)
+    element = _bit_float_result(result)
     b = island.builder
     inputs, (magnitude, sign) = _tensor_inputs(island, operands, element)
     value = island.elementwise(inputs, result, element,
@@ -56,12 +67,12 @@ def frexp(island, operands, results):
     so that its exponent field is nonzero."""
     (x,) = operands
     mantissa_type, exponent_type = results
-    element = float_result(mantissa_type)
+    element = _bit_float_result(mantissa_type)
     if not x.is_tensor or x.tensor.element != element or exponent_type.element != "i32":
         raise Unsupported()
     b = island.builder
     integer = _INTEGER_OF[element]
-    fraction_bits, bias = {"f32": (23, 126), "f64": (52, 1022)}[element]
+    fraction_bits, bias = _FRACTION_AND_BIAS[element]
     exponent_mask = (1 << (_BITS[element] - 1 - fraction_bits)) - 1
     source = island.to_builtin(x)
 
@@ -95,7 +106,7 @@ def nextafter(island, operands, results):
     either is NaN, b if they are equal, the smallest subnormal with b's sign after a
     zero; otherwise a's bits move by one (up when moving away from zero)."""
     (result,) = results
-    element = float_result(result)
+    element = _bit_float_result(result)
     b = island.builder
     integer = _INTEGER_OF[element]
     inputs, (first, second) = _tensor_inputs(island, operands, element)

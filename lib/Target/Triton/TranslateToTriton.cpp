@@ -120,15 +120,6 @@ def _dyno_sort(x):
 
 
 @triton.jit
-def _dyno_f32_to_bf16(x):
-    # Round to nearest even, as PyTorch does; Triton's interpreter truncates instead.
-    bits = x.to(tl.uint32, bitcast=True)
-    rounded = bits + 0x7FFF + ((bits >> 16) & 1)
-    y = (rounded >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True)
-    return tl.where(x != x, x.to(tl.bfloat16), y)
-
-
-@triton.jit
 def _dyno_copysign(a, b):
     # The magnitude of a with the sign bit of b (also of -0.0 and of a negative NaN).
     a, b = tl.broadcast(a, b)
@@ -561,13 +552,8 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
         }
         return failure();
       })
-      .Case<arith::TruncFOp>([&](arith::TruncFOp trunc) -> R {
-        if (getElementTypeOrSelf(trunc.getIn().getType()).isF32() &&
-            getElementTypeOrSelf(resultType).isBF16())
-          return call("_dyno_f32_to_bf16");
-        return castTo(resultType);
-      })
-      .Case<arith::ExtFOp, arith::SIToFPOp, arith::FPToSIOp, arith::ExtSIOp,
+      // (f32 <-> bf16 arrive as integer arithmetic: dyno-expand-bf16-conversions.)
+      .Case<arith::TruncFOp, arith::ExtFOp, arith::SIToFPOp, arith::FPToSIOp, arith::ExtSIOp,
             arith::TruncIOp, arith::IndexCastOp>([&](auto) { return castTo(resultType); })
       .Case<arith::BitcastOp>([&](auto) { return castTo(resultType, /*bitcast=*/true); })
       .Case<arith::ExtUIOp, arith::UIToFPOp, arith::IndexCastUIOp>([&](auto) -> R {

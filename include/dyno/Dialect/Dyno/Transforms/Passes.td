@@ -374,6 +374,45 @@ def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
   let dependentDialects = ["arith::ArithDialect"];
 }
 
+def DynoExpandBf16Conversions : Pass<"dyno-expand-bf16-conversions", "func::FuncOp"> {
+  let summary = "Convert between f32 and bf16 in integer arithmetic, as eager does";
+  let description = [{
+    Eager converts with integer arithmetic (c10::BFloat16) and keeps subnormals (bf16
+    values below 1.2e-38). The targets' own conversions do not all do so:
+    - on x86 CPUs with AVX512-BF16, LLVM lowers `fptrunc float to bfloat` to
+      vcvtneps2bf16, which flushes subnormal inputs and results to zero whatever MXCSR
+      says: a bf16 `x * 3` of 3e-39 returned 0 on the CPU target (eager: 9e-39), and
+      copysign/nextafter/frexp of bf16 subnormals came out wrong;
+    - Triton's interpreter (what CI runs) truncates instead of rounding to nearest even,
+      and widens bf16 subnormals to wrong values (copysign of 3e-39 gave 3.7e-40).
+    This pass replaces every `arith.truncf` from f32 to bf16 (scalar or vector) by
+    `(bits + 0x7FFF + ((bits >> 16) & 1)) >> 16`, a NaN keeping its sign and upper
+    payload, quieted (`(bits >> 16) | 0x40`; eager's scalar and vector conversions
+    disagree on NaN bits, 0x7FC0 against 0xFFFF), and every `arith.extf` from bf16 to
+    f32 by the 16-bit shift it is. On a GPU, and in LLVM's own lowering of the
+    widening, these are the instructions the conversions compile to anyway; on the CPU
+    the rounding costs a few vectorized integer operations per stored element.
+
+    ```mlir
+    // Before
+    %b = arith.truncf %x : f32 to bf16
+    %y = arith.extf %b : bf16 to f32
+    // After
+    %bits = arith.bitcast %x : f32 to i32
+    ... round to nearest even on %bits, a quieted NaN for a NaN ...
+    %b = arith.bitcast %rounded : i16 to bf16
+    %narrow = arith.bitcast %b : bf16 to i16
+    %wide = arith.extui %narrow : i16 to i32
+    %y = arith.bitcast (arith.shli %wide, 16) : i32 to f32
+    ```
+
+    Input and output: any IR with arith ops (both lowerings run it on the kernels'
+    loops: the CPU before the conversion to LLVM, Triton before the conversion to its
+    ops). Conversions from f64 and to f64 are left as they are.
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
 def DynoWidenBoolMemrefs : Pass<"dyno-widen-bool-memrefs", "ModuleOp"> {
   let summary = "Store booleans as bytes: memref<...xi1> becomes memref<...xi8>";
   let description = [{

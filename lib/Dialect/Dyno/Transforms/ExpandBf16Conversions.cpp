@@ -1,0 +1,106 @@
+//===- ExpandBf16Conversions.cpp - f32 <-> bf16 in integer arithmetic -*- C++ -*-===//
+//
+// Eager converts between f32 and bf16 with integer arithmetic (c10::BFloat16), keeping
+// subnormals. LLVM on x86 CPUs with AVX512-BF16 lowers `fptrunc float to bfloat` to
+// vcvtneps2bf16, which flushes them (`x * 1.0` of a bf16 3e-39 returned 0), and
+// Triton's interpreter truncates instead of rounding and mangles bf16 subnormals when
+// widening. This pass spells both conversions as eager does. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#define DEBUG_TYPE "dyno-expand-bf16-conversions"
+
+namespace mlir::dyno {
+#define GEN_PASS_DEF_DYNOEXPANDBF16CONVERSIONS
+#include "dyno/Dialect/Dyno/Transforms/Passes.h.inc"
+} // namespace mlir::dyno
+
+using namespace mlir;
+
+namespace {
+/// `type`'s shape (a scalar or a vector) with `element` as its element type.
+Type withElement(Type type, Type element) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(element);
+  return element;
+}
+
+/// A constant of `type` (a scalar or a vector of integers) splatting `value`.
+Value integerConstant(OpBuilder &builder, Location loc, Type type, int64_t value) {
+  auto element = cast<IntegerType>(getElementTypeOrSelf(type));
+  APInt bits(element.getWidth(), value, /*isSigned=*/true);
+  if (auto vector = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(builder, loc, DenseElementsAttr::get(vector, bits));
+  return arith::ConstantOp::create(builder, loc, IntegerAttr::get(element, bits));
+}
+
+/// c10::round_to_nearest_even: bits + 0x7FFF + (bit 16 of bits), shifted down 16; a NaN
+/// keeps its upper 16 bits, quieted.
+Value roundToNearestEven(OpBuilder &builder, Location loc, Value x, Type bf16Type) {
+  Type i32Type = withElement(x.getType(), builder.getI32Type());
+  Type i16Type = withElement(x.getType(), builder.getI16Type());
+  Value bits = arith::BitcastOp::create(builder, loc, i32Type, x);
+  Value sixteen = integerConstant(builder, loc, i32Type, 16);
+  Value lowestKept = arith::AndIOp::create(
+      builder, loc, arith::ShRUIOp::create(builder, loc, bits, sixteen),
+      integerConstant(builder, loc, i32Type, 1));
+  Value bias = arith::AddIOp::create(builder, loc, lowestKept,
+                                     integerConstant(builder, loc, i32Type, 0x7FFF));
+  Value rounded = arith::ShRUIOp::create(
+      builder, loc, arith::AddIOp::create(builder, loc, bits, bias), sixteen);
+  Value narrow = arith::TruncIOp::create(builder, loc, i16Type, rounded);
+  // A NaN keeps its sign and upper payload, quieted (rounding could carry it into
+  // infinity): copysign and signbit of NaNs stay as eager computes them.
+  Value upper = arith::TruncIOp::create(builder, loc, i16Type,
+                                        arith::ShRUIOp::create(builder, loc, bits, sixteen));
+  Value quietNan = arith::OrIOp::create(builder, loc, upper,
+                                        integerConstant(builder, loc, i16Type, 0x0040));
+  Value isNan = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::UNO, x, x);
+  Value chosen = arith::SelectOp::create(builder, loc, isNan, quietNan, narrow);
+  return arith::BitcastOp::create(builder, loc, bf16Type, chosen);
+}
+
+/// A bf16's bits as the upper half of an f32's: exact, subnormals included.
+Value widenExactly(OpBuilder &builder, Location loc, Value x, Type f32Type) {
+  Type i16Type = withElement(x.getType(), builder.getI16Type());
+  Type i32Type = withElement(x.getType(), builder.getI32Type());
+  Value bits = arith::BitcastOp::create(builder, loc, i16Type, x);
+  Value wide = arith::ExtUIOp::create(builder, loc, i32Type, bits);
+  Value shifted = arith::ShLIOp::create(builder, loc, wide,
+                                        integerConstant(builder, loc, i32Type, 16));
+  return arith::BitcastOp::create(builder, loc, f32Type, shifted);
+}
+
+bool converts(Type from, Type to, bool fromF32) {
+  Type source = getElementTypeOrSelf(from), result = getElementTypeOrSelf(to);
+  return fromF32 ? source.isF32() && result.isBF16() : source.isBF16() && result.isF32();
+}
+
+struct ExpandBf16ConversionsPass
+    : dyno::impl::DynoExpandBf16ConversionsBase<ExpandBf16ConversionsPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> conversions;
+    getOperation()->walk([&](Operation *op) {
+      if ((isa<arith::TruncFOp>(op) &&
+           converts(op->getOperand(0).getType(), op->getResult(0).getType(), true)) ||
+          (isa<arith::ExtFOp>(op) &&
+           converts(op->getOperand(0).getType(), op->getResult(0).getType(), false)))
+        conversions.push_back(op);
+    });
+    for (Operation *op : conversions) {
+      OpBuilder builder(op);
+      Value input = op->getOperand(0);
+      Type type = op->getResult(0).getType();
+      Value exact = isa<arith::TruncFOp>(op)
+                        ? roundToNearestEven(builder, op->getLoc(), input, type)
+                        : widenExactly(builder, op->getLoc(), input, type);
+      op->getResult(0).replaceAllUsesWith(exact);
+      op->erase();
+    }
+  }
+};
+} // namespace
