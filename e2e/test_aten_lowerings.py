@@ -75,6 +75,18 @@ def test_logcumsumexp_stays_finite_where_exp_overflows():
     assert_compiled_matches(fn, x, torch.randn(6, 33) * 30, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_logcumsumexp_in_low_precision_accumulates_in_float32(dtype):
+    """bf16/f16 accumulate in float (ATen's acc_type) and round each result; finite
+    where exp overflows the low precision (fp16's exp(12) is inf)."""
+    x = torch.tensor([[10.0, 12.0, 30.0, -5.0, 29.0], [-inf, 0.0, -inf, 1.0, 2.0]])
+
+    def fn(x, y):
+        return torch.logcumsumexp(x, 1), torch.logcumsumexp(y, -1)
+    assert_compiled_matches(fn, x.to(dtype), (torch.randn(4, 40) * 5).to(dtype),
+                            rtol=torch.finfo(dtype).eps, atol=0)
+
+
 FLOAT_TYPES = [torch.float32, torch.bfloat16, torch.float16]
 
 

@@ -78,6 +78,59 @@ def test_matmul_and_bmm():
                             extern_calls=2)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_low_precision_operands_read_in_float32_keep_a_float32_product(dtype):
+    """`a.float() @ b.float()` of bf16 `a`, `b` is an f32 product (exact to f32): the
+    low-precision library call, right where torch-mlir rounds a bf16 product, rounded it
+    too (0.05 off where eager's error is 1e-6). The bf16 products beside it still call
+    the library in bf16."""
+    a, b = torch.randn(32, 64).to(dtype), torch.randn(64, 16).to(dtype)
+    c, d = torch.randn(3, 8, 64).to(dtype), torch.randn(3, 64, 5).to(dtype)
+    x, w = torch.randn(2, 3, 12, 12).to(dtype), torch.randn(4, 3, 3, 3).to(dtype)
+
+    def fn(a, b, c, d, x, w):
+        return (a.float() @ b.float(), torch.bmm(c.float(), d.float()),
+                F.conv2d(x.float(), w.float()), F.linear(a.float(), b.t().float()) + 1.0,
+                a @ b, F.conv2d(x, w))
+    assert_compiled_matches(fn, a, b, c, d, x, w, rtol=1e-5, atol=1e-5, extern_calls=6)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_scaled_accumulations_round_once_in_low_precision(dtype):
+    """baddbmm/addmm with alpha and beta in bf16/f16 add `beta * input` to the f32
+    products and round once, as eager's kernels do (decomposed as bmm + add, the
+    product was rounded first: baddbmm 0.06 off); a linear layer's addmm keeps the
+    low-precision library call."""
+    b1, b2 = torch.randn(3, 5, 40).to(dtype), torch.randn(3, 40, 6).to(dtype)
+    s, m = torch.randn(3, 5, 6).to(dtype), torch.randn(5, 6).to(dtype)
+    a, b, row = torch.randn(5, 40).to(dtype), torch.randn(40, 6).to(dtype), torch.randn(6).to(dtype)
+
+    def fn(b1, b2, s, m, a, b, row):
+        return (torch.baddbmm(s, b1, b2, beta=0.5, alpha=2.0), torch.baddbmm(s, b1, b2),
+                torch.addmm(m, a, b, beta=0.5, alpha=2.0), torch.addmm(m, a, b),
+                torch.addmm(m * float("nan"), a, b, beta=0), torch.addmm(row, a, b))
+    args = (b1, b2, s, m, a, b, row)
+    ulp = torch.finfo(dtype).eps
+    compiled = assert_compiled_matches(fn, *args, rtol=ulp, atol=0)
+    # One rounding of the exact result: no farther from float64 than eager's result.
+    for got, want, exact in zip(compiled, fn(*args), fn(*[t.double() for t in args])):
+        assert (got.double() - exact).norm() <= (want.double() - exact).norm() * 1.05
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_addbmm_in_low_precision_is_as_accurate_as_eager(dtype):
+    """Eager's addbmm adds each batch's product into a low-precision result (a rounding
+    per batch); Dyno's rounds once: it compiles (torch-mlir could not lower it in bf16)
+    and is no farther from a float64 reference."""
+    b1, b2, m = torch.randn(8, 5, 40), torch.randn(8, 40, 6), torch.randn(5, 6)
+    args = [t.to(dtype) for t in (m, b1, b2)]
+    fn = lambda m, b1, b2: torch.addbmm(m, b1, b2, beta=0.5, alpha=2.0)  # noqa: E731
+    compiled = assert_compiled_matches(fn, *args, rtol=0.05, atol=0.1, extern_calls=1)
+    reference = fn(*[t.double() for t in args])
+    eager = fn(*args)
+    assert (compiled.double() - reference).norm() <= (eager.double() - reference).norm() * 1.01
+
+
 def test_conv_batchnorm_relu():
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),

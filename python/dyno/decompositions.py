@@ -19,8 +19,7 @@ from typing import List
 import torch
 
 from . import (attention_decompositions, bessel_functions, complex_decompositions,
-               indexing_decompositions,
-               special_functions)
+               indexing_decompositions, matmul_decompositions, special_functions)
 
 aten = torch.ops.aten
 
@@ -903,6 +902,7 @@ def table() -> dict:
     decompositions.update(complex_decompositions.table())
     decompositions.update(indexing_decompositions.table())
     decompositions.update(attention_decompositions.table())
+    decompositions.update(matmul_decompositions.table(decompositions))
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction
     decompositions[aten.gelu.default] = gelu

@@ -77,22 +77,25 @@ def logcumsumexp(island, operands, results):
       min, max = (y, y) if y is NaN else (std::min(x, y), std::max(x, y))
       log1p(exp(min - max)) + max   if min != max or min is finite, else x
     (std::min(x, y) is `y < x ? y : x`, std::max(x, y) is `x < y ? y : x`). The first
-    step from -inf gives x itself, which is what an inclusive scan starts from."""
+    step from -inf gives x itself, which is what an inclusive scan starts from. bf16 and
+    f16 accumulate in float (their acc_type) and round each result."""
     x, dim_operand = operands
     (result,) = results
-    if result.element not in ("f32", "f64") or x.tensor.element != result.element:
+    accumulators = {"f16": "f32", "bf16": "f32", "f32": "f64", "f64": "f64"}
+    if result.element not in accumulators or x.tensor.element != result.element:
         # torch-mlir would compute log(cumsum(exp(x))), which overflows where exp(x) does.
         raise DynoCompileError("frontend", f"aten.logcumsumexp of {x.tensor.element} runs "
-                               "eagerly: Dyno lowers it for f32 and f64 only")
+                               "eagerly: Dyno lowers it for float types only")
     element = result.element
+    accumulator = accumulators[element]
     b = island.builder
     source = island.to_builtin(x)
     if x.tensor.rank == 0:
         return [(source, result.builtin())]
     dim = dimension(dim_operand, x.tensor.rank)
-    wide_type = TensorType(x.tensor.torch.replace(f",{x.tensor.element}>", ",f64>"))
-    wide = island.elementwise([(source, x.tensor)], wide_type, "f64",
-                              lambda args, index: args[0].to("f64"))
+    wide_type = TensorType(x.tensor.torch.replace(f",{x.tensor.element}>", f",{accumulator}>"))
+    wide = island.elementwise([(source, x.tensor)], wide_type, accumulator,
+                              lambda args, index: args[0].to(accumulator))
 
     def combine(y, x):
         y_nan = y.isnan()
@@ -103,7 +106,7 @@ def logcumsumexp(island, operands, results):
         return b.select(low.ne(high) | finite, general, x)
 
     scanned = island.scan(wide, wide_type, dim, combine, float("-inf"))
-    if element == "f64":
+    if element == accumulator:
         return [(scanned, result.builtin())]
     narrow = island.elementwise([(scanned, wide_type)], result, element,
                                 lambda args, index: args[0].to(element))

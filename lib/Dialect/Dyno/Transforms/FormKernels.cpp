@@ -83,17 +83,16 @@ static Value matchChannelBiasBroadcast(Value init) {
   return input;
 }
 
-/// A bf16/f16 contraction as torch-mlir writes it: its inputs in the low precision (or
-/// widened to f32 elementwise from it) and an f32 accumulator. Returns the low-precision
+/// A bf16/f16 contraction as torch-mlir writes it: its inputs in the low precision and
+/// an f32 accumulator. Returns the low-precision
 /// type and, in `inputs`, the low-precision tensors; the library computes the same
 /// (f32 accumulation, one rounding at the end).
 static Type matchLowPrecisionContraction(linalg::LinalgOp op, SmallVector<Value> &inputs) {
   Type lowPrecision;
-  for (Value input : op.getDpsInputs()) {
-    Value source = input;
+  for (Value source : op.getDpsInputs()) {
+    // Operands that dyno-widen-low-precision-floats narrowed (only where the product is
+    // rounded anyway), or torch-mlir's own: never a product the program reads in f32.
     if (!isLowPrecisionFloat(getElementTypeOrSelf(source.getType())))
-      source = widenedLowPrecisionSource(input);
-    if (!source)
       return {};
     Type element = getElementTypeOrSelf(source.getType());
     if (lowPrecision && element != lowPrecision)

@@ -277,12 +277,57 @@ void widenGeneric(linalg::GenericOp generic, IRRewriter &rewriter) {
   rewriter.replaceOp(generic, results);
 }
 
-/// A matmul or convolution of bf16/f16 operands widened to f32 (torch-mlir's mm/addmm)
-/// reads the low-precision operands directly: linalg's contractions extend their inputs
-/// to the accumulator's type, so the value is the same, and dyno-form-kernels then calls
-/// the library in the low precision, as torch-mlir's bmm and convolutions already are.
+/// Whether `generic` only rounds its one input to a low-precision float (elementwise).
+bool onlyRounds(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 1 || generic.getNumResults() != 1 ||
+      generic.getNumReductionLoops() != 0)
+    return false;
+  Block *body = generic.getBody();
+  auto trunc = dyn_cast<arith::TruncFOp>(body->front());
+  return body->getOperations().size() == 2 && trunc &&
+         trunc.getIn() == body->getArgument(0) && isLowPrecisionFloat(trunc.getType()) &&
+         body->getTerminator()->getOperand(0) == trunc.getResult();
+}
+
+/// Whether the f32 `result` of a contraction is only rounded to a low precision: what
+/// torch-mlir emits for a bf16/f16 mm, bmm or convolution (and for addmm, after adding
+/// the bias). A product the program reads in f32 (`a.float() @ b.float()` of bf16 `a`
+/// and `b`) is not: a low-precision library call would round it (0.05 off in a bf16 ulp
+/// where eager's f32 product is exact to f32).
+bool onlyRoundedToLowPrecision(Value result, bool throughBiasAdd) {
+  return !result.use_empty() && llvm::all_of(result.getUsers(), [&](Operation *user) {
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic)
+      return false;
+    if (onlyRounds(generic))
+      return true;
+    // addmm: the add of a row bias that accumulateIntoRowBias moves into the call (any
+    // other add would round the product before it), then the rounding.
+    Block *body = generic.getBody();
+    if (!throughBiasAdd || generic.getNumDpsInputs() != 2 || generic.getNumResults() != 1 ||
+        generic.getNumLoops() != 2 || generic.getNumReductionLoops() != 0 ||
+        body->getOperations().size() != 2 || !isa<arith::AddFOp>(body->front()))
+      return false;
+    MLIRContext *context = generic.getContext();
+    AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(1, context)}, context);
+    unsigned product = generic.getDpsInputs()[0] == result ? 0 : 1;
+    Value bias = generic.getDpsInputs()[1 - product];
+    return generic.getIndexingMapsArray()[1 - product] == row &&
+           widenedLowPrecisionSource(bias) &&
+           onlyRoundedToLowPrecision(generic.getResult(0), /*throughBiasAdd=*/false);
+  });
+}
+
+/// A matmul or convolution of bf16/f16 operands widened to f32 whose result is only
+/// rounded back (torch-mlir's mm/addmm) reads the low-precision operands directly:
+/// linalg's contractions extend their inputs to the accumulator's type, so the value is
+/// the same, and dyno-form-kernels then calls the library in the low precision, as
+/// torch-mlir's bmm and convolutions already are.
 template <typename ContractionOp>
 void readLowPrecisionOperands(ContractionOp contraction, IRRewriter &rewriter) {
+  if (!onlyRoundedToLowPrecision(contraction->getResult(0),
+                                 std::is_same_v<ContractionOp, linalg::MatmulOp>))
+    return;
   SmallVector<Value> inputs;
   bool narrowed = false;
   for (Value input : contraction.getDpsInputs()) {
