@@ -63,3 +63,26 @@ def test_bf16_subnormal_results_are_kept(target):
     assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["compiled_graphs"] == 1
     assert torch.equal(compiled.view(torch.int16), fn(x).view(torch.int16))
     assert (compiled[:3] != 0).all()
+
+
+@pytest.mark.parametrize("target", ["cpu", "triton"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_low_precision_norms_round_once(target, dtype):
+    """bf16/f16 vector norms and torch.dist compute in float32 and round once. torch-mlir
+    rounded the sum of |x|^p to bf16 before the root and the root's exponent 1/p too (a
+    3-norm 0.6% off); norm.Scalar (torch.dist) ran eagerly."""
+    torch.manual_seed(0)
+    x, y = (torch.randn(50, 70) * 4).to(dtype), torch.randn(50, 70).to(dtype)
+
+    def fn(x, y):
+        return (torch.linalg.vector_norm(x, 3), torch.linalg.vector_norm(x, 2.5, dim=1),
+                torch.dist(x, y, 3), torch.dist(x, y), torch.linalg.vector_norm(x, float("inf")))
+    compiled = torch.compile(fn, backend="mlir", options={"target": target})(x, y)
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 0 and stats.get("partially_compiled_graphs", 0) == 0
+    eager = fn(x, y)
+    exact = fn(x.double(), y.double())
+    for got, want, reference in zip(compiled, eager, exact):
+        assert got.dtype == dtype
+        torch.testing.assert_close(got, want, rtol=2 * torch.finfo(dtype).eps, atol=0)
+        assert (got.double() - reference).norm() <= (want.double() - reference).norm() * 1.05

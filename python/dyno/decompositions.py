@@ -356,6 +356,21 @@ def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
     return aten.sum.dim_IntList(product, list(sumdim)) if sumdim else product
 
 
+def norm_scalar(x, p=2):
+    """aten.norm.Scalar (torch.dist's): the vector norm of all elements, as
+    linalg.vector_norm computes it; torch-mlir lowers norm.Scalar only for f32/f64."""
+    return torch.linalg.vector_norm(x, p)
+
+
+def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """bf16/f16 norms compute in float32 and round once, as eager does. torch-mlir's
+    lowering works in the input's type: the sum of |x|^p was rounded to bf16 before the
+    root, and the root's exponent 1/p too (1/3 as 0.333984: a 3-norm 0.6% off)."""
+    if x.dtype not in (torch.bfloat16, torch.float16) or dtype is not None:
+        return NotImplemented
+    return aten.linalg_vector_norm(x.float(), ord, dim, keepdim).to(x.dtype)
+
+
 def hypot(a, b):
     """sqrt(a^2 + b^2) without overflow or underflow (eager calls SLEEF's hypot):
     the larger magnitude times sqrt(1 + ratio^2); an infinity wins over a NaN."""
@@ -876,6 +891,8 @@ def table() -> dict:
         decompositions[op] = decomposition_table[op]
     decompositions[aten.empty_strided.default] = empty_strided
     decompositions[aten.hypot.default] = hypot
+    decompositions[aten.norm.Scalar] = norm_scalar
+    decompositions[aten.linalg_vector_norm.default] = linalg_vector_norm
     decompositions[aten._trilinear.default] = trilinear
     decompositions[aten.linspace.default] = linspace
     decompositions[aten.pow.Tensor_Scalar] = pow_tensor_scalar
