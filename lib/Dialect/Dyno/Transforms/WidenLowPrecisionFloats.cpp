@@ -14,6 +14,7 @@
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -396,6 +397,50 @@ void accumulateIntoRowBias(linalg::MatmulOp matmul, IRRewriter &rewriter) {
   rewriter.eraseOp(matmul);
 }
 
+/// Slices each input of a named op to the extent its loops read. A max pool with
+/// ceil_mode pads its input past the last window (torch-mlir pads to a whole stride);
+/// the named op allows that, but the generic it generalizes to infers its loop ranges
+/// from the input's shape and fails to verify.
+void sliceInputsToTheirReadExtent(linalg::LinalgOp op, IRRewriter &rewriter) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type || !type.hasStaticShape())
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(input);
+    SmallVector<int64_t> extents;
+    bool smaller = false;
+    for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+      // The largest index the loops reach (indexing maps of named ops have nonnegative
+      // coefficients), plus one.
+      SmallVector<AffineExpr> lasts;
+      for (int64_t range : ranges)
+        lasts.push_back(getAffineConstantExpr(range - 1, op.getContext()));
+      auto last = dyn_cast<AffineConstantExpr>(
+          expr.replaceDims(lasts).replaceSymbols({}));
+      if (!last)
+        return;
+      int64_t extent = last.getValue() + 1;
+      if (extent > type.getDimSize(dim))
+        return;
+      smaller |= extent < type.getDimSize(dim);
+      extents.push_back(extent);
+    }
+    if (!smaller)
+      continue;
+    rewriter.setInsertionPoint(op);
+    SmallVector<OpFoldResult> offsets(extents.size(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(extents.size(), rewriter.getIndexAttr(1));
+    for (int64_t extent : extents)
+      sizes.push_back(rewriter.getIndexAttr(extent));
+    Value slice = tensor::ExtractSliceOp::create(rewriter, op.getLoc(), input->get(),
+                                                 offsets, sizes, strides);
+    rewriter.modifyOpInPlace(op, [&] { input->set(slice); });
+  }
+}
+
 struct WidenLowPrecisionFloatsPass
     : dyno::impl::DynoWidenLowPrecisionFloatsBase<WidenLowPrecisionFloatsPass> {
   void runOnOperation() override {
@@ -428,6 +473,7 @@ struct WidenLowPrecisionFloatsPass
         named.push_back(op);
     });
     for (linalg::LinalgOp op : named) {
+      sliceInputsToTheirReadExtent(op, rewriter);
       rewriter.setInsertionPoint(op);
       (void)linalg::generalizeNamedOp(rewriter, op);
     }

@@ -105,11 +105,46 @@ func.func @widen_only$bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xf32> {
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-// A matmul of bf16 operands widened to f32 reads the bf16 operands directly.
+// A matmul of bf16 operands widened to f32, whose product is rounded to bf16 (torch-mlir's
+// bf16 mm), reads the bf16 operands directly.
 // CHECK-LABEL: func.func @mm$bf16
 // CHECK-SAME:    (%[[A:.*]]: tensor<4x8xbf16>, %[[B:.*]]: tensor<8x2xbf16>)
 // CHECK:         linalg.matmul ins(%[[A]], %[[B]] : tensor<4x8xbf16>, tensor<8x2xbf16>) outs(%{{.*}} : tensor<4x2xf32>)
-func.func @mm$bf16(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>) -> tensor<4x2xf32> {
+func.func @mm$bf16(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>) -> tensor<4x2xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %ea = tensor.empty() : tensor<4x8xf32>
+  %wa = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x8xbf16>) outs(%ea : tensor<4x8xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<4x8xf32>
+  %eb = tensor.empty() : tensor<8x2xf32>
+  %wb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<8x2xbf16>) outs(%eb : tensor<8x2xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<8x2xf32>
+  %e = tensor.empty() : tensor<4x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %r = linalg.matmul ins(%wa, %wb : tensor<4x8xf32>, tensor<8x2xf32>) outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %en = tensor.empty() : tensor<4x2xbf16>
+  %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<4x2xf32>) outs(%en : tensor<4x2xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x2xbf16>
+  return %n : tensor<4x2xbf16>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The same product read in f32 (`a.float() @ b.float()`) keeps its f32 operands: a
+// low-precision library call would round it.
+// CHECK-LABEL: func.func @mm$read_in_f32
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x2xf32>) outs(%{{.*}} : tensor<4x2xf32>)
+func.func @mm$read_in_f32(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>) -> tensor<4x2xf32> {
   %zero = arith.constant 0.0 : f32
   %ea = tensor.empty() : tensor<4x8xf32>
   %wa = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x8xbf16>) outs(%ea : tensor<4x8xf32>) {
@@ -142,8 +177,8 @@ func.func @mm$bf16(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>) -> tensor<4x2xf32
 // CHECK:         %[[ROWS:.*]] = linalg.generic {{.*}} ins(%[[WIDE]] : tensor<2xf32>) outs(%{{.*}} : tensor<4x2xf32>)
 // CHECK:         %[[R:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<4x8xbf16>, tensor<8x2xbf16>) outs(%[[ROWS]] : tensor<4x2xf32>)
 // CHECK-NOT:     arith.addf
-// CHECK:         return %[[R]]
-func.func @addmm$bf16(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>, %bias: tensor<2xbf16>) -> tensor<4x2xf32> {
+// CHECK:         linalg.generic {{.*}} ins(%[[R]] : tensor<4x2xf32>) outs(%{{.*}} : tensor<4x2xbf16>)
+func.func @addmm$bf16(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>, %bias: tensor<2xbf16>) -> tensor<4x2xbf16> {
   %zero = arith.constant 0.0 : f32
   %eb = tensor.empty() : tensor<2xf32>
   %wbias = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%bias : tensor<2xbf16>) outs(%eb : tensor<2xf32>) {
@@ -159,5 +194,29 @@ func.func @addmm$bf16(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>, %bias: tensor<
     %s = arith.addf %x, %y : f32
     linalg.yield %s : f32
   } -> tensor<4x2xf32>
-  return %r : tensor<4x2xf32>
+  %en = tensor.empty() : tensor<4x2xbf16>
+  %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<4x2xf32>) outs(%en : tensor<4x2xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x2xbf16>
+  return %n : tensor<4x2xbf16>
+}
+
+// -----
+
+// A bf16 max pool with ceil_mode (its input padded past the last window) reads the part
+// of the input its windows cover, then becomes a generic computing in f32.
+// CHECK-LABEL: func.func @max_pool$ceil_mode
+// CHECK:         %[[USED:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 2, 3, 7] [1, 1, 1, 1] : tensor<1x2x5x8xbf16> to tensor<1x2x3x7xbf16>
+// CHECK:         linalg.generic {{.*}} ins(%[[USED]], %{{.*}} : tensor<1x2x3x7xbf16>, tensor<3x3xbf16>) outs(%{{.*}} : tensor<1x2x1x3xf32>)
+// CHECK:           arith.maximumf %{{.*}}, %{{.*}} : f32
+func.func @max_pool$ceil_mode(%x: tensor<1x2x5x8xbf16>) -> tensor<1x2x1x3xbf16> {
+  %ninf = arith.constant 0xFF80 : bf16
+  %e = tensor.empty() : tensor<1x2x1x3xbf16>
+  %f = linalg.fill ins(%ninf : bf16) outs(%e : tensor<1x2x1x3xbf16>) -> tensor<1x2x1x3xbf16>
+  %w = tensor.empty() : tensor<3x3xbf16>
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+         ins(%x, %w : tensor<1x2x5x8xbf16>, tensor<3x3xbf16>) outs(%f : tensor<1x2x1x3xbf16>) -> tensor<1x2x1x3xbf16>
+  return %r : tensor<1x2x1x3xbf16>
 }
