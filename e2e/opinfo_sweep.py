@@ -141,6 +141,33 @@ def _at_least_as_accurate(actual, expected, reference, tolerance) -> bool:
     return True
 
 
+def _sort_dim(name, sample):
+    """The dimension a sort-like op orders along, from its sample's arguments."""
+    position = {"sort": 0, "argsort": 0, "topk": 1}[name]
+    if len(sample.args) > position:
+        return sample.args[position]
+    return sample.kwargs.get("dim", -1)
+
+
+def _same_up_to_tie_order(name, sample, actual, expected) -> bool:
+    """sort/argsort/topk without stable=True may order equal elements either way (eager's
+    CPU sort is not stable; Dyno's is): the compiled result counts as equal when its
+    indices pick the same values as eager's, in the same places."""
+    if name not in ("sort", "argsort", "topk") or sample.kwargs.get("stable"):
+        return False
+    dim = _sort_dim(name, sample)
+    got_indices = actual if name == "argsort" else actual[1]
+    want_indices = expected if name == "argsort" else expected[1]
+    if got_indices.shape != want_indices.shape:
+        return False
+    x = sample.input.reshape(1) if sample.input.dim() == 0 else sample.input
+    picked = lambda indices: x.gather(dim, indices.reshape(1) if indices.dim() == 0  # noqa: E731
+                                      else indices)
+    if not torch.equal(picked(got_indices), picked(want_indices)):
+        return False
+    return name == "argsort" or torch.equal(actual[0], expected[0])
+
+
 def _run_sample(op, sample, target, dtype=torch.float32):
     import dyno
 
@@ -164,7 +191,10 @@ def _run_sample(op, sample, target, dtype=torch.float32):
     stats = dyno.stats()
     tolerance = TOLERANCES[dtype]
     accuracy_note = ""
-    if not _compare(actual, expected, tolerance):
+    if not _compare(actual, expected, tolerance) and _same_up_to_tie_order(
+            getattr(op, "__name__", ""), sample, actual, expected):
+        accuracy_note = "equal elements in another order than eager's (unstable) sort"
+    elif not _compare(actual, expected, tolerance):
         if dtype == torch.float32:
             return "mismatch", "", expected
         try:  # the op in float32 on the same (rounded) inputs
