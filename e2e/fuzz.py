@@ -3,7 +3,8 @@
     python e2e/fuzz.py --cases 2000 --seed 7      # a long run; prints each failure's seed
 
 Each case is a straight-line program of 3 to 8 steps over 1 to 3 random inputs (one case in
-four with NaN, infinities and negative zeros among them): pointwise
+four with NaN, infinities and negative zeros among them; one in ten with rows of
+thousands of elements, one in seven with inputs near 100 or 1e4): pointwise
 unary and binary ops (with broadcasting; bit casts and orthogonal polynomials among
 them), reductions along a random dim, softmax, views (reshape, permute, transpose, slice,
 expand), matmul, comparisons with where, and sequential ops (cumsum, cumprod, stable
@@ -21,6 +22,10 @@ import warnings
 import torch
 
 SIZES = [1, 2, 3, 5, 7, 8, 13, 16, 31, 64]
+# Rows long enough to be summed in blocks (more than 2 x 4096), below the 16384 elements a
+# Triton scan or sort handles in one program.
+LONG_ROWS = [4099, 9001, 16000]
+LARGE_MEANS = [100.0, 1e4]
 
 UNARY = {
     "neg": "-{x}", "abs": "{x}.abs()", "exp": "torch.exp({x}.clamp(max=20))",
@@ -34,7 +39,9 @@ UNARY = {
     "sinh": "torch.sinh({x}.clamp(-6, 6))", "cube": "{x}.clamp(-5, 5) ** 3",
     "sqrt_pow": "{x}.abs() ** 0.5",
     # Dyno's own lowerings (dyno/aten_lowerings.py): bit casts, orthogonal polynomials.
-    "signbit": "torch.signbit({x}).float()", "frexp": "torch.frexp({x})[0]",
+    # The sign of a NaN an op computes is unspecified (IEEE 754; pow(NaN, NaN) differs
+    # between libm and Sleef): signbit reads it only for numbers.
+    "signbit": "torch.where({x}.isnan(), 0.5, torch.signbit({x}).float())", "frexp": "torch.frexp({x})[0]",
     "frexp_exponent": "torch.frexp({x})[1].float()",
     "chebyshev_t": "torch.special.chebyshev_polynomial_t({x}.clamp(-2, 2), 7)",
     "hermite_he": "torch.special.hermite_polynomial_he({x}.clamp(-3, 3), 5)",
@@ -78,6 +85,14 @@ class Program:
         self.sequential = False
         rank = self.rng.choice([1, 2, 2, 3, 3, 4])
         self.base_shape = [self.rng.choice(SIZES) for _ in range(rank)]
+        # Long rows and large means (issue 19), drawn apart so that the other draws, and
+        # so every other seed's program, stay as they were: one case in ten has a last
+        # dimension of thousands (rank <= 2), one in seven inputs near 100 or 1e4.
+        extra_draws = random.Random(seed * 7919 + 17)
+        self.long_row = extra_draws.random() < 0.1
+        if self.long_row:
+            self.base_shape = self.base_shape[-2:-1] + [extra_draws.choice(LONG_ROWS)]
+        self.mean = extra_draws.choice(LARGE_MEANS) if extra_draws.random() < 1 / 7 else 0.0
         self.inputs = [list(self.base_shape)]
         self.lines = []
         self.values = [("x0", list(self.base_shape))]
@@ -165,11 +180,13 @@ class Program:
         arguments = ", ".join(f"x{i}" for i in range(len(self.inputs)))
         body = "".join(f"    {line}\n" for line in self.lines)
         note = "    # inputs with NaN, inf, -inf, -0.0\n" if self.special_values else ""
+        if self.mean:
+            note += f"    # inputs: randn + {self.mean:g}\n"
         return f"def program({arguments}):\n{note}{body}    return {self.result}\n"
 
     def make_inputs(self):
         generator = torch.Generator().manual_seed(self.seed)
-        inputs = [torch.randn(shape, generator=generator) for shape in self.inputs]
+        inputs = [torch.randn(shape, generator=generator) + self.mean for shape in self.inputs]
         if self.special_values:
             # A few NaN, +-inf and -0.0 elements: eager's semantics for them must hold.
             for tensor in inputs:
