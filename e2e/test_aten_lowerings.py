@@ -9,6 +9,7 @@ from conftest import assert_compiled_matches
 pytestmark = pytest.mark.usefixtures("each_target")
 
 nan, inf = float("nan"), float("inf")
+FLOAT_TYPES = [torch.float32, torch.bfloat16, torch.float16]
 
 POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
@@ -47,17 +48,20 @@ def test_orthogonal_polynomials_follow_aten_special_cases_and_recurrences(name):
     assert_compiled_matches(fn, x, n, torch.full((3,), nan), rtol=2e-5, atol=1e-5)
 
 
-def test_cummax_and_cummin_follow_nans_ties_and_signed_zeros():
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=str)
+def test_cummax_and_cummin_follow_nans_ties_and_signed_zeros(dtype):
     # ATen moves the running value to a NaN element (even after an earlier NaN), and on
-    # ties to the later element (indices are exact; -0.0 after 0.0 replaces it).
+    # ties to the later element (indices are exact; -0.0 after 0.0 replaces it). bf16/f16
+    # elements are compared by their float32 values (ties in bf16 stay ties).
     x = torch.tensor([[1.0, 3.0, 3.0, 2.0, nan, 5.0, nan, 0.0],
                       [0.0, -0.0, 0.0, -1.0, -inf, inf, inf, -2.0],
-                      [-inf, -inf, nan, nan, 1.0, 1.0, -1.0, 7.0]])
+                      [-inf, -inf, nan, nan, 1.0, 1.0, -1.0, 7.0]], dtype=dtype)
 
     def fn(x, y):
         return (*torch.cummax(x, 1), *torch.cummin(x, 1), *torch.cummax(x, 0),
                 *torch.cummin(y, -1), *torch.cummax(y, 1), *torch.cummax(x[0, 0], 0))
-    actual = assert_compiled_matches(fn, x, torch.randn(2, 7, 5), rtol=0, atol=0)
+    y = torch.randint(-3, 4, (2, 7, 5)).to(dtype) / 2  # many ties
+    actual = assert_compiled_matches(fn, x, y, rtol=0, atol=0)
     with torch.no_grad():
         _bits_equal(actual[2], torch.cummin(x, 1)[0])
 
@@ -85,9 +89,6 @@ def test_logcumsumexp_in_low_precision_accumulates_in_float32(dtype):
         return torch.logcumsumexp(x, 1), torch.logcumsumexp(y, -1)
     assert_compiled_matches(fn, x.to(dtype), (torch.randn(4, 40) * 5).to(dtype),
                             rtol=torch.finfo(dtype).eps, atol=0)
-
-
-FLOAT_TYPES = [torch.float32, torch.bfloat16, torch.float16]
 
 
 def _bit_patterns(dtype=torch.float32):

@@ -17,11 +17,14 @@ def _running_extreme(island, operands, results, greater: bool):
     scans, values and then where they moved, compared elements with the values: an
     element recomputed in two kernels can differ by an ulp between them, and the indices
     were wrong; found by the fuzzer, seed 273.) float32 only: a float64 image and a
-    position do not fit in 64 bits."""
+    position do not fit in 64 bits. bf16 and f16 elements are keyed by their (exact)
+    float32 values."""
     x, dim_operand = operands
     values_type, indices_type = results
-    if not x.is_tensor or x.tensor.element != "f32" or indices_type.element != "i64":
+    if (not x.is_tensor or x.tensor.element not in ("f32", "bf16", "f16") or
+            indices_type.element != "i64"):
         raise Unsupported()
+    element_type = x.tensor.element
     rank = x.tensor.rank
     dim = dimension(dim_operand, rank) if rank else 0
     b = island.builder
@@ -32,6 +35,8 @@ def _running_extreme(island, operands, results, greater: bool):
 
     def key(args, index):
         (element,) = args
+        if element_type != "f32":
+            element = element.to("f32")
         canonical = b.select(element.eq(0.0), b.constant(0.0, "f32"), element)
         bits = b.bitcast(canonical, "i32").to("i64") & 0xFFFFFFFF  # the float's bits
         negative = bits.ge(0x80000000)
@@ -54,9 +59,10 @@ def _running_extreme(island, operands, results, greater: bool):
         position = b.op(f"arith.index_cast {args[0].name} : i64 to index", "index")
         at = [position.name if d == dim else
               b.op(f"linalg.index {d} : index", "index").name for d in range(rank)]
-        return b.op(f"tensor.extract {source}[{', '.join(at)}] : {x.tensor.builtin()}", "f32")
+        return b.op(f"tensor.extract {source}[{', '.join(at)}] : {x.tensor.builtin()}",
+                    element_type)
 
-    values = island.elementwise([(indices, indices_type)], values_type, "f32", gathered)
+    values = island.elementwise([(indices, indices_type)], values_type, element_type, gathered)
     return [(values, values_type.builtin()), (indices, indices_type.builtin())]
 
 
