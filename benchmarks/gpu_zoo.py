@@ -134,21 +134,36 @@ def run(args):
     publish(lines, args.out)
 
 
-def main():
+def export_here_run_there(export, run, artifacts: str, models: str, **extra):
+    """The command line both zoo benchmarks share: `export` on this machine, `run` on the
+    GPU machine, over --models; `extra` adds options (name -> argparse keywords)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=["export", "run"])
     parser.add_argument("--out", default="")
-    parser.add_argument("--artifacts", default="build/gpu-zoo")
-    parser.add_argument("--models", default=",".join(zoo.ZOO))
-    parser.add_argument("--dtypes", default=",".join(DTYPES))
+    parser.add_argument("--artifacts", default=artifacts)
+    parser.add_argument("--models", default=models)
+    for name, options in extra.items():
+        parser.add_argument(f"--{name}", **options)
     args = parser.parse_args()
     args.models = args.models.split(",")
-    args.dtypes = args.dtypes.split(",")
     if args.mode == "export":
         args.out = args.out or args.artifacts
         export(args)
     else:
         run(args)
+
+
+def main():
+    def run_dtypes(args):
+        args.dtypes = args.dtypes.split(",")
+        run(args)
+
+    def export_dtypes(args):
+        args.dtypes = args.dtypes.split(",")
+        export(args)
+
+    export_here_run_there(export_dtypes, run_dtypes, "build/gpu-zoo", ",".join(zoo.ZOO),
+                          dtypes=dict(default=",".join(DTYPES)))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ the same optimizer (SGD with momentum, eager PyTorch in all three), compares los
 gradients and parameters with eager after every step, then times one whole step
 (zero_grad, forward, backward, optimizer) for each.
 """
-import argparse
 import copy
 import datetime
 import os
@@ -163,19 +162,10 @@ def run(args):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["export", "run"])
-    parser.add_argument("--out", default="")
-    parser.add_argument("--artifacts", default="build/gpu-zoo-training")
-    parser.add_argument("--models", default="gpt2,llama,resnet")
-    parser.add_argument("--size", default="bench", choices=list(zoo.SIZES))
-    args = parser.parse_args()
-    args.models = args.models.split(",")
-    if args.mode == "export":
-        args.out = args.out or args.artifacts
-        export(args)
-    else:
-        run(args)
+    from gpu_zoo import export_here_run_there
+
+    export_here_run_there(export, run, "build/gpu-zoo-training", "gpt2,llama,resnet",
+                          size=dict(default="bench", choices=list(zoo.SIZES)))
 
 
 if __name__ == "__main__":
