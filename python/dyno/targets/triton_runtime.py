@@ -400,7 +400,12 @@ class Program:
         else:
             if self.graph is None:
                 self._capture(inputs)
-            for static, value in zip(self.static_inputs, inputs):
+            for index, (static, value) in enumerate(zip(self.static_inputs, inputs)):
+                if value.shape != static.shape or value.dtype != static.dtype:
+                    # copy_ would broadcast a smaller input into the recorded buffer
+                    raise ValueError(
+                        f"dyno: input {index} is {tuple(value.shape)} {value.dtype}; this "
+                        f"program was exported for {tuple(static.shape)} {static.dtype}")
                 static.copy_(value)
             self.graph.replay()
             outputs = [None if o is None else o.clone() for o in self.static_outputs]
