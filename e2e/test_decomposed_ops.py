@@ -154,6 +154,18 @@ def test_special_functions_in_half_precision():
     assert_compiled_matches(fn, x.half(), x.bfloat16(), rtol=1e-2, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_low_precision_products_by_float_scalars_keep_the_scalar_in_float32(dtype):
+    """ATen multiplies and divides a bf16/f16 tensor by a Python float kept in float32;
+    torch-mlir rounded the scalar to bf16 first (`x * 0.1` by 0.10009765625: 401 of 1999
+    elements differed). Addition and subtraction do round the scalar in eager."""
+    x = torch.arange(1, 2000).to(dtype)
+
+    def fn(x):
+        return x * 0.1, x / 3.3, 0.7 * x, x + 0.3, x - 0.3141592653589793, 8.396 - x
+    assert_compiled_matches(fn, x, rtol=0, atol=0)
+
+
 def test_hypot_and_angle():
     # hypot neither overflows nor underflows (1e30, 3e38, subnormals) and an infinity
     # wins over a NaN, as in eager; angle of a real is pi below zero and keeps NaN.

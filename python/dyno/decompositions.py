@@ -19,7 +19,7 @@ from typing import List
 import torch
 
 from . import (attention_decompositions, bessel_functions, complex_decompositions,
-               indexing_decompositions, matmul_decompositions, special_functions)
+               indexing_decompositions, low_precision_decompositions, special_functions)
 
 aten = torch.ops.aten
 
@@ -360,15 +360,6 @@ def norm_scalar(x, p=2):
     """aten.norm.Scalar (torch.dist's): the vector norm of all elements, as
     linalg.vector_norm computes it; torch-mlir lowers norm.Scalar only for f32/f64."""
     return torch.linalg.vector_norm(x, p)
-
-
-def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """bf16/f16 norms compute in float32 and round once, as eager does. torch-mlir's
-    lowering works in the input's type: the sum of |x|^p was rounded to bf16 before the
-    root, and the root's exponent 1/p too (1/3 as 0.333984: a 3-norm 0.6% off)."""
-    if x.dtype not in (torch.bfloat16, torch.float16) or dtype is not None:
-        return NotImplemented
-    return aten.linalg_vector_norm(x.float(), ord, dim, keepdim).to(x.dtype)
 
 
 def hypot(a, b):
@@ -892,7 +883,6 @@ def table() -> dict:
     decompositions[aten.empty_strided.default] = empty_strided
     decompositions[aten.hypot.default] = hypot
     decompositions[aten.norm.Scalar] = norm_scalar
-    decompositions[aten.linalg_vector_norm.default] = linalg_vector_norm
     decompositions[aten._trilinear.default] = trilinear
     decompositions[aten.linspace.default] = linspace
     decompositions[aten.pow.Tensor_Scalar] = pow_tensor_scalar
@@ -919,7 +909,7 @@ def table() -> dict:
     decompositions.update(complex_decompositions.table())
     decompositions.update(indexing_decompositions.table())
     decompositions.update(attention_decompositions.table())
-    decompositions.update(matmul_decompositions.table(decompositions))
+    decompositions.update(low_precision_decompositions.table(decompositions))
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction
     decompositions[aten.gelu.default] = gelu
