@@ -153,3 +153,27 @@ def test_zoo_training_step_exports_for_the_gpu(name):
         torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-5, msg=parameter)
     for (buffer, want), got in zip(model.named_buffers(), exported_model.buffers()):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6, msg=buffer)
+
+
+def test_training_export_leaves_frozen_parameters_alone():
+    """Fine-tuning freezes parameters (requires_grad=False): the exported step computes no
+    gradient for them and sets none, and the others match eager's."""
+    from dyno.targets import triton_runtime
+
+    model, inputs = zoo.build("gpt2", torch.float32)
+    model.train()
+    for name, parameter in model.named_parameters():
+        if "wpe" in name or ".h.0." in name:
+            parameter.requires_grad_(False)
+    exported_model = copy.deepcopy(model)
+    with tempfile.TemporaryDirectory() as directory:
+        dyno.export_triton_training(model, zoo.training_loss, inputs, directory,
+                                    save_weights=False)
+        program = triton_runtime.load(directory, device="cpu").bind(exported_model)
+    zoo.training_loss(model(*inputs), inputs[0]).backward()
+    program(*inputs)
+    for (name, want), got in zip(model.named_parameters(), exported_model.parameters()):
+        if want.grad is None:
+            assert got.grad is None, name
+        else:
+            torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-6, msg=name)

@@ -110,20 +110,24 @@ def export_triton_training(model: torch.nn.Module, loss_fn, example_inputs,
     if signature.parameters_to_mutate or signature.user_inputs_to_mutate:
         raise DynoCompileError("export", "the training step mutates its parameters or "
                                "inputs in place; only buffers may be updated")
+    if signature.input_tokens or signature.output_tokens:
+        raise DynoCompileError("export", "the training step has side effects (effect "
+                               "tokens); export_triton_training does not thread them")
     gradients = signature.backward_signature.gradients_to_parameters
     output_names = [str(node) for node in graph_module.graph.output_node().args[0]]
+    updated = len(signature.buffers_to_mutate)
     spec = {
         "inputs": inputs,
         "training": {
             "updated_buffers": [signature.buffers_to_mutate[name][len(prefix):]
-                                for name in output_names[:len(signature.buffers_to_mutate)]],
-            "gradients": [gradients[name][len(prefix):] for name in output_names
-                          if name in gradients],
+                                for name in output_names[:updated]],
+            # One entry per output after the loss: the parameter its gradient is for
+            # (None for an output that is no parameter's gradient).
+            "gradients": [gradients[name][len(prefix):] if name in gradients else None
+                          for name in output_names[updated + 1:]],
         },
         "single_output": False, "output_tokens": 0,
     }
-    if len(spec["training"]["gradients"]) != len(signature.parameters):
-        raise DynoCompileError("export", "a parameter has no gradient in the training graph")
     return _write_program(directory, graph_module, spec, weights)
 
 

@@ -423,6 +423,8 @@ class Program:
         loss, gradients = outputs[updated], outputs[updated + 1:]
         with torch.no_grad():
             for name, gradient in zip(training["gradients"], gradients):
+                if name is None or gradient is None:
+                    continue
                 parameter = self.bound[name]
                 if parameter.grad is None:
                     parameter.grad = gradient
