@@ -4,6 +4,7 @@ import warnings
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import dyno
 from conftest import NO_TRITON_COMPLEX, assert_compiled_matches, xfail_on_triton
@@ -158,12 +159,14 @@ def test_special_functions_in_half_precision():
 def test_low_precision_products_by_float_scalars_keep_the_scalar_in_float32(dtype):
     """ATen multiplies and divides a bf16/f16 tensor by a Python float kept in float32;
     torch-mlir rounded the scalar to bf16 first (`x * 0.1` by 0.10009765625: 401 of 1999
-    elements differed). Addition and subtraction do round the scalar in eager."""
+    elements differed); so do a 0-dim float32 tensor factor and leaky_relu's and elu's
+    parameters. Addition and subtraction do round the scalar in eager."""
     x = torch.arange(1, 2000).to(dtype)
 
-    def fn(x):
-        return x * 0.1, x / 3.3, 0.7 * x, x + 0.3, x - 0.3141592653589793, 8.396 - x
-    assert_compiled_matches(fn, x, rtol=0, atol=0)
+    def fn(x, c, y):
+        return (x * 0.1, x / 3.3, 0.7 * x, x + 0.3, x - 0.3141592653589793, 8.396 - x, x * c,
+                F.leaky_relu(y, 0.3141592653589793), F.elu(y, 0.3141592653589793))
+    assert_compiled_matches(fn, x, torch.tensor(0.7), x - 1000, rtol=0, atol=0)
 
 
 def test_hypot_and_angle():

@@ -7,10 +7,12 @@
   (baddbmm off by 0.06 in the OpInfo sweep), or torch-mlir failed to lower the op
   (addbmm). Here they compute in float32 from the widened operands (an f32 product the
   program reads, which stays f32: dyno-widen-low-precision-floats).
-* Multiplication and division by a Python float: ATen's CPU and CUDA kernels keep the
-  scalar in float32 (opmath); torch-mlir rounded it to bf16 first (`x * 0.1` used
-  0.10009765625 and differed from eager in 401 of 1999 elements). Addition and
-  subtraction do round the scalar in eager, as torch-mlir does, and stay.
+* Multiplication and division by a Python float (or a 0-dim float32 tensor), and the
+  float parameters of leaky_relu and elu: ATen's kernels keep them in float32 (opmath);
+  torch-mlir rounded them to bf16 first (`x * 0.1` used 0.10009765625 and differed from
+  eager in 401 of 1999 elements). `s / x` is `x.reciprocal() * s` in eager (the
+  reciprocal rounded first). Addition and subtraction do round the scalar in eager, as
+  torch-mlir does, and stay.
 * Vector norms: torch-mlir computed a bf16 p-norm in bf16, rounding the sum of |x|^p and
   even the exponent 1/p (1/3 as 0.333984: a 3-norm 0.6% off).
 """
@@ -36,15 +38,41 @@ def _rounded_once(product_of, default, library_form=None):
     return decomposition
 
 
+def _scalar_value(value):
+    """A Python float, or a 0-dim float tensor of a wider type (`x * torch.tensor(0.1)`:
+    type promotion keeps bf16, ATen's kernel uses the value in float32)."""
+    if isinstance(value, float):
+        return value
+    if (isinstance(value, torch.Tensor) and value.dim() == 0 and value.is_floating_point()
+            and value.dtype not in _LOW_PRECISION):
+        return value.float()
+    return None
+
+
 def _by_float_scalar(op):
     def decomposition(a, b):
-        tensor, scalar = (a, b) if isinstance(a, torch.Tensor) else (b, a)
-        if (not isinstance(tensor, torch.Tensor) or tensor.dtype not in _LOW_PRECISION or
-                not isinstance(scalar, float) or (op is aten.div.Tensor and tensor is b)):
-            return NotImplemented  # (a scalar divided by a tensor: eager differs again)
+        for tensor, other in ((a, b), (b, a)):
+            scalar = _scalar_value(other)
+            if (isinstance(tensor, torch.Tensor) and tensor.dtype in _LOW_PRECISION and
+                    tensor.dim() > 0 and scalar is not None):
+                break
+        else:
+            return NotImplemented
+        if op is aten.div.Tensor and tensor is b:
+            # `s / x` is x.reciprocal() * s in eager: the reciprocal rounds first.
+            return (aten.reciprocal(tensor).float() * scalar).to(tensor.dtype)
         wide = tensor.float()
-        return op(wide, scalar).to(tensor.dtype) if tensor is a else \
-            op(scalar, wide).to(tensor.dtype)
+        return (op(wide, scalar) if tensor is a else op(scalar, wide)).to(tensor.dtype)
+    return decomposition
+
+
+def _in_float32(op):
+    """Activations with float parameters (leaky_relu's slope, elu's alpha): eager applies
+    them in float32; torch-mlir rounded them to the tensor's type."""
+    def decomposition(x, *args, **kwargs):
+        if not isinstance(x, torch.Tensor) or x.dtype not in _LOW_PRECISION:
+            return NotImplemented
+        return op(x.float(), *args, **kwargs).to(x.dtype)
     return decomposition
 
 
@@ -62,6 +90,8 @@ def table(previous: dict) -> dict:
     return {
         aten.mul.Tensor: _by_float_scalar(aten.mul.Tensor),
         aten.div.Tensor: _by_float_scalar(aten.div.Tensor),
+        aten.leaky_relu.default: _in_float32(aten.leaky_relu.default),
+        aten.elu.default: _in_float32(aten.elu.default),
         aten.linalg_vector_norm.default: linalg_vector_norm,
         aten.baddbmm.default: _rounded_once(torch.bmm, previous.get(aten.baddbmm.default)),
         aten.addbmm.default: _rounded_once(lambda a, b: torch.bmm(a, b).sum(0),
