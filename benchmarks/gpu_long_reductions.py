@@ -6,7 +6,7 @@ import os
 import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
-from gpu_run import load_runtime
+from gpu_run import load_programs, load_runtime
 from gpu_suite import build, cases, make_inputs
 
 parser = argparse.ArgumentParser()
@@ -20,10 +20,7 @@ for name, kind, builder, specs in cases():
     runtime = load_runtime(directory)
     model = build(builder, device)
     inputs = make_inputs(specs, device, seed=1)
-    program = runtime.load(directory, device=device,
-                           cuda_graphs=False).bind(model.state_dict())
-    tuned = runtime.load(directory, device=device, autotune=True,
-                         cuda_graphs=False).bind(model.state_dict())
+    program, tuned = load_programs(runtime, directory, device, model.state_dict())
     with torch.no_grad():
         reference = model(*(x.double() for x in inputs))
         eager, dyno, dyno_tuned = model(*inputs), program(*inputs), tuned(*inputs)

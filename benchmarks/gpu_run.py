@@ -32,6 +32,14 @@ def load_runtime(directory):
     return module
 
 
+def load_programs(runtime, directory, device, state):
+    """The exported program as the heuristic launches it and as autotuned, both without
+    CUDA graphs (kernel and host time as they are), bound to `state`."""
+    return (runtime.load(directory, device=device, cuda_graphs=False).bind(state),
+            runtime.load(directory, device=device, autotune=True,
+                         cuda_graphs=False).bind(state))
+
+
 def relative_error(got, want):
     got, want = got.double(), want.double()
     finite = torch.isfinite(want)
@@ -66,10 +74,7 @@ def main():
         try:
             model = build(builder, device)
             inputs = make_inputs(specs, device, seed=1)
-            program = runtime.load(directory, device=device,
-                                   cuda_graphs=False).bind(model.state_dict())
-            tuned = runtime.load(directory, device=device, autotune=True,
-                                   cuda_graphs=False).bind(model.state_dict())
+            program, tuned = load_programs(runtime, directory, device, model.state_dict())
             graphed = runtime.load(directory, device=device, autotune=True,
                                    cuda_graphs=True).bind(model.state_dict())
             with torch.no_grad():
