@@ -193,6 +193,27 @@ def test_float_to_bfloat16_rounds_to_nearest_even():
     assert torch.equal(got[1:], (x * 1.0).bfloat16()[1:])
 
 
+@pytest.mark.parametrize("name", ["erfc", "cumsum", "nanmean", "dropout_backward", "arange"])
+def test_casts_into_bfloat16_from_other_types_round_as_on_the_gpu(name):
+    """Regression (Triton bf16 OpInfo table, 22 'mismatches'): Triton's interpreter kept
+    a float64 or integer value's bits as the bf16 result (2.0 -> 1.8e-40); the kernels
+    were right (an H200 rounds them correctly). Dyno's runtime corrects the interpreter's
+    cast: f64 (erfc's and the scans' accumulators), int64 (counts, indices) and bool
+    (dropout's mask) into bf16."""
+    x = torch.tensor([0.0, 0.5, -1.0, 2.0, 3.0, float("nan"), 100.5], dtype=torch.bfloat16)
+    functions = {
+        "erfc": (torch.erfc, (x,)),
+        "cumsum": (lambda t: torch.cumsum(t * 1.0, 0), (x,)),
+        "nanmean": (torch.nanmean, (x,)),
+        "dropout_backward": (lambda g, m: torch.ops.aten.native_dropout_backward(g, m, 2.0),
+                             (x, torch.tensor([True, False, True, True, True, False, True]))),
+        "arange": (lambda t: t + torch.arange(7, dtype=torch.bfloat16), (x,)),
+    }
+    fn, inputs = functions[name]
+    got = assert_compiled_matches(fn, *inputs, rtol=0, atol=0, options={"target": "triton"})
+    assert got.abs().nan_to_num().max() > 0.1  # not the tiny subnormals of the bits
+
+
 def test_concatenation_and_padding_between_kernels():
     # A Triton program cannot read back a concatenation or a padding it did not store:
     # SplitKernelsForTriton runs them on the host (torch.cat, F.pad) between the kernels

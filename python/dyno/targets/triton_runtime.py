@@ -104,13 +104,44 @@ def _fold_reduce_over_blocks(self, input):
     return results
 
 
-def _vectorize_interpreted_reductions():
+def _round_casts_into_bf16(self, src, dst_type):
+    """Triton's interpreter stores bf16 as uint16 bits and converts only float32 into it;
+    any other cast into bf16 (float64, integers, booleans) keeps the value as the bits
+    (2.0 became 1.8e-40). Those are done here as the GPU does them: one round to nearest
+    even (checked on an H200 with triton 3.6: f64, int64, int32 and int8 sources)."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    source = src.dtype.scalar
+    if dst_type.scalar == tl.bfloat16 and source not in (tl.float32, tl.bfloat16) and \
+            src.data.dtype.name in _TORCH_READS_FROM_NUMPY:
+        bits = torch.from_numpy(np.ascontiguousarray(src.data)).to(torch.bfloat16)
+        return interpreter.TensorHandle(bits.view(torch.int16).numpy().view(np.uint16),
+                                        tl.bfloat16)
+    return _interpreted_cast(self, src, dst_type)
+
+
+_TORCH_READS_FROM_NUMPY = ("float64", "float16", "int64", "int32", "int16", "int8", "uint8",
+                           "bool")
+_interpreted_cast = None
+
+
+def _correct_the_interpreter():
+    """Patches Triton's interpreter (interpreted runs only): vectorized reductions, and
+    casts into bf16 rounded as on the GPU."""
+    global _interpreted_cast
     from triton.runtime import interpreter
 
     reduce_ops = getattr(interpreter, "ReduceOps", None)
     if reduce_ops is not None and hasattr(reduce_ops, "generic_reduce") and \
             reduce_ops.generic_reduce is not _fold_reduce_over_blocks:
         reduce_ops.generic_reduce = _fold_reduce_over_blocks
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    if builder is not None and hasattr(builder, "cast_impl") and \
+            builder.cast_impl is not _round_casts_into_bf16:
+        _interpreted_cast = builder.cast_impl
+        builder.cast_impl = _round_casts_into_bf16
 
 
 def import_kernels(path: str, source: bytes, interpret: bool):
@@ -124,7 +155,7 @@ def import_kernels(path: str, source: bytes, interpret: bool):
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         if interpret:
-            _vectorize_interpreted_reductions()
+            _correct_the_interpreter()
         with _interpreter(interpret):
             spec.loader.exec_module(module)
         sys.modules[name] = module
