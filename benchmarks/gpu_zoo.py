@@ -1,6 +1,6 @@
 """The transformers zoo on a GPU: exported here, run there.
 
-    python benchmarks/gpu_zoo.py export [--out build/gpu-zoo] [--models a,b] [--dtypes float32,bfloat16]
+    python benchmarks/gpu_zoo.py export [--out build/gpu-zoo] [--models a,b] [--dtypes float32,autocast-bfloat16]
     python3 benchmarks/gpu_zoo.py run --artifacts build/gpu-zoo [--out results.md]   # GPU machine
 
 `export` compiles every zoo model (benchmarks/zoo.py, "bench" size) for the Triton target
@@ -8,9 +8,11 @@ on this CPU-only machine (dyno.export_triton, without weights). `run` needs only
 triton and transformers: it builds the same models (same seed), binds their weights,
 checks the exported programs against eager on the GPU and times eager, Inductor and Dyno
 in one run, also with CUDA graphs on both sides (Inductor's reduce-overhead); it prints
-speedups over eager and their geomeans per dtype.
+speedups over eager and their geomeans per dtype. `autocast-bfloat16`/`autocast-float16`
+are the float32 models under torch.autocast("cuda") (exported with `autocast=`).
 """
 import argparse
+import contextlib
 import datetime
 import os
 import platform
@@ -24,9 +26,23 @@ sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+# A float32 model under torch.autocast("cuda", dtype): exported with autocast=dtype, eager
+# and Inductor run inside the autocast region.
+AUTOCAST = {"autocast-bfloat16": torch.bfloat16, "autocast-float16": torch.float16}
 # Relative L2 error from eager that counts as a match: float32 (TF32 off on both sides),
 # bf16 (8-bit mantissa through 4 layers), fp16 (11 bits).
-TOLERANCE = {"float32": 1e-4, "bfloat16": 3e-2, "float16": 4e-3}
+TOLERANCE = {"float32": 1e-4, "bfloat16": 3e-2, "float16": 4e-3,
+             "autocast-bfloat16": 3e-2, "autocast-float16": 4e-3}
+
+
+def model_dtype(dtype_name):
+    return torch.float32 if dtype_name in AUTOCAST else DTYPES[dtype_name]
+
+
+def autocast_region(dtype_name):
+    if dtype_name in AUTOCAST:
+        return torch.autocast("cuda", dtype=AUTOCAST[dtype_name])
+    return contextlib.nullcontext()
 
 
 def export(args):
@@ -35,10 +51,11 @@ def export(args):
     for name in args.models:
         for dtype_name in args.dtypes:
             start = time.perf_counter()
-            model, inputs = zoo.build(name, DTYPES[dtype_name], size="bench")
+            model, inputs = zoo.build(name, model_dtype(dtype_name), size="bench")
             directory = os.path.join(args.out, f"{name}-{dtype_name}")
             try:
-                dyno.export_triton(model, inputs, directory, save_weights=False)
+                dyno.export_triton(model, inputs, directory, save_weights=False,
+                                   autocast=AUTOCAST.get(dtype_name))
             except Exception as error:  # e.g. data-dependent control flow: not one graph
                 print(f"{name} {dtype_name}: NOT EXPORTED: {type(error).__name__}: "
                       f"{str(error).splitlines()[0][:200]}", flush=True)
@@ -67,13 +84,13 @@ def run(args):
                 continue
             runtime = runtime or load_runtime(directory)
             try:
-                model, inputs = zoo.build(name, DTYPES[dtype_name], size="bench")
+                model, inputs = zoo.build(name, model_dtype(dtype_name), size="bench")
                 model = model.to(device)
                 inputs = tuple(x.to(device) for x in inputs)
                 state = model.state_dict()
                 program = runtime.load(directory, device=device).bind(state)
                 ungraphed = runtime.load(directory, device=device, cuda_graphs=False).bind(state)
-                with torch.no_grad():
+                with torch.no_grad(), autocast_region(dtype_name):
                     expected = model(*inputs)
                     error = max(relative_error(program(*inputs), expected),
                                 relative_error(ungraphed(*inputs), expected))
@@ -163,7 +180,7 @@ def main():
         export(args)
 
     export_here_run_there(export_dtypes, run_dtypes, "build/gpu-zoo", ",".join(zoo.ZOO),
-                          dtypes=dict(default=",".join(DTYPES)))
+                          dtypes=dict(default=",".join([*DTYPES, *AUTOCAST])))
 
 
 if __name__ == "__main__":

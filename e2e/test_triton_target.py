@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import dyno
+from dyno.errors import DynoCompileError
 from dyno.targets import triton_runtime
 
 from conftest import assert_compiled_matches
@@ -182,6 +183,42 @@ def test_export_without_weights_binds_a_state_dict(tmp_path):
         model[0].weight.uniform_(0.5, 1.5)  # bound values are used, not export-time ones
     torch.testing.assert_close(program.bind(model.state_dict())(x), model(x).detach(),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_export_under_cuda_autocast_takes_cudas_casts(tmp_path):
+    """CUDA autocast, not CPU autocast (whose lists differ): the linear runs in bf16,
+    exp, softmax and layer norm in float32 on its result; traced without a GPU. The
+    model's own autocast region (disabled around a second linear) nests as on the GPU."""
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(16, 32)
+            self.norm = torch.nn.LayerNorm(32)
+
+        def forward(self, x):
+            y = self.norm(torch.softmax(torch.exp(self.linear(x) * 0.1), -1))
+            with torch.autocast("cuda", enabled=False):
+                return y, self.linear(x)
+
+    torch.manual_seed(0)
+    model, x = Model().eval(), torch.randn(4, 16)
+    directory = dyno.export_triton(model, (x,), str(tmp_path / "p"), autocast=torch.bfloat16)
+    program = triton_runtime.load(directory, device="cpu")
+    got, linear = program(x)
+    with torch.no_grad():
+        low = torch.nn.functional.linear(x.bfloat16(), model.linear.weight.bfloat16(),
+                                         model.linear.bias.bfloat16())
+        want = model.norm(torch.softmax(torch.exp((low * 0.1).float()), -1))
+    assert got.dtype == torch.float32 and linear.dtype == torch.float32
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)  # float32 rounding
+    torch.testing.assert_close(linear, model.linear(x).detach(), rtol=1e-5, atol=1e-5)
+    # The program's casts are its own: an autocast region around the call changes nothing
+    # (the float32 linear's library call is not recast).
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        again = program(x)
+    assert torch.equal(again[0], got) and torch.equal(again[1], linear)
+    with pytest.raises(DynoCompileError, match="float16 or torch.bfloat16"):
+        dyno.export_triton(model, (x,), str(tmp_path / "q"), autocast=torch.float64)
 
 
 @pytest.mark.usefixtures("each_target")

@@ -83,6 +83,30 @@ def test_zoo_model_exports_for_the_gpu(name, dtype_name):
     assert relative_error(exported, eager) <= TOLERANCE[dtype]
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("name", ["gpt2", "resnet"])
+def test_zoo_model_exports_under_cuda_autocast(name, dtype):
+    """export_triton(autocast=dtype): the float32 model as it runs under
+    torch.autocast("cuda", dtype) on a GPU, traced here without one. Eager CUDA autocast
+    cannot run on this machine (benchmarks/gpu_zoo.py compares with it on the GPU), so:
+    the program is within the low precision's rounding of the float32 model, and not
+    the float32 program (autocast's casts are in it)."""
+    from dyno.targets import triton_runtime
+
+    model, inputs = zoo.build(name, torch.float32)
+    with tempfile.TemporaryDirectory() as directory:
+        dyno.export_triton(model, inputs, directory, autocast=dtype)
+        with open(os.path.join(directory, "wrapper.py")) as file:
+            wrapper = file.read()
+        program = triton_runtime.load(directory, device="cpu")
+        with torch.no_grad():
+            exported = program(*inputs)
+            want = model(*inputs)
+    assert str(dtype) in wrapper  # low-precision tensors between the kernels
+    error = relative_error(exported, want)
+    assert 1e-5 < error <= TOLERANCE[torch.bfloat16], error
+
+
 @pytest.mark.usefixtures("each_target")
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_zoo_training_step_matches_eager(name):

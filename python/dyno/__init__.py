@@ -10,12 +10,14 @@ from .counters import reset_stats, stats
 __all__ = ["stats", "reset_stats", "export_triton", "export_triton_training", "__version__"]
 
 
-def export_triton(model, example_inputs, directory, save_weights=True):
+def export_triton(model, example_inputs, directory, save_weights=True, autocast=None):
     """Compiles `model` for the Triton target into `directory`, runnable with only torch
-    and triton (see dyno.export)."""
+    and triton (see dyno.export); `autocast=torch.float16|torch.bfloat16` compiles what
+    the model computes under `torch.autocast("cuda", dtype=autocast)`."""
     from .export import export_triton as export
 
-    return export(model, example_inputs, directory, save_weights=save_weights)
+    return export(model, example_inputs, directory, save_weights=save_weights,
+                  autocast=autocast)
 
 
 def export_triton_training(model, loss_fn, example_inputs, directory, save_weights=True):

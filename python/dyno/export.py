@@ -10,28 +10,45 @@ the two runtime modules they need (`triton_runtime.py`, `host_runtime.py`), the 
 the program's inputs (`program.json`) and, unless `save_weights=False`, the parameters
 and buffers (`weights.pt`; otherwise bind them with `program.bind(model.state_dict())`).
 """
+import contextlib
 import json
 import os
 import shutil
 
 import torch
 
+from . import cuda_autocast
 from .debug import GraphDump
 from .errors import DynoCompileError
 
 
 def export_triton(model: torch.nn.Module, example_inputs, directory: str,
-                  save_weights: bool = True) -> str:
+                  save_weights: bool = True, autocast: torch.dtype | None = None) -> str:
     """Exports `model` (inference, static shapes) for the Triton target. The whole graph
     must compile (no per-op fallback: the GPU server runs no Dyno); raises
-    DynoCompileError with the reason and a reproducer otherwise. Returns `directory`."""
+    DynoCompileError with the reason and a reproducer otherwise. Returns `directory`.
+
+    With `autocast` (torch.float16 or torch.bfloat16) the program computes what `model`
+    computes under `torch.autocast("cuda", dtype=autocast)` on the GPU: CUDA autocast's
+    own casts (matmuls and convolutions in the low precision; softmax, norms, exp, log,
+    losses in float32), traced here with CUDA fake tensors (see cuda_autocast.py). A model
+    whose forward enters `torch.autocast("cuda")` itself is traced the same way."""
     from . import decompositions
 
     example_inputs = tuple(example_inputs)
-    with torch.no_grad():
-        exported = torch.export.export(model, example_inputs)
-        _views_as_reshapes(exported.graph_module)
-        exported = exported.run_decompositions(decompositions.table())
+    with contextlib.ExitStack() as stack:
+        traced, traced_inputs = model, example_inputs
+        if autocast is not None:
+            traced, traced_inputs = stack.enter_context(
+                cuda_autocast.tracing(model, example_inputs, autocast))
+        with torch.no_grad():
+            exported = torch.export.export(traced, traced_inputs)
+            _views_as_reshapes(exported.graph_module)
+            exported = exported.run_decompositions(decompositions.table())
+    state_dict, constants = exported.state_dict, exported.constants
+    if autocast is not None:  # the traced copy's tensors are fake: save the model's
+        state_dict, constants = cuda_autocast.real_tensors(exported, model)
+        cuda_autocast.devices_as_host(exported.graph_module)
     signature = exported.graph_signature
     kinds = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant",
              "USER_INPUT": "user_input", "TOKEN": "token"}
@@ -50,11 +67,11 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
         # A buffer the model does not persist (transformers' `position_ids`, rotary
         # `inv_freq`) is not in its state_dict, so bind() could not supply it: it is
         # saved with the program, as constants are.
-        persistent = kind != "constant" and spec.target in exported.state_dict
+        persistent = kind != "constant" and spec.target in state_dict
         if kind == "buffer" and not persistent:
             kind = "constant"
         inputs.append({"kind": kind, "name": spec.target})
-        value = exported.state_dict[spec.target] if persistent else exported.constants[spec.target]
+        value = state_dict[spec.target] if persistent else constants[spec.target]
         if kind == "constant" or save_weights:
             weights[spec.target] = value.detach().cpu()
     outputs = [spec for spec in signature.output_specs

@@ -426,6 +426,13 @@ class Program:
             self.static_outputs = self.call(args)
 
     def __call__(self, *inputs):
+        # The program's casts are its own (an export under autocast= holds CUDA
+        # autocast's): an autocast region around the call must not recast the library
+        # calls between its kernels, as AOTAutograd's compiled functions also ensure.
+        with torch.autocast("cuda", enabled=False), torch.autocast("cpu", enabled=False):
+            return self._run(inputs)
+
+    def _run(self, inputs):
         if not self.cuda_graphs:
             outputs = self.call(self._arguments(inputs))
         else:
