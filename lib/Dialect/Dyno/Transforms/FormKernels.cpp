@@ -83,6 +83,30 @@ static Value matchChannelBiasBroadcast(Value init) {
   return input;
 }
 
+/// A bias broadcast (the vector read through `biasMap`, an identity output) whose body
+/// rounds a float32 vector through the low precision, `extf(truncf(x))`: autocast's
+/// cast of a float32 bias, which dyno-fuse-elementwise folded into the broadcast.
+/// Returns the rounded vector computed on its own (a small kernel), for a low-precision
+/// library call to take as its accumulator (it rounds nothing else); null otherwise.
+static Value roundedBiasVector(Value init, AffineMap biasMap, Type lowPrecision,
+                               OpBuilder &builder) {
+  auto generic = init.getDefiningOp<linalg::GenericOp>();
+  if (!lowPrecision || !generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumResults() != 1 || generic.getNumReductionLoops() != 0)
+    return {};
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (maps[0] != biasMap || !maps[1].isIdentity())
+    return {};
+  Block *body = generic.getBody();
+  auto ext = body->getTerminator()->getOperand(0).getDefiningOp<arith::ExtFOp>();
+  auto trunc = ext ? ext.getIn().getDefiningOp<arith::TruncFOp>() : nullptr;
+  if (!trunc || body->getOperations().size() != 3 ||
+      trunc.getIn() != body->getArgument(0) || trunc.getType() != lowPrecision)
+    return {};
+  return castTensorElements(builder, generic.getLoc(), generic.getDpsInputs()[0],
+                            lowPrecision);
+}
+
 /// A bf16/f16 contraction as torch-mlir writes it: its inputs in the low precision and
 /// an f32 accumulator. Returns the low-precision
 /// type and, in `inputs`, the low-precision tensors; the library computes the same
@@ -207,7 +231,10 @@ static void formLibraryCalls(func::FuncOp func) {
           linalg::MatmulOp::getDefaultIndexingMaps(op->getContext()))
         continue;
       if (!isZeroFill(init)) {
-        if (!(init = accumulator(init)))
+        MLIRContext *context = op->getContext();
+        AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(1, context)}, context);
+        Value rounded = roundedBiasVector(init, row, lowPrecision, builder);
+        if (!(init = rounded ? rounded : accumulator(init)))
           continue;
         args.push_back(init);
       }
@@ -226,11 +253,15 @@ static void formLibraryCalls(func::FuncOp func) {
                                   nullptr, nullptr, nullptr, nullptr);
     } else {
       auto conv = cast<linalg::Conv2DNchwFchwOp>(op);
-      Value bias;
-      if (!isZeroFill(init) && !(bias = matchChannelBiasBroadcast(init)))
-        continue;
-      if (bias && !(bias = accumulator(bias)))
-        continue;
+      MLIRContext *context = op->getContext();
+      AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, context)}, context);
+      Value bias = roundedBiasVector(init, channel, lowPrecision, builder);
+      if (!bias) {
+        if (!isZeroFill(init) && !(bias = matchChannelBiasBroadcast(init)))
+          continue;
+        if (bias && !(bias = accumulator(bias)))
+          continue;
+      }
       SmallVector<int64_t> padding = {0, 0};
       if (auto pad = args[0].getDefiningOp<tensor::PadOp>()) {
         ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();

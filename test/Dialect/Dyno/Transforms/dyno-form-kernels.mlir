@@ -121,6 +121,33 @@ func.func @form$dynamic_batch(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>, %n: i6
   return %r : tensor<?x8xf32>
 }
 
+// A float32 bias rounded to bf16 inside its row broadcast (autocast's cast of a float32
+// Linear's bias, fused by dyno-fuse-elementwise): the rounding becomes a kernel of its
+// own and the library's addmm takes the bf16 vector as its accumulator; the product is
+// not computed in a kernel.
+// CHECK-LABEL: func.func @form$addmm_bf16_rounded_bias
+// CHECK:         %[[BIAS:.*]] = dyno.launch @kernels::@{{kernel_[0-9]+}}(%arg2) : (tensor<3xf32>) -> tensor<3xbf16>
+// CHECK:         %[[MM:.*]] = dyno.extern "matmul"(%arg0, %arg1, %[[BIAS]]) : (tensor<4x8xbf16>, tensor<8x3xbf16>, tensor<3xbf16>) -> tensor<4x3xbf16>
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return %[[MM]]
+func.func @form$addmm_bf16_rounded_bias(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf16>, %bias: tensor<3xf32>) -> tensor<4x3xbf16> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %broadcast = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%bias : tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.truncf %x : f32 to bf16
+    %w = arith.extf %t : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<4x3xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x8xbf16>, tensor<8x3xbf16>) outs(%broadcast : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %e2 = tensor.empty() : tensor<4x3xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<4x3xf32>) outs(%e2 : tensor<4x3xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x3xbf16>
+  return %r : tensor<4x3xbf16>
+}
+
 // A reduction that is also returned is a kernel of its own; the reshape of a result
 // stays on the host as a view.
 // CHECK-LABEL: func.func @form$returned_intermediate_and_host_view
@@ -181,3 +208,4 @@ func.func @form$bmm_bf16(%a: tensor<2x4x8xbf16>, %b: tensor<2x8x3xbf16>) -> tens
   } -> tensor<2x4x3xbf16>
   return %r : tensor<2x4x3xbf16>
 }
+
