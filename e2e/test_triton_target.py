@@ -227,6 +227,32 @@ def test_export_under_cuda_autocast_takes_cudas_casts(tmp_path):
         dyno.export_triton(model, (x,), str(tmp_path / "q"), autocast=torch.float64)
 
 
+def test_export_of_a_model_that_enters_cuda_autocast_itself(tmp_path):
+    """A forward with its own `torch.autocast("cuda")` region: on CPU tensors the region
+    would disable itself (a warning) and the export compute in float32; it is traced as
+    on the GPU instead, with or without autocast=: bf16 inside the region, the exp after
+    it on the region's bf16 result."""
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(16, 32)
+
+        def forward(self, x):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                y = self.linear(x)
+            return torch.exp(y * 0.1)
+
+    torch.manual_seed(0)
+    model, x = Model().eval(), torch.randn(4, 16)
+    directory = dyno.export_triton(model, (x,), str(tmp_path / "p"))
+    got = triton_runtime.load(directory, device="cpu")(x)
+    with torch.no_grad():
+        low = torch.nn.functional.linear(x.bfloat16(), model.linear.weight.bfloat16(),
+                                         model.linear.bias.bfloat16())
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, torch.exp(low * 0.1), rtol=0, atol=0)
+
+
 @pytest.mark.usefixtures("each_target")
 def test_float_to_bfloat16_rounds_to_nearest_even():
     # Regression (OpInfo sweep): Triton's interpreter truncated f32 -> bf16 casts.

@@ -31,11 +31,12 @@ LOW_PRECISIONS = (torch.float16, torch.bfloat16)
 
 
 @contextlib.contextmanager
-def tracing(model: torch.nn.Module, example_inputs: tuple, dtype: torch.dtype):
+def tracing(model: torch.nn.Module, example_inputs: tuple, dtype: torch.dtype | None):
     """Yields `(traced_model, traced_inputs)`: a copy of `model` on fake CUDA tensors whose
-    forward runs under `torch.autocast("cuda", dtype)`, and the inputs as fake CUDA
-    tensors. Export them inside the context (autocast's checks are patched there)."""
-    if dtype not in LOW_PRECISIONS:
+    forward runs under `torch.autocast("cuda", dtype)` (with dtype None, only under the
+    model's own autocast regions), and the inputs as fake CUDA tensors. Export them inside
+    the context (autocast's checks are patched there)."""
+    if dtype is not None and dtype not in LOW_PRECISIONS:
         raise DynoCompileError("export", f"autocast={dtype}: CUDA autocast computes in "
                                "torch.float16 or torch.bfloat16")
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -62,7 +63,8 @@ def tracing(model: torch.nn.Module, example_inputs: tuple, dtype: torch.dtype):
         with _cuda_autocast_available():
             # An instance attribute shadows the class's forward; torch.autocast as a
             # decorator keeps its signature (export reads the argument names).
-            traced.forward = torch.autocast("cuda", dtype=dtype)(traced.forward)
+            if dtype is not None:
+                traced.forward = torch.autocast("cuda", dtype=dtype)(traced.forward)
             yield traced, traced_inputs
     finally:
         torch._C._set_only_lift_cpu_tensors(lifting_cpu_only)
@@ -110,6 +112,14 @@ def devices_as_host(graph_module: torch.fx.GraphModule) -> None:
             node.args = torch.fx.node.map_aggregate(node.args, as_host)
             node.kwargs = torch.fx.node.map_aggregate(node.kwargs, as_host)
     graph_module.recompile()
+
+
+def disabled_cuda_autocast(caught_warnings) -> bool:
+    """Whether torch.autocast("cuda") disabled itself during a trace on CPU tensors (the
+    model enters it in its forward): the trace computed in float32 where the GPU would
+    not."""
+    return any("Disabling autocast" in str(w.message) and "CUDA" in str(w.message)
+               for w in caught_warnings)
 
 
 def _fake_cuda_like(tensor: torch.Tensor) -> torch.Tensor:

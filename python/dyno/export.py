@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import shutil
+import warnings
 
 import torch
 
@@ -32,21 +33,25 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     computes under `torch.autocast("cuda", dtype=autocast)` on the GPU: CUDA autocast's
     own casts (matmuls and convolutions in the low precision; softmax, norms, exp, log,
     losses in float32), traced here with CUDA fake tensors (see cuda_autocast.py). A model
-    whose forward enters `torch.autocast("cuda")` itself is traced the same way."""
-    from . import decompositions
-
+    whose forward enters `torch.autocast("cuda")` itself is traced the same way, with or
+    without `autocast` (on CPU tensors that region would disable itself)."""
     example_inputs = tuple(example_inputs)
-    with contextlib.ExitStack() as stack:
-        traced, traced_inputs = model, example_inputs
-        if autocast is not None:
-            traced, traced_inputs = stack.enter_context(
-                cuda_autocast.tracing(model, example_inputs, autocast))
-        with torch.no_grad():
-            exported = torch.export.export(traced, traced_inputs)
-            _views_as_reshapes(exported.graph_module)
-            exported = exported.run_decompositions(decompositions.table())
+    on_cuda = autocast is not None
+    if not on_cuda:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            exported = _exported(model, example_inputs, None, on_cuda=False)
+        # A forward that enters torch.autocast("cuda") itself: on CPU tensors the region
+        # disabled itself; traced as on the GPU instead, with its own casts.
+        on_cuda = cuda_autocast.disabled_cuda_autocast(caught)
+        for warning in caught:
+            if not on_cuda:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                       warning.lineno)
+    if on_cuda:
+        exported = _exported(model, example_inputs, autocast, on_cuda=True)
     state_dict, constants = exported.state_dict, exported.constants
-    if autocast is not None:  # the traced copy's tensors are fake: save the model's
+    if on_cuda:  # the traced copy's tensors are fake: save the model's
         state_dict, constants = cuda_autocast.real_tensors(exported, model)
         cuda_autocast.devices_as_host(exported.graph_module)
     signature = exported.graph_signature
@@ -85,6 +90,23 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     spec = {"inputs": inputs, "single_output": len(signature.output_specs) - tokens == 1,
             "output_tokens": tokens}
     return _write_program(directory, exported.graph_module, spec, weights)
+
+
+def _exported(model, example_inputs, autocast, on_cuda: bool):
+    """torch.export's program of `model` with Dyno's decompositions; `on_cuda` traces it
+    as on the GPU (cuda_autocast.tracing) under `autocast` (a dtype, or None for the
+    model's own regions only)."""
+    from . import decompositions
+
+    with contextlib.ExitStack() as stack:
+        traced, traced_inputs = model, example_inputs
+        if on_cuda:
+            traced, traced_inputs = stack.enter_context(
+                cuda_autocast.tracing(model, example_inputs, autocast))
+        with torch.no_grad():
+            exported = torch.export.export(traced, traced_inputs)
+            _views_as_reshapes(exported.graph_module)
+            return exported.run_decompositions(decompositions.table())
 
 
 def export_triton_training(model: torch.nn.Module, loss_fn, example_inputs,
