@@ -78,6 +78,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(kernels, deallocation);
   kernels.addPass(createCanonicalizerPass());
+  // Copies into and out of strided views (pads, concatenations) as vectorized loops.
+  kernels.addNestedPass<func::FuncOp>(createDynoStridedCopiesAsLoops());
   // Loops: the forall over row blocks is the parallel loop, the rest is sequential.
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // A producer's loop and its consumer's become one where their iterations line up.
