@@ -14,8 +14,8 @@ A CPU-only build of torch has no CUDA device guard, which Python indexing and au
 need even on fake tensors; CUDA builds without a device get a no-op guard from torch
 itself (`torch._C._ensureCUDADeviceGuardSet`), and for CPU-only builds Dyno registers
 torch's own `FakeGuardImpl<CUDA>` through a three-line C++ extension compiled once per
-machine (torch.utils.cpp_extension, about 30 s, cached). Autograd's engine still refuses to
-run without a device, so only inference is traced this way: every fake tensor has
+machine (torch.utils.cpp_extension, about 30 s, cached), for the trace only. Autograd's
+engine still refuses to run without a device, so only inference is traced this way: every fake tensor has
 requires_grad=False and the export runs under no_grad.
 """
 import contextlib
@@ -41,33 +41,34 @@ def tracing(model: torch.nn.Module, example_inputs: tuple, dtype: torch.dtype | 
                                "torch.float16 or torch.bfloat16")
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    _ensure_cuda_device_guard()
-    fake_mode = FakeTensorMode()
-    memo = {}
-    with fake_mode:
-        for tensor in itertools.chain(model.parameters(), model.buffers()):
-            if id(tensor) not in memo:  # tied weights stay tied
-                fake = _fake_cuda_like(tensor)
-                if isinstance(tensor, torch.nn.Parameter):
-                    fake = torch.nn.Parameter(fake, requires_grad=False)
-                memo[id(tensor)] = fake
-        traced_inputs = tuple(_fake_cuda_like(x) if isinstance(x, torch.Tensor) else x
-                              for x in example_inputs)
-    traced = copy.deepcopy(model, memo)
-    lifting_cpu_only = torch._C._only_lift_cpu_tensors()
-    # torch.tensor(data, device="cuda") in a forward (transformers' caches) must build
-    # its data on the CPU and let the fake mode move it, as FakeTensorMode.__enter__
-    # arranges; export's tracing installs the mode without entering it.
-    torch._C._set_only_lift_cpu_tensors(True)
-    try:
-        with _cuda_autocast_available():
-            # An instance attribute shadows the class's forward; torch.autocast as a
-            # decorator keeps its signature (export reads the argument names).
-            if dtype is not None:
-                traced.forward = torch.autocast("cuda", dtype=dtype)(traced.forward)
-            yield traced, traced_inputs
-    finally:
-        torch._C._set_only_lift_cpu_tensors(lifting_cpu_only)
+    with _cuda_device_guard():
+        fake_mode = FakeTensorMode()
+        memo = {}
+        with fake_mode:
+            for tensor in itertools.chain(model.parameters(), model.buffers()):
+                if id(tensor) not in memo:  # tied weights stay tied
+                    fake = _fake_cuda_like(tensor)
+                    if isinstance(tensor, torch.nn.Parameter):
+                        fake = torch.nn.Parameter(fake, requires_grad=False)
+                    memo[id(tensor)] = fake
+            traced_inputs = tuple(_fake_cuda_like(x) if isinstance(x, torch.Tensor) else x
+                                  for x in example_inputs)
+        traced = copy.deepcopy(model, memo)
+        lifting_cpu_only = torch._C._only_lift_cpu_tensors()
+        # torch.tensor(data, device="cuda") in a forward (transformers' caches) must
+        # build its data on the CPU and let the fake mode move it, as
+        # FakeTensorMode.__enter__ arranges; export's tracing installs the mode without
+        # entering it.
+        torch._C._set_only_lift_cpu_tensors(True)
+        try:
+            with _cuda_autocast_available():
+                # An instance attribute shadows the class's forward; torch.autocast as a
+                # decorator keeps its signature (export reads the argument names).
+                if dtype is not None:
+                    traced.forward = torch.autocast("cuda", dtype=dtype)(traced.forward)
+                yield traced, traced_inputs
+        finally:
+            torch._C._set_only_lift_cpu_tensors(lifting_cpu_only)
 
 
 def real_tensors(exported, model: torch.nn.Module) -> tuple[dict, dict]:
@@ -130,33 +131,48 @@ def _fake_cuda_like(tensor: torch.Tensor) -> torch.Tensor:
 _GUARD_SOURCE = r"""
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/FakeGuardImpl.h>
+static c10::impl::FakeGuardImpl<c10::DeviceType::CUDA> guard(c10::DeviceType::CUDA);
+static auto &slot() {
+  return c10::impl::device_guard_impl_registry[static_cast<size_t>(c10::DeviceType::CUDA)];
+}
 bool install_fake_cuda_guard() {
-  constexpr auto cuda = c10::DeviceType::CUDA;
-  if (c10::impl::device_guard_impl_registry[static_cast<size_t>(cuda)].load()) return false;
-  static c10::impl::FakeGuardImpl<cuda> guard(cuda);
-  c10::impl::registerDeviceGuard(cuda, &guard);
+  if (slot().load()) return false;
+  c10::impl::registerDeviceGuard(c10::DeviceType::CUDA, &guard);
   return true;
+}
+void remove_fake_cuda_guard() {
+  if (slot().load() == &guard) c10::impl::registerDeviceGuard(c10::DeviceType::CUDA, nullptr);
 }
 """
 
 
-def _ensure_cuda_device_guard() -> None:
-    """Gives fake CUDA tensors the device guard that indexing asks for."""
+@contextlib.contextmanager
+def _cuda_device_guard():
+    """Gives fake CUDA tensors the device guard that indexing asks for, for as long as
+    the trace lasts (a registered CUDA guard would tell the rest of the process, autograd's
+    engine included, that 8 CUDA devices exist)."""
     if torch.cuda.is_available():
+        yield
         return
     if torch.cuda._is_compiled():  # a CUDA build on a machine without a GPU
         torch._C._ensureCUDADeviceGuardSet()
+        yield
         return
     from torch.utils.cpp_extension import load_inline
 
     try:
         module = load_inline("dyno_fake_cuda_guard", cpp_sources=[_GUARD_SOURCE],
-                             functions=["install_fake_cuda_guard"], extra_cflags=["-O1"])
+                             functions=["install_fake_cuda_guard", "remove_fake_cuda_guard"],
+                             extra_cflags=["-O1"])
     except Exception as error:  # no compiler, or torch's headers missing
         raise DynoCompileError(
             "export", "autocast= traces CUDA fake tensors, which in a CPU-only torch need a "
             f"small C++ extension that could not be built here: {error}") from error
     module.install_fake_cuda_guard()
+    try:
+        yield
+    finally:
+        module.remove_fake_cuda_guard()
 
 
 @contextlib.contextmanager
