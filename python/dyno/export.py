@@ -44,8 +44,8 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
         # A forward that enters torch.autocast("cuda") itself: on CPU tensors the region
         # disabled itself; traced as on the GPU instead, with its own casts.
         on_cuda = cuda_autocast.disabled_cuda_autocast(caught)
-        for warning in caught:
-            if not on_cuda:
+        if not on_cuda:  # the trace stands: its warnings are the user's
+            for warning in caught:
                 warnings.warn_explicit(warning.message, warning.category, warning.filename,
                                        warning.lineno)
     if on_cuda:
