@@ -45,7 +45,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   pm.addPass(createDynoFormKernels());
 }
 
-void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
+void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
+                                    const LoweringPipelineOptions &options) {
   // Everything below runs on the nested `module @kernels`; the host function stays.
   OpPassManager &kernels = pm.nest<ModuleOp>();
   // Scans, scatters and sorts: loops on tensors, bufferized in place below.
@@ -53,7 +54,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   // A softmax's row maximum only shifts exp's argument: one vmaxps instead of five.
   kernels.addNestedPass<func::FuncOp>(createDynoRelaxSoftmaxMaximum());
   // Long float sums as sums of blocks: errors grow as eager's cascade's (issue 19).
-  kernels.addNestedPass<func::FuncOp>(createDynoBlockLongSums());
+  if (options.blockLongSums)
+    kernels.addNestedPass<func::FuncOp>(createDynoBlockLongSums());
   // Row-block tiling with producer fusion: one scf.forall per kernel root.
   kernels.addPass(createDynoTileKernels());
   kernels.addPass(createCanonicalizerPass());
@@ -126,10 +128,12 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm) {
   kernels.addPass(createCanonicalizerPass());
 }
 
-void dyno::buildTritonLoweringPipeline(OpPassManager &pm) {
+void dyno::buildTritonLoweringPipeline(OpPassManager &pm,
+                                       const LoweringPipelineOptions &options) {
   // Long float sums as sums of blocks: errors grow as eager's cascade's (issue 19); the
   // blocks' partial sums are also several programs per long row.
-  pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createDynoBlockLongSums());
+  if (options.blockLongSums)
+    pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createDynoBlockLongSums());
   // Fills, reductions and other named ops become linalg.generic, the one form lowered.
   pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
   // A reduction of a large tensor to one value runs as partials, then their reduction.
@@ -167,26 +171,30 @@ void dyno::registerDynoPipelines() {
       "dyno-kernel-formation-pipeline",
       "Fuse and partition a linalg-on-tensors graph into a host schedule and kernels",
       buildKernelFormationPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LoweringPipelineOptions>(
       "dyno-cpu-lowering-pipeline",
       "Lower module @kernels to LLVM with OpenMP-parallel loops (bare-pointer ABI)",
-      buildCpuLoweringPipeline);
-  PassPipelineRegistration<>(
-      "dyno-cpu-pipeline", "The whole CPU path: kernel formation, then CPU lowering",
-      [](OpPassManager &pm) {
-        buildKernelFormationPipeline(pm);
-        buildCpuLoweringPipeline(pm);
+      [](OpPassManager &pm, const LoweringPipelineOptions &options) {
+        buildCpuLoweringPipeline(pm, options);
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LoweringPipelineOptions>(
+      "dyno-cpu-pipeline", "The whole CPU path: kernel formation, then CPU lowering",
+      [](OpPassManager &pm, const LoweringPipelineOptions &options) {
+        buildKernelFormationPipeline(pm);
+        buildCpuLoweringPipeline(pm, options);
+      });
+  PassPipelineRegistration<LoweringPipelineOptions>(
       "dyno-triton-lowering-pipeline",
       "Lower module @kernels to Triton-level block programs (then dyno-translate "
       "--mlir-to-triton prints them)",
-      buildTritonLoweringPipeline);
-  PassPipelineRegistration<>(
+      [](OpPassManager &pm, const LoweringPipelineOptions &options) {
+        buildTritonLoweringPipeline(pm, options);
+      });
+  PassPipelineRegistration<LoweringPipelineOptions>(
       "dyno-triton-pipeline",
       "The whole GPU path up to printing: kernel formation, then Triton lowering",
-      [](OpPassManager &pm) {
+      [](OpPassManager &pm, const LoweringPipelineOptions &options) {
         buildKernelFormationPipeline(pm);
-        buildTritonLoweringPipeline(pm);
+        buildTritonLoweringPipeline(pm, options);
       });
 }

@@ -32,20 +32,29 @@ TARGETS = ("auto", "cpu", "triton")
 class CompileOptions:
     target: str = "auto"  # "auto" (from the inputs' device), "cpu" or "triton"
     autotune: bool = False  # Triton: time each kernel's block-size configurations once
+    # Long float sums in blocks (dyno-block-long-sums). Off only to measure what the
+    # blocks cost (benchmarks/accuracy_cost.py): long sums then lose accuracy.
+    block_long_sums: bool = True
 
     @staticmethod
     def from_user(options) -> "CompileOptions":
         options = dict(options or {})
         target = options.pop("target", "auto")
-        autotune = options.pop("autotune", False)
+        flags = {name: options.pop(name, default)
+                 for name, default in (("autotune", False), ("block_long_sums", True))}
         if options:
             raise ValueError(f"dyno: unknown options {sorted(options)}; "
-                             "known: ['autotune', 'target']")
+                             "known: ['autotune', 'block_long_sums', 'target']")
         if target not in TARGETS:
             raise ValueError(f"dyno: target must be one of {list(TARGETS)}, got {target!r}")
-        if not isinstance(autotune, bool):
-            raise ValueError(f"dyno: autotune must be True or False, got {autotune!r}")
-        return CompileOptions(target=target, autotune=autotune)
+        for name, value in flags.items():
+            if not isinstance(value, bool):
+                raise ValueError(f"dyno: {name} must be True or False, got {value!r}")
+        return CompileOptions(target=target, **flags)
+
+    def lowering_pipeline_options(self) -> str:
+        """The options of dyno-cpu-lowering-pipeline / dyno-triton-lowering-pipeline."""
+        return "" if self.block_long_sums else "block-long-sums=false"
 
 
 def _boxed(fn: Callable) -> Callable:
@@ -114,7 +123,8 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
     outputs = frontend.graph_outputs(gm)
     kernels_path = _lower_to_kernels(gm, dump)
     llvm_path = dump.directory() / "04-llvm.mlir"
-    lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path)
+    lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path,
+                                    options.lowering_pipeline_options())
 
     with ir.Context():
         module, host, kernels_module = _host_function(lowered)  # module keeps host alive
@@ -129,7 +139,8 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
     return namespace["call"], len(builder.kernel_signatures), builder.extern_calls
 
 
-def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump):
+def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump,
+                    options: CompileOptions = CompileOptions()):
     """ATen graph -> (Triton kernels source, wrapper source, number of kernels, number of
     library calls): everything the Triton target runs, without running it."""
     from . import ir
@@ -138,7 +149,8 @@ def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump):
     outputs = frontend.graph_outputs(gm)
     kernels_path = _lower_to_kernels(gm, dump)
     triton_path = dump.directory() / "04-triton.mlir"
-    lowered = pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels_path, triton_path)
+    lowered = pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels_path, triton_path,
+                                    options.lowering_pipeline_options())
     kernels_source = pipeline.translate_to_triton(triton_path, dump.directory() / "05-kernels.py")
     with ir.Context():
         module, host, _ = _host_function(lowered)  # module keeps host alive
@@ -151,7 +163,7 @@ def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump):
 def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
     from .targets import triton_runtime
 
-    kernels_source, source, num_kernels, num_externs = lower_to_triton(gm, dump)
+    kernels_source, source, num_kernels, num_externs = lower_to_triton(gm, dump, options)
     kernels = triton_runtime.TritonKernels(
         triton_runtime.write_kernels(kernels_source), device,
         autotune=triton_runtime.autotune_requested(options.autotune))

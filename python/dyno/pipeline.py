@@ -56,9 +56,12 @@ def run_tool(stage: str, command: list, output_path: pathlib.Path, reproducer: s
     return output_path.read_text()
 
 
-def run_pipeline(pipeline: str, input_path: pathlib.Path, output_path: pathlib.Path) -> str:
-    """Runs `dyno-opt --<pipeline>` on input_path, writes output_path, returns its text."""
-    command = [dyno_opt_path(), f"--{pipeline}", str(input_path), "-o", str(output_path)]
+def run_pipeline(pipeline: str, input_path: pathlib.Path, output_path: pathlib.Path,
+                 options: str = "") -> str:
+    """Runs `dyno-opt --<pipeline>[=<options>]` on input_path, writes output_path, returns
+    its text."""
+    flag = f"--{pipeline}={options}" if options else f"--{pipeline}"
+    command = [dyno_opt_path(), flag, str(input_path), "-o", str(output_path)]
     reproducer = " ".join(shlex.quote(part) for part in command[:3])
     return run_tool(pipeline, command, output_path, reproducer)
 

@@ -3,19 +3,32 @@
 #define DYNO_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::dyno {
+
+/// Options of the CPU and Triton lowering pipelines (`dyno-opt
+/// --dyno-cpu-lowering-pipeline="block-long-sums=false"`).
+struct LoweringPipelineOptions : public PassPipelineOptions<LoweringPipelineOptions> {
+  PassOptions::Option<bool> blockLongSums{
+      *this, "block-long-sums",
+      llvm::cl::desc("Sum long float reductions in blocks (dyno-block-long-sums). Off only "
+                     "to measure what the blocks cost: long sums then lose accuracy"),
+      llvm::cl::init(true)};
+};
 
 /// linalg-on-tensors graph -> host schedule + `module @kernels` on tensors.
 void buildKernelFormationPipeline(OpPassManager &pm);
 
 /// Lowers the nested `module @kernels` to the LLVM dialect with OpenMP parallel loops;
 /// kernels take one bare pointer per argument and result.
-void buildCpuLoweringPipeline(OpPassManager &pm);
+void buildCpuLoweringPipeline(OpPassManager &pm,
+                              const LoweringPipelineOptions &options = {});
 
 /// Lowers the nested `module @kernels` to Triton-level block programs (`tl` dialect),
 /// ready for `dyno-translate --mlir-to-triton`.
-void buildTritonLoweringPipeline(OpPassManager &pm);
+void buildTritonLoweringPipeline(OpPassManager &pm,
+                                 const LoweringPipelineOptions &options = {});
 
 /// Registers dyno-kernel-formation-pipeline, dyno-cpu-lowering-pipeline,
 /// dyno-cpu-pipeline (the two in a row), dyno-triton-lowering-pipeline and
