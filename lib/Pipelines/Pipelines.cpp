@@ -54,8 +54,12 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   // A softmax's row maximum only shifts exp's argument: one vmaxps instead of five.
   kernels.addNestedPass<func::FuncOp>(createDynoRelaxSoftmaxMaximum());
   // Long float sums as sums of blocks: errors grow as eager's cascade's (issue 19).
+  // An all-parallel producer of a blocked sum (a softmax's exp) is computed in the
+  // blocks' shape, so that it and the partial sums share loops after tiling.
+  DynoBlockLongSumsOptions blockSums;
+  blockSums.expandProducers = true;
   if (options.blockLongSums)
-    kernels.addNestedPass<func::FuncOp>(createDynoBlockLongSums());
+    kernels.addNestedPass<func::FuncOp>(createDynoBlockLongSums(blockSums));
   // Row-block tiling with producer fusion: one scf.forall per kernel root.
   kernels.addPass(createDynoTileKernels());
   kernels.addPass(createCanonicalizerPass());

@@ -97,9 +97,95 @@ SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange argu
   return yielded;
 }
 
+/// The loops of an op with loop `split` divided into (split, split + 1).
+unsigned splitLoop(unsigned loop, unsigned split) { return loop <= split ? loop : loop + 1; }
+
+/// `value` (read by a blocked sum whole, its dimension `dim` split into `partials` x
+/// `chunk`) in the blocks' shape: the source of a collapse_shape that already is, or an
+/// all-parallel producer recomputed in the blocks' iteration space, its other users
+/// reading the result collapsed back. Null when neither applies.
+Value blockShaped(OpBuilder &b, Value value, unsigned dim, int64_t partials, int64_t chunk,
+                  RankedTensorType blockedType, ArrayRef<ReassociationIndices> groups,
+                  SmallVectorImpl<linalg::GenericOp> &worklist) {
+  if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>())
+    if (collapse.getSrcType() == blockedType &&
+        collapse.getReassociationIndices() == SmallVector<ReassociationIndices>(groups))
+      return collapse.getSrc();
+  auto producer = value.getDefiningOp<linalg::GenericOp>();
+  if (!producer || producer->getNumResults() != 1 || !producer.hasPureTensorSemantics() ||
+      producer.getNumLoops() != producer.getNumParallelLoops() ||
+      !producer.getMatchingIndexingMap(producer.getDpsInitOperand(0)).isIdentity() ||
+      producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)))
+    return Value();
+  for (OpOperand *input : producer.getDpsInputOperands())
+    if (!producer.getMatchingIndexingMap(input).isProjectedPermutation() ||
+        !cast<RankedTensorType>(input->get().getType()).hasStaticShape())
+      return Value();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(producer);
+  Location loc = producer.getLoc();
+  MLIRContext *ctx = producer.getContext();
+  unsigned numLoops = producer.getNumLoops();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : producer.getDpsInputOperands()) {
+    auto type = cast<RankedTensorType>(input->get().getType());
+    AffineMap map = producer.getMatchingIndexingMap(input);
+    SmallVector<AffineExpr> results;
+    SmallVector<ReassociationIndices> inputGroups;
+    SmallVector<int64_t> shape;
+    for (auto [position, expr] : llvm::enumerate(map.getResults())) {
+      unsigned loop = cast<AffineDimExpr>(expr).getPosition();
+      int64_t next = shape.size();
+      if (loop == dim) {
+        inputGroups.push_back({next, next + 1});
+        shape.append({partials, chunk});
+        results.append({getAffineDimExpr(dim, ctx), getAffineDimExpr(dim + 1, ctx)});
+        continue;
+      }
+      inputGroups.push_back({next});
+      shape.push_back(type.getDimSize(position));
+      results.push_back(getAffineDimExpr(splitLoop(loop, dim), ctx));
+    }
+    Value blocked = input->get();
+    if (shape.size() != static_cast<size_t>(type.getRank()))
+      blocked = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(shape, type.getElementType()), blocked, inputGroups);
+    inputs.push_back(blocked);
+    maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(numLoops + 1));
+  Value empty = tensor::EmptyOp::create(b, loc, blockedType.getShape(),
+                                        blockedType.getElementType());
+  SmallVector<utils::IteratorType> iterators(numLoops + 1, utils::IteratorType::parallel);
+  auto blockedOp = linalg::GenericOp::create(
+      b, loc, TypeRange{blockedType}, inputs, ValueRange{empty}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange arguments) {
+        SmallVector<Value> yielded =
+            cloneBody(nb, producer, arguments, [&](OpBuilder &ib, int64_t loop) -> Value {
+              if (loop != dim)
+                return linalg::IndexOp::create(ib, nl, splitLoop(loop, dim));
+              Value p = linalg::IndexOp::create(ib, nl, dim);
+              Value c = linalg::IndexOp::create(ib, nl, dim + 1);
+              Value scale = arith::ConstantIndexOp::create(ib, nl, chunk);
+              return arith::AddIOp::create(ib, nl, arith::MulIOp::create(ib, nl, p, scale),
+                                           c);
+            });
+        linalg::YieldOp::create(nb, nl, yielded);
+      });
+  Value blocked = blockedOp.getResult(0);
+  Value collapsed = tensor::CollapseShapeOp::create(b, loc, producer.getResult(0).getType(),
+                                                    blocked, groups);
+  producer.getResult(0).replaceAllUsesWith(collapsed);
+  llvm::erase(worklist, producer);
+  producer.erase();
+  return blocked;
+}
+
 /// Blocks one long float sum. On success, `op` is replaced and the ops that may still
 /// sum too many elements (the partials' sum, the tail) are appended to `worklist`.
-LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &worklist) {
+LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &worklist,
+                    bool expandProducers) {
   if (op.getNumReductionLoops() == 0 || !op.hasPureTensorSemantics() ||
       op.getNumDpsInits() == 0)
     return failure();
@@ -158,7 +244,7 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   // Stage 1 loops: the original ones with `split` as (p, c): p parallel, c reduction.
-  auto newLoop = [&](unsigned loop) { return loop <= split ? loop : loop + 1; };
+  auto newLoop = [&](unsigned loop) { return splitLoop(loop, split); };
   SmallVector<Value> inputs = slicedInputs(b, op, split, 0, main);
   SmallVector<AffineMap> maps;
   for (auto [position, input] : llvm::enumerate(op.getDpsInputOperands())) {
@@ -180,10 +266,28 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
       shape.push_back(type.getDimSize(dim));
       results.push_back(getAffineDimExpr(newLoop(loop), ctx));
     }
-    if (shape.size() != static_cast<size_t>(type.getRank()))
-      inputs[position] = tensor::ExpandShapeOp::create(
-          b, loc, RankedTensorType::get(shape, type.getElementType()), inputs[position],
-          groups);
+    if (shape.size() != static_cast<size_t>(type.getRank())) {
+      auto blockedType = RankedTensorType::get(shape, type.getElementType());
+      // Read whole (no tail): its producer may compute it in the blocks' shape.
+      Value blocked;
+      if (expandProducers && tail == 0) {
+        unsigned dim = 0;
+        for (auto [inputDim, expr] : llvm::enumerate(map.getResults()))
+          if (cast<AffineDimExpr>(expr).getPosition() == split)
+            dim = inputDim;
+        auto slice = inputs[position].getDefiningOp<tensor::ExtractSliceOp>();
+        if (slice && slice.getSource() == input->get()) {
+          blocked = blockShaped(b, input->get(), dim, partials, chunk, blockedType, groups,
+                                worklist);
+          if (blocked && slice->use_empty())
+            slice->erase();
+        }
+      }
+      inputs[position] = blocked ? blocked
+                                 : tensor::ExpandShapeOp::create(b, loc, blockedType,
+                                                                 inputs[position], groups)
+                                       .getResult();
+    }
     maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
   }
   // Partials: [result dims..., outer reduction loops..., p], from -0.0 (the identity).
@@ -286,12 +390,14 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
 
 struct BlockLongSumsPass
     : mlir::dyno::impl::DynoBlockLongSumsBase<BlockLongSumsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> worklist;
     getOperation().walk([&](linalg::GenericOp op) { worklist.push_back(op); });
     while (!worklist.empty()) {
       linalg::GenericOp op = worklist.pop_back_val();
-      (void)block(op, worklist);
+      (void)block(op, worklist, expandProducers);
     }
   }
 };

@@ -1,4 +1,5 @@
 // RUN: dyno-opt %s --dyno-block-long-sums | FileCheck %s
+// RUN: dyno-opt %s --dyno-block-long-sums=expand-producers=true | FileCheck %s --check-prefix=EXPAND
 
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
@@ -41,4 +42,43 @@ func.func @short$or$max(%x: tensor<4x8192xf32>, %y: tensor<4x100000xf32>, %init:
     linalg.yield %m : f32
   } -> tensor<4xf32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// A softmax's exp feeds the sum and the scaling. By default the sum reads the exp's
+// result through a reshape; with expand-producers the exp is computed in the blocks'
+// shape (4 x 4 x 4096), the partial sums read it as it is, the scaling collapsed.
+// CHECK-LABEL: func.func @softmax$exp
+// CHECK: math.exp
+// CHECK-SAME: f32
+// CHECK: tensor.expand_shape
+// EXPAND-LABEL: func.func @softmax$exp
+// EXPAND: %[[EXP:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<4x4x4096xf32>)
+// EXPAND: math.exp
+// EXPAND: %[[ROWS:.*]] = tensor.collapse_shape %[[EXP]] {{\[}}[0], [1, 2]] : tensor<4x4x4096xf32> into tensor<4x16384xf32>
+// EXPAND-NOT: tensor.expand_shape %[[ROWS]]
+// EXPAND: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[EXP]] : tensor<4x4x4096xf32>)
+// EXPAND: linalg.generic {{.*}} ins(%[[ROWS]], %{{.*}} : tensor<4x16384xf32>, tensor<4xf32>)
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @softmax$exp(%x: tensor<4x16384xf32>, %max: tensor<4xf32>, %init: tensor<4xf32>) -> tensor<4x16384xf32> {
+  %empty = tensor.empty() : tensor<4x16384xf32>
+  %e = linalg.generic {indexing_maps = [#in, #row, #in], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<4x16384xf32>, tensor<4xf32>) outs(%empty : tensor<4x16384xf32>) {
+  ^bb0(%v: f32, %m: f32, %o: f32):
+    %d = arith.subf %v, %m : f32
+    %w = math.exp %d : f32
+    linalg.yield %w : f32
+  } -> tensor<4x16384xf32>
+  %s = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%e : tensor<4x16384xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %in, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#in, #row, #in], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %s : tensor<4x16384xf32>, tensor<4xf32>) outs(%empty : tensor<4x16384xf32>) {
+  ^bb0(%v: f32, %t: f32, %o: f32):
+    %q = arith.divf %v, %t : f32
+    linalg.yield %q : f32
+  } -> tensor<4x16384xf32>
+  return %y : tensor<4x16384xf32>
 }
