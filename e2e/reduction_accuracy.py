@@ -70,8 +70,9 @@ class NotCompiled(Exception):
     """The case ran (partly) eagerly: its accuracy says nothing about Dyno's."""
 
 
-def measure(op: str, data: str, length: int, rows: int, target: str):
-    """(compiled error, eager error) against float64 for one case."""
+def measure(op: str, data: str, length: int, rows: int, target: str, dynamic=None):
+    """(compiled error, eager error) against float64 for one case; `dynamic=True`
+    compiles for symbolic sizes (and checks that the graph has some)."""
     import dyno
 
     fn = REDUCTIONS[op]
@@ -84,11 +85,14 @@ def measure(op: str, data: str, length: int, rows: int, target: str):
     dyno.reset_stats()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compiled = torch.compile(fn, backend="mlir", options={"target": target})(x)
+        compiled = torch.compile(fn, backend="mlir", options={"target": target},
+                                 dynamic=dynamic)(x)
     stats = dyno.stats()
     if stats["fallback_graphs"] or stats["runtime_fallbacks"] or \
             stats["partially_compiled_graphs"] or not stats["compiled_graphs"]:
         raise NotCompiled(f"{op} did not compile fully: {stats['fallback_reasons']}")
+    if dynamic and not stats.get("dynamic_graphs"):
+        raise NotCompiled(f"{op} compiled no graph with symbolic sizes")
     return relative_error(compiled, reference), relative_error(eager, reference)
 
 

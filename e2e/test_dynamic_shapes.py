@@ -135,6 +135,17 @@ def test_reductions_over_the_dynamic_dimension():
     assert_dynamic_compiled(max_graphs=1)
 
 
+def test_variance_over_the_dynamic_dimension_compiles_fully():
+    """var/std/var_mean over a symbolic count: 1 / n became a division of 0-d float64
+    tensors (aten.true_divide.Tensor, which torch-mlir does not lower) and std's n - 1.0
+    a SymFloat; both ran eagerly through per-op fallback."""
+    def fn(x):
+        return (x.var(-1), x.std(-1), *torch.var_mean(x, 0, correction=0))
+
+    check_sizes(fn, lambda n: (torch.randn(n, 2 * n + 3) + 3,), [7, 2, 40, 3], dynamic=True)
+    assert_dynamic_compiled(max_graphs=1)
+
+
 def test_dtype_and_rank_changes_recompile_size_changes_do_not():
     def fn(x):
         return torch.tanh(x) * 2 + 1

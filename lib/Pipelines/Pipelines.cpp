@@ -55,9 +55,11 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   kernels.addNestedPass<func::FuncOp>(createDynoRelaxSoftmaxMaximum());
   // Long float sums as sums of blocks: errors grow as eager's cascade's (issue 19).
   // An all-parallel producer of a blocked sum (a softmax's exp) is computed in the
-  // blocks' shape, so that it and the partial sums share loops after tiling.
+  // blocks' shape, so that it and the partial sums share loops after tiling; rows of
+  // symbolic length are blocked too.
   DynoBlockLongSumsOptions blockSums;
   blockSums.expandProducers = true;
+  blockSums.dynamicExtents = true;
   if (options.blockLongSums)
     kernels.addNestedPass<func::FuncOp>(createDynoBlockLongSums(blockSums));
   // Row-block tiling with producer fusion: one scf.forall per kernel root.

@@ -51,10 +51,15 @@ def _var_and_mean(x, dim, correction, keepdim):
     dims = _reduced_dims(x, dim)
     count = math.prod(x.shape[d] for d in dims) if x.dim() else 1
     correction = 1 if correction is None else correction
+    if isinstance(correction, float) and correction.is_integer():
+        # std's correction arrives as 1.0; n - 1.0 of a symbolic n is a SymFloat, which a
+        # dynamic graph cannot divide by.
+        correction = int(correction)
     dtype = x.dtype
     if dtype in (torch.bfloat16, torch.float16):
         x = aten._to_copy.default(x, dtype=torch.float32)
-    shift = aten.sum.dim_IntList(aten.mul.Tensor(x, 1.0 / max(count, 1)), dims, True)
+    inverse_count = _inverse_count(count, x)
+    shift = aten.sum.dim_IntList(aten.mul.Tensor(x, inverse_count), dims, True)
     deviation = aten.sub.Tensor(x, shift)
     deviation_sum = aten.sum.dim_IntList(deviation, dims, True)
     squares = aten.sum.dim_IntList(aten.mul.Tensor(deviation, deviation), dims, True)
@@ -64,7 +69,8 @@ def _var_and_mean(x, dim, correction, keepdim):
     centred = aten.where.self(aten.lt.Scalar(centred, 0), aten.zeros_like(centred), centred)
     var = aten.div.Scalar(centred, max(count - correction, 0))
     far_from_zero = aten.ge.Tensor(aten.mul.Tensor(shift, shift),
-                                   aten.mul.Scalar(centred, 16.0 / max(count, 1)))
+                                   aten.mul.Tensor(aten.mul.Scalar(centred, 16.0),
+                                                   inverse_count))
     mean = aten.where.self(far_from_zero, aten.add.Tensor(shift, mean_deviation), shift)
     if not keepdim:
         var = aten.squeeze.dims(var, dims)
@@ -73,6 +79,15 @@ def _var_and_mean(x, dim, correction, keepdim):
         var = aten._to_copy.default(var, dtype=dtype)
         mean = aten._to_copy.default(mean, dtype=dtype)
     return var, mean
+
+
+def _inverse_count(count, like):
+    """1 / count, as a Python float, or for a symbolic count (a dynamic graph) as a 0-d
+    tensor of like's dtype: a float computed from a SymInt becomes a division of 0-d
+    float64 tensors (aten.true_divide.Tensor), which torch-mlir does not lower."""
+    if isinstance(count, int):
+        return 1.0 / max(count, 1)
+    return aten.reciprocal.default(aten.scalar_tensor.default(count, dtype=like.dtype))
 
 
 def var_mean_correction(x, dim=None, *, correction=None, keepdim=False):

@@ -11,6 +11,7 @@
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -31,6 +32,8 @@ namespace {
 /// it is not (a column sum: every addition goes to one accumulator).
 constexpr int64_t kLaneBlock = 4096;
 constexpr int64_t kScalarBlock = 256;
+/// Times a row of symbolic length is blocked (its partials' sum once more).
+constexpr int kDynamicLevels = 2;
 
 /// The additions `out_i = out_i + v_i` of `op`'s body, one per init, when every result
 /// of `op` is such a float sum (`v_i` cannot read `out_i`: `out_i` has one use).
@@ -54,7 +57,7 @@ SmallVector<arith::AddFOp> floatSums(linalg::GenericOp op) {
 /// The value `op` reads at loop `loop` as the slice [offset, offset + size) of every
 /// input dimension that loop indexes.
 SmallVector<Value> slicedInputs(OpBuilder &b, linalg::GenericOp op, unsigned loop,
-                                int64_t offset, int64_t size) {
+                                OpFoldResult offset, OpFoldResult size) {
   SmallVector<Value> inputs;
   for (OpOperand *input : op.getDpsInputOperands()) {
     auto type = cast<RankedTensorType>(input->get().getType());
@@ -63,11 +66,11 @@ SmallVector<Value> slicedInputs(OpBuilder &b, linalg::GenericOp op, unsigned loo
     SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
     bool sliced = false;
     for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
-      sizes.push_back(b.getIndexAttr(type.getDimSize(dim)));
+      sizes.push_back(tensor::getMixedSize(b, op.getLoc(), input->get(), dim));
       if (cast<AffineDimExpr>(expr).getPosition() != loop)
         continue;
-      offsets[dim] = b.getIndexAttr(offset);
-      sizes[dim] = b.getIndexAttr(size);
+      offsets[dim] = offset;
+      sizes[dim] = size;
       sliced = true;
     }
     inputs.push_back(sliced ? tensor::ExtractSliceOp::create(b, op.getLoc(), input->get(),
@@ -185,7 +188,8 @@ Value blockShaped(OpBuilder &b, Value value, unsigned dim, int64_t partials, int
 /// Blocks one long float sum. On success, `op` is replaced and the ops that may still
 /// sum too many elements (the partials' sum, the tail) are appended to `worklist`.
 LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &worklist,
-                    bool expandProducers) {
+                    bool expandProducers, bool dynamicExtents,
+                    DenseMap<Operation *, int> &dynamicLevels) {
   if (op.getNumReductionLoops() == 0 || !op.hasPureTensorSemantics() ||
       op.getNumDpsInits() == 0)
     return failure();
@@ -193,8 +197,6 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
   if (sums.empty())
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ShapedType::isDynamicShape(ranges))
-    return failure(); // TODO(issue 19): dynamic extents, with a tail of dynamic size.
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   unsigned numLoops = op.getNumLoops();
   for (OpOperand &operand : op->getOpOperands())
@@ -213,27 +215,43 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
   for (unsigned loop = 0; loop < numLoops; ++loop)
     if (iterators[loop] == utils::IteratorType::reduction) {
       reductions.push_back(loop);
-      total *= ranges[loop];
+      total = ShapedType::isDynamic(ranges[loop]) || ShapedType::isDynamic(total)
+                  ? ShapedType::kDynamic
+                  : total * ranges[loop];
     }
   int64_t blockSize =
       iterators.back() == utils::IteratorType::reduction ? kLaneBlock : kScalarBlock;
-  if (total <= 2 * blockSize)
+  // A row of symbolic length (one innermost reduction loop) is blocked whatever its
+  // length turns out to be (a short one has no blocks, only the tail), twice at most:
+  // the partials' sum of the partials' sum adds n / 4096^2 values. Other dynamic
+  // reductions stay as they are.
+  bool dynamic = ShapedType::isDynamic(total);
+  if (dynamic && (!dynamicExtents || reductions.size() != 1 ||
+                  reductions.front() != numLoops - 1 ||
+                  dynamicLevels.lookup(op) >= kDynamicLevels))
+    return failure();
+  if (!dynamic && total <= 2 * blockSize)
     return failure();
   // The innermost reduction loops that fit in a block, and the loop to split: `split`
   // into `partials` x `chunk` (+ a tail), chunk x inner <= block.
   int64_t inner = 1;
-  unsigned split = reductions.front();
-  for (unsigned loop : llvm::reverse(reductions)) {
-    if (inner * ranges[loop] > blockSize) {
-      split = loop;
-      break;
+  unsigned split = reductions.back();
+  if (!dynamic) {
+    split = reductions.front();
+    for (unsigned loop : llvm::reverse(reductions)) {
+      if (inner * ranges[loop] > blockSize) {
+        split = loop;
+        break;
+      }
+      inner *= ranges[loop];
     }
-    inner *= ranges[loop];
   }
   int64_t chunk = std::max<int64_t>(1, blockSize / inner);
-  int64_t partials = ranges[split] / chunk;
-  int64_t main = partials * chunk;
-  int64_t tail = ranges[split] - main;
+  // Static: the number of blocks, the elements they hold and the tail's; dynamic: the
+  // same as values (kDynamic here), computed from the loop's extent.
+  int64_t partials = dynamic ? ShapedType::kDynamic : ranges[split] / chunk;
+  int64_t main = dynamic ? ShapedType::kDynamic : partials * chunk;
+  int64_t tail = dynamic ? ShapedType::kDynamic : ranges[split] - main;
   // Reduction loops outside `split` become parallel in the partial sums too.
   SmallVector<unsigned> outer;
   for (unsigned loop : reductions)
@@ -243,9 +261,23 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
   OpBuilder b(op);
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
+  SmallVector<OpFoldResult> extents;
+  for (Range range : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
+    extents.push_back(range.size);
+  OpFoldResult mainSize = b.getIndexAttr(main), tailSize = b.getIndexAttr(tail);
+  OpFoldResult partialCount = b.getIndexAttr(partials);
+  if (dynamic) {
+    Value extent = getValueOrCreateConstantIndexOp(b, loc, extents[split]);
+    Value chunkSize = arith::ConstantIndexOp::create(b, loc, chunk);
+    Value count = arith::DivUIOp::create(b, loc, extent, chunkSize);
+    Value covered = arith::MulIOp::create(b, loc, count, chunkSize);
+    partialCount = count;
+    mainSize = covered;
+    tailSize = arith::SubIOp::create(b, loc, extent, covered).getResult();
+  }
   // Stage 1 loops: the original ones with `split` as (p, c): p parallel, c reduction.
   auto newLoop = [&](unsigned loop) { return splitLoop(loop, split); };
-  SmallVector<Value> inputs = slicedInputs(b, op, split, 0, main);
+  SmallVector<Value> inputs = slicedInputs(b, op, split, b.getIndexAttr(0), mainSize);
   SmallVector<AffineMap> maps;
   for (auto [position, input] : llvm::enumerate(op.getDpsInputOperands())) {
     auto type = cast<RankedTensorType>(inputs[position].getType());
@@ -292,18 +324,18 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
   }
   // Partials: [result dims..., outer reduction loops..., p], from -0.0 (the identity).
   SmallVector<AffineExpr> partialResults;
-  SmallVector<int64_t> partialShape;
+  SmallVector<OpFoldResult> partialShape;
   for (AffineExpr expr : outMap.getResults()) {
     unsigned loop = cast<AffineDimExpr>(expr).getPosition();
     partialResults.push_back(getAffineDimExpr(newLoop(loop), ctx));
-    partialShape.push_back(ranges[loop]);
+    partialShape.push_back(extents[loop]);
   }
   for (unsigned loop : outer) {
     partialResults.push_back(getAffineDimExpr(loop, ctx));
-    partialShape.push_back(ranges[loop]);
+    partialShape.push_back(extents[loop]);
   }
   partialResults.push_back(getAffineDimExpr(split, ctx));
-  partialShape.push_back(partials);
+  partialShape.push_back(partialCount);
   SmallVector<Value> partialInits;
   for (Value init : op.getDpsInits()) {
     Type element = cast<RankedTensorType>(init.getType()).getElementType();
@@ -343,9 +375,10 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
 
   // The tail [main, extent) of the split loop, summed into the original inits.
   SmallVector<Value> inits(op.getDpsInits());
-  if (tail > 0) {
+  if (dynamic || tail > 0) {
+    Value tailStart = getValueOrCreateConstantIndexOp(b, loc, mainSize);
     auto tailOp = linalg::GenericOp::create(
-        b, loc, op->getResultTypes(), slicedInputs(b, op, split, main, tail), inits,
+        b, loc, op->getResultTypes(), slicedInputs(b, op, split, mainSize, tailSize), inits,
         op.getIndexingMapsArray(), iterators,
         [&](OpBuilder &nb, Location nl, ValueRange arguments) {
           SmallVector<Value> yielded =
@@ -353,13 +386,13 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
                 Value index = linalg::IndexOp::create(ib, nl, dim);
                 if (dim != split)
                   return index;
-                return arith::AddIOp::create(
-                    ib, nl, index, arith::ConstantIndexOp::create(ib, nl, main));
+                return arith::AddIOp::create(ib, nl, index, tailStart);
               });
           linalg::YieldOp::create(nb, nl, yielded);
         });
     inits.assign(tailOp->result_begin(), tailOp->result_end());
-    worklist.push_back(tailOp);
+    if (!dynamic) // a dynamic tail is shorter than a block
+      worklist.push_back(tailOp);
   }
 
   // Stage 2: the partials summed into the inits (or the tail's sums).
@@ -382,6 +415,9 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
               sum.getFastmathAttr()));
         linalg::YieldOp::create(nb, nl, yielded);
       });
+  if (dynamic)
+    dynamicLevels[stage2] = dynamicLevels.lookup(op) + 1;
+  dynamicLevels.erase(op);
   op->replaceAllUsesWith(stage2->getResults());
   op.erase();
   worklist.push_back(stage2);
@@ -394,10 +430,11 @@ struct BlockLongSumsPass
 
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> worklist;
+    DenseMap<Operation *, int> dynamicLevels; // blockings above a dynamic partials' sum
     getOperation().walk([&](linalg::GenericOp op) { worklist.push_back(op); });
     while (!worklist.empty()) {
       linalg::GenericOp op = worklist.pop_back_val();
-      (void)block(op, worklist, expandProducers);
+      (void)block(op, worklist, expandProducers, dynamicExtents, dynamicLevels);
     }
   }
 };

@@ -1,4 +1,5 @@
-// RUN: dyno-opt %s --dyno-block-long-sums | FileCheck %s
+// RUN: dyno-opt %s --dyno-block-long-sums=dynamic-extents=true | FileCheck %s
+// RUN: dyno-opt %s --dyno-block-long-sums | FileCheck %s --check-prefix=STATIC
 // RUN: dyno-opt %s --dyno-block-long-sums=expand-producers=true | FileCheck %s --check-prefix=EXPAND
 
 #in = affine_map<(d0, d1) -> (d0, d1)>
@@ -81,4 +82,34 @@ func.func @softmax$exp(%x: tensor<4x16384xf32>, %max: tensor<4xf32>, %init: tens
     linalg.yield %q : f32
   } -> tensor<4x16384xf32>
   return %y : tensor<4x16384xf32>
+}
+
+// A row of symbolic length: blocks of 4096 as many as fit (n / 4096, computed), the tail
+// of n - that, then the partials' sum, blocked once more.
+// STATIC-LABEL: func.func @dynamic$row
+// STATIC-NOT: tensor.expand_shape
+// STATIC: return
+// CHECK-LABEL: func.func @dynamic$row
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c1
+// CHECK: %[[BLOCKS:.*]] = arith.divui %[[N]], %[[C4096:.*]] : index
+// CHECK: %[[MAIN:.*]] = arith.muli %[[BLOCKS]], %[[C4096]] : index
+// CHECK: %[[TAILN:.*]] = arith.subi %[[N]], %[[MAIN]] : index
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %arg0[0, 0] [4, %[[MAIN]]] [1, 1]
+// CHECK: tensor.expand_shape %[[SLICE]] {{\[}}[0], [1, 2]] output_shape [4, %{{.*}}, 4096] : tensor<4x?xf32> into tensor<4x?x4096xf32>
+// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<4x?xf32>)
+// CHECK: tensor.extract_slice %arg0[0, %[[MAIN]]] [4, %[[TAILN]]] [1, 1]
+// The partials' sum, blocked again, and its own partials' sum.
+// CHECK: arith.divui
+// CHECK: tensor<4x?x4096xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%{{.*}} : tensor<4x?xf32>)
+// CHECK-NOT: arith.divui
+// CHECK: return
+func.func @dynamic$row(%x: tensor<4x?xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x?xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

@@ -347,13 +347,21 @@ def DynoBlockLongSums : Pass<"dyno-block-long-sums", "func::FuncOp"> {
     (a 16x262144 softmax took 1.25x its unblocked time, now 1.00x:
     benchmarks/accuracy_cost.py).
 
+    With `dynamic-extents` (the CPU lowering), a row of symbolic length (one innermost
+    reduction loop of dynamic extent) is blocked whatever its length turns out to be:
+    n / block blocks (none for a short row), a tail of the rest, and the partials' sum
+    blocked once more (it adds n / block^2 values). Other dynamic reductions, and all
+    of them without the option, are left as they are.
+
     Input and output: linalg-on-tensors (both lowerings run it on the kernels, before
-    tiling and before Triton's split of full reductions). Dynamic extents are left as
-    they are.
+    tiling and before Triton's split of full reductions).
   }];
   let options = [
     Option<"expandProducers", "expand-producers", "bool", "false",
            "Compute an all-parallel producer of a blocked sum in the blocks' shape">,
+    Option<"dynamicExtents", "dynamic-extents", "bool", "false",
+           "Block rows of symbolic length (the Triton target reads no dynamic reshape "
+           "inside a kernel yet)">,
   ];
   let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
                            "tensor::TensorDialect"];
