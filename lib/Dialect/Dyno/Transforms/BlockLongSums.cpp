@@ -103,6 +103,38 @@ SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange argu
 /// The loops of an op with loop `split` divided into (split, split + 1).
 unsigned splitLoop(unsigned loop, unsigned split) { return loop <= split ? loop : loop + 1; }
 
+/// An operand (of `type`, read through `map`) of an op whose loop `split` becomes
+/// (split, split + 1), of `partials` x `chunk`: its map over the new loops, and the
+/// shape and reassociation that expand the dimension the loop indexes (the same rank
+/// when none does).
+struct BlockedOperand {
+  AffineMap map;
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape;
+};
+
+BlockedOperand blockedOperand(RankedTensorType type, AffineMap map, unsigned split,
+                              int64_t partials, int64_t chunk) {
+  MLIRContext *ctx = map.getContext();
+  BlockedOperand blocked;
+  SmallVector<AffineExpr> results;
+  for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+    unsigned loop = cast<AffineDimExpr>(expr).getPosition();
+    int64_t next = blocked.shape.size();
+    if (loop == split) {
+      blocked.groups.push_back({next, next + 1});
+      blocked.shape.append({partials, chunk});
+      results.append({getAffineDimExpr(split, ctx), getAffineDimExpr(split + 1, ctx)});
+      continue;
+    }
+    blocked.groups.push_back({next});
+    blocked.shape.push_back(type.getDimSize(dim));
+    results.push_back(getAffineDimExpr(splitLoop(loop, split), ctx));
+  }
+  blocked.map = AffineMap::get(map.getNumDims() + 1, 0, results, ctx);
+  return blocked;
+}
+
 /// `value` (read by a blocked sum whole, its dimension `dim` split into `partials` x
 /// `chunk`) in the blocks' shape: the source of a collapse_shape that already is, or an
 /// all-parallel producer recomputed in the blocks' iteration space, its other users
@@ -127,35 +159,20 @@ Value blockShaped(OpBuilder &b, Value value, unsigned dim, int64_t partials, int
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(producer);
   Location loc = producer.getLoc();
-  MLIRContext *ctx = producer.getContext();
   unsigned numLoops = producer.getNumLoops();
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (OpOperand *input : producer.getDpsInputOperands()) {
     auto type = cast<RankedTensorType>(input->get().getType());
-    AffineMap map = producer.getMatchingIndexingMap(input);
-    SmallVector<AffineExpr> results;
-    SmallVector<ReassociationIndices> inputGroups;
-    SmallVector<int64_t> shape;
-    for (auto [position, expr] : llvm::enumerate(map.getResults())) {
-      unsigned loop = cast<AffineDimExpr>(expr).getPosition();
-      int64_t next = shape.size();
-      if (loop == dim) {
-        inputGroups.push_back({next, next + 1});
-        shape.append({partials, chunk});
-        results.append({getAffineDimExpr(dim, ctx), getAffineDimExpr(dim + 1, ctx)});
-        continue;
-      }
-      inputGroups.push_back({next});
-      shape.push_back(type.getDimSize(position));
-      results.push_back(getAffineDimExpr(splitLoop(loop, dim), ctx));
-    }
+    BlockedOperand operand =
+        blockedOperand(type, producer.getMatchingIndexingMap(input), dim, partials, chunk);
     Value blocked = input->get();
-    if (shape.size() != static_cast<size_t>(type.getRank()))
+    if (operand.shape.size() != static_cast<size_t>(type.getRank()))
       blocked = tensor::ExpandShapeOp::create(
-          b, loc, RankedTensorType::get(shape, type.getElementType()), blocked, inputGroups);
+          b, loc, RankedTensorType::get(operand.shape, type.getElementType()), blocked,
+          operand.groups);
     inputs.push_back(blocked);
-    maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
+    maps.push_back(operand.map);
   }
   maps.push_back(b.getMultiDimIdentityMap(numLoops + 1));
   Value empty = tensor::EmptyOp::create(b, loc, blockedType.getShape(),
@@ -282,22 +299,7 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
   for (auto [position, input] : llvm::enumerate(op.getDpsInputOperands())) {
     auto type = cast<RankedTensorType>(inputs[position].getType());
     AffineMap map = op.getMatchingIndexingMap(input);
-    SmallVector<AffineExpr> results;
-    SmallVector<ReassociationIndices> groups;
-    SmallVector<int64_t> shape;
-    for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
-      unsigned loop = cast<AffineDimExpr>(expr).getPosition();
-      int64_t next = shape.size();
-      if (loop == split) {
-        groups.push_back({next, next + 1});
-        shape.append({partials, chunk});
-        results.append({getAffineDimExpr(split, ctx), getAffineDimExpr(split + 1, ctx)});
-        continue;
-      }
-      groups.push_back({next});
-      shape.push_back(type.getDimSize(dim));
-      results.push_back(getAffineDimExpr(newLoop(loop), ctx));
-    }
+    auto [blockedMap, groups, shape] = blockedOperand(type, map, split, partials, chunk);
     if (shape.size() != static_cast<size_t>(type.getRank())) {
       auto blockedType = RankedTensorType::get(shape, type.getElementType());
       // Read whole (no tail): its producer may compute it in the blocks' shape.
@@ -320,7 +322,7 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
                                                                  inputs[position], groups)
                                        .getResult();
     }
-    maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
+    maps.push_back(blockedMap);
   }
   // Partials: [result dims..., outer reduction loops..., p], from -0.0 (the identity).
   SmallVector<AffineExpr> partialResults;
