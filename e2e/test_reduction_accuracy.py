@@ -48,6 +48,38 @@ def test_long_reduction_triton(op, data):
     assert compiled <= reduction_accuracy.bound(eager), (compiled, eager)
 
 
+def test_block_long_sums_off_is_the_unblocked_sum():
+    """options={"block_long_sums": False} (for benchmarks/accuracy_cost.py) leaves a long
+    sum to one accumulator per lane: on values near 1e4 it loses the accuracy the blocks
+    keep."""
+    x = reduction_accuracy.make_input("larger_mean", 1_000_000, 4)
+    reference = x.double().sum(-1)
+    errors = {}
+    for blocked in (True, False):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        result = torch.compile(lambda t: t.sum(-1), backend="mlir",
+                               options={"target": "cpu", "block_long_sums": blocked})(x)
+        assert dyno.stats()["compiled_graphs"] == 1
+        errors[blocked] = ((result.double() - reference).abs().max()
+                           / reference.abs().max()).item()
+    assert errors[True] < 1e-6 < errors[False], errors
+
+
+def test_block_long_sums_option_reaches_the_triton_pipeline():
+    """On Triton a blocked row sum is three kernels (blocks, tail, their sum)."""
+    x = reduction_accuracy.make_input("larger_mean", 100_000, 2)
+    kernels = {}
+    for blocked in (True, False):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        result = torch.compile(lambda t: t.sum(-1), backend="mlir",
+                               options={"target": "triton", "block_long_sums": blocked})(x)
+        torch.testing.assert_close(result, x.sum(-1), rtol=1e-5, atol=0)
+        kernels[blocked] = dyno.stats()["kernels"]
+    assert kernels[True] > kernels[False], kernels
+
+
 def test_var_of_large_mean_regression():
     """The variance of 1M values in [1e4, 1e4 + 1] was off by a factor of 38 (two passes
     from a mean whose error exceeded the spread); a sum of them by 1.8e-4 relative."""

@@ -32,6 +32,7 @@ def test_triton_target_is_chosen_and_reported():
 @pytest.mark.parametrize("options, message", [
     ({"target": "gpu"}, "target must be one of ['auto', 'cpu', 'triton']"),
     ({"autotune": "yes"}, "autotune must be True or False"),
+    ({"block_long_sums": 0}, "block_long_sums must be True or False"),
     ({"block": 4}, "unknown options ['block']"),
 ])
 def test_bad_options_are_errors(options, message):
