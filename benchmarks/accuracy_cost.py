@@ -20,13 +20,13 @@ import math
 import platform
 import statistics
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from models import NormActBlock  # noqa: E402
 from report import geomean, publish  # noqa: E402
+from run import time_calls  # noqa: E402
 
 import dyno  # noqa: E402
 from dyno import decompositions  # noqa: E402
@@ -92,15 +92,6 @@ def relative_error(got, reference) -> float:
     return ((got.double() - reference).abs().max() / reference.abs().max()).item()
 
 
-def time_calls(fn, x, iters):
-    samples = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        fn(x)
-        samples.append(time.perf_counter() - start)
-    return samples
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", default="", help="comma-separated prefixes of case names")
@@ -135,10 +126,10 @@ def main():
                 raise SystemExit(f"{name}: Dyno fell back: {stats['fallback_reasons']}")
             samples = {label: [] for label in backends}
             for label, fn in backends.items():
-                time_calls(fn, x, 3)
+                time_calls(fn, (x,), 3)
             for _ in range(args.rounds):
                 for label, fn in backends.items():
-                    samples[label] += time_calls(fn, x, args.iters)
+                    samples[label] += time_calls(fn, (x,), args.iters)
         medians = {label: statistics.median(s) for label, s in samples.items()}
         rows.append((name, medians, errors))
         print(name, {k: f"{v * 1e6:.0f} us" for k, v in medians.items()},

@@ -48,21 +48,25 @@ def test_long_reduction_triton(op, data):
     assert compiled <= reduction_accuracy.bound(eager), (compiled, eager)
 
 
+def _row_sums(x, target, blocked):
+    """x.sum(-1) compiled with or without blocked sums, and Dyno's stats of that compile."""
+    torch._dynamo.reset()
+    dyno.reset_stats()
+    result = torch.compile(lambda t: t.sum(-1), backend="mlir",
+                           options={"target": target, "block_long_sums": blocked})(x)
+    assert dyno.stats()["compiled_graphs"] == 1
+    return result, dyno.stats()
+
+
 def test_block_long_sums_off_is_the_unblocked_sum():
     """options={"block_long_sums": False} (for benchmarks/accuracy_cost.py) leaves a long
     sum to one accumulator per lane: on values near 1e4 it loses the accuracy the blocks
     keep."""
     x = reduction_accuracy.make_input("larger_mean", 1_000_000, 4)
     reference = x.double().sum(-1)
-    errors = {}
-    for blocked in (True, False):
-        torch._dynamo.reset()
-        dyno.reset_stats()
-        result = torch.compile(lambda t: t.sum(-1), backend="mlir",
-                               options={"target": "cpu", "block_long_sums": blocked})(x)
-        assert dyno.stats()["compiled_graphs"] == 1
-        errors[blocked] = ((result.double() - reference).abs().max()
-                           / reference.abs().max()).item()
+    errors = {blocked: reduction_accuracy.relative_error(_row_sums(x, "cpu", blocked)[0],
+                                                         reference)
+              for blocked in (True, False)}
     assert errors[True] < 1e-6 < errors[False], errors
 
 
@@ -71,12 +75,9 @@ def test_block_long_sums_option_reaches_the_triton_pipeline():
     x = reduction_accuracy.make_input("larger_mean", 100_000, 2)
     kernels = {}
     for blocked in (True, False):
-        torch._dynamo.reset()
-        dyno.reset_stats()
-        result = torch.compile(lambda t: t.sum(-1), backend="mlir",
-                               options={"target": "triton", "block_long_sums": blocked})(x)
+        result, stats = _row_sums(x, "triton", blocked)
         torch.testing.assert_close(result, x.sum(-1), rtol=1e-5, atol=0)
-        kernels[blocked] = dyno.stats()["kernels"]
+        kernels[blocked] = stats["kernels"]
     assert kernels[True] > kernels[False], kernels
 
 

@@ -103,6 +103,17 @@ SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange argu
 /// The loops of an op with loop `split` divided into (split, split + 1).
 unsigned splitLoop(unsigned loop, unsigned split) { return loop <= split ? loop : loop + 1; }
 
+/// The index of original loop `loop` inside an op whose loop `split` became (p, c) of
+/// `chunk`: p * chunk + c for `split`, the renumbered loop's index otherwise.
+Value blockedIndex(OpBuilder &b, Location loc, int64_t loop, unsigned split, int64_t chunk) {
+  if (loop != split)
+    return linalg::IndexOp::create(b, loc, splitLoop(loop, split));
+  Value p = linalg::IndexOp::create(b, loc, split);
+  Value c = linalg::IndexOp::create(b, loc, split + 1);
+  Value scale = arith::ConstantIndexOp::create(b, loc, chunk);
+  return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, p, scale), c);
+}
+
 /// An operand (of `type`, read through `map`) of an op whose loop `split` becomes
 /// (split, split + 1), of `partials` x `chunk`: its map over the new loops, and the
 /// shape and reassociation that expand the dimension the loop indexes (the same rank
@@ -182,14 +193,8 @@ Value blockShaped(OpBuilder &b, Value value, unsigned dim, int64_t partials, int
       b, loc, TypeRange{blockedType}, inputs, ValueRange{empty}, maps, iterators,
       [&](OpBuilder &nb, Location nl, ValueRange arguments) {
         SmallVector<Value> yielded =
-            cloneBody(nb, producer, arguments, [&](OpBuilder &ib, int64_t loop) -> Value {
-              if (loop != dim)
-                return linalg::IndexOp::create(ib, nl, splitLoop(loop, dim));
-              Value p = linalg::IndexOp::create(ib, nl, dim);
-              Value c = linalg::IndexOp::create(ib, nl, dim + 1);
-              Value scale = arith::ConstantIndexOp::create(ib, nl, chunk);
-              return arith::AddIOp::create(ib, nl, arith::MulIOp::create(ib, nl, p, scale),
-                                           c);
+            cloneBody(nb, producer, arguments, [&](OpBuilder &ib, int64_t loop) {
+              return blockedIndex(ib, nl, loop, dim, chunk);
             });
         linalg::YieldOp::create(nb, nl, yielded);
       });
@@ -363,14 +368,8 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
       b, loc, ValueRange(partialInits).getTypes(), inputs, partialInits, maps,
       stage1Iterators, [&](OpBuilder &nb, Location nl, ValueRange arguments) {
         SmallVector<Value> yielded =
-            cloneBody(nb, op, arguments, [&](OpBuilder &ib, int64_t dim) -> Value {
-              if (dim != split)
-                return linalg::IndexOp::create(ib, nl, newLoop(dim));
-              Value p = linalg::IndexOp::create(ib, nl, split);
-              Value c = linalg::IndexOp::create(ib, nl, split + 1);
-              Value scale = arith::ConstantIndexOp::create(ib, nl, chunk);
-              return arith::AddIOp::create(ib, nl, arith::MulIOp::create(ib, nl, p, scale),
-                                           c);
+            cloneBody(nb, op, arguments, [&](OpBuilder &ib, int64_t dim) {
+              return blockedIndex(ib, nl, dim, split, chunk);
             });
         linalg::YieldOp::create(nb, nl, yielded);
       });
