@@ -91,12 +91,12 @@ def test_failure_inside_aot_autograd_runs_the_graph_eagerly(monkeypatch):
     # BackendCompilerFailed. The graph now runs eagerly with the reason recorded.
     from dyno import decompositions
 
-    table = decompositions.table()
+    table = decompositions.table("cpu")
 
     def broken_sin(x):
         raise RuntimeError("injected decomposition failure")
     monkeypatch.setattr(decompositions, "table",
-                        lambda: {**table, torch.ops.aten.sin.default: broken_sin})
+                        lambda target: {**table, torch.ops.aten.sin.default: broken_sin})
     x = torch.randn(4, 4)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

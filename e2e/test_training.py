@@ -147,8 +147,9 @@ def test_attention_gradients_match_eager(variant):
     """F.scaled_dot_product_attention in a training graph: PyTorch's decomposition of
     the CPU flash kernel returned the attention probabilities where autograd saves the
     logsumexp, and the eager backward kernel read them as one: gradients before an
-    attention were wrong (GPT-2's first layer norm 66x off). Forward and backward are
-    now Dyno's decompositions (dyno/attention_decompositions.py), compiled whole."""
+    attention were wrong (GPT-2's first layer norm 66x off). On the Triton target forward
+    and backward are now Dyno's decompositions (dyno/attention_decompositions.py),
+    compiled whole; the CPU target calls the flash kernels (e2e/test_attention.py)."""
     torch.manual_seed(0)
     heads, kv_heads = (4, 2) if variant == "grouped_query" else (4, 4)
     q = torch.randn(2, heads, 9, 16, requires_grad=True)

@@ -1,4 +1,7 @@
-"""Scaled dot-product attention on the CPU's flash kernel ops, as matmuls and a softmax.
+"""Scaled dot-product attention on the CPU's flash kernel ops, as matmuls and a softmax:
+the Triton target's attention (its exports, traced on CPU tensors, run on GPUs, where the
+CPU-only kernels cannot). The CPU target calls the kernels themselves
+(library_calls.ATTENTION_OPS).
 
 `F.scaled_dot_product_attention` on CPU tensors dispatches to
 `aten._scaled_dot_product_flash_attention_for_cpu`, which returns the output and the

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import torch
 
-from .compiler import CompileOptions, compile_graph
+from .compiler import CompileOptions, compile_graph, target_and_device
 
 
 def _dynamo_control_flow_exceptions():
@@ -43,12 +43,13 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
     def backward_compiler(graph, inputs):
         return compile_graph(graph, inputs, compile_options, "backward")
 
-    backend = aot_autograd(
-        fw_compiler=forward_compiler,
-        bw_compiler=backward_compiler,
-        decompositions=decompositions.table(),
-    )
     try:
+        target, _ = target_and_device(example_inputs, compile_options)
+        backend = aot_autograd(
+            fw_compiler=forward_compiler,
+            bw_compiler=backward_compiler,
+            decompositions=decompositions.table(target),
+        )
         return backend(gm, example_inputs)
     except _DYNAMO_CONTROL_FLOW:
         raise  # Dynamo's own signals: it restarts its analysis or breaks the graph there

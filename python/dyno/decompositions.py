@@ -889,9 +889,20 @@ _PYTORCH_DECOMPOSED = ("addmv.default", "as_strided_copy.default",
                        "any.dims")
 
 
-def table() -> dict:
+# Targets on which attention stays one operation, PyTorch's fused CPU flash kernel (a
+# dyno.library_call, forward and backward; see library_calls.ATTENTION_OPS for why).
+# Elsewhere (the Triton target, whose exports run on GPUs) attention_decompositions
+# computes it as matmuls and a softmax.
+ATTENTION_LIBRARY_TARGETS = ("cpu",)
+
+
+def table(target: str) -> dict:
+    """The decompositions AOTAutograd and torch.export apply for `target` ("cpu" or
+    "triton")."""
     from torch._decomp import decomposition_table
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    from .library_calls import ATTENTION_OPS
 
     decompositions = dict(get_decomposition_table())
     for name in _PYTORCH_DECOMPOSED:
@@ -926,7 +937,11 @@ def table() -> dict:
     decompositions.update(bessel_functions.table())
     decompositions.update(complex_decompositions.table())
     decompositions.update(indexing_decompositions.table())
-    decompositions.update(attention_decompositions.table())
+    if target in ATTENTION_LIBRARY_TARGETS:
+        for name in ATTENTION_OPS:  # PyTorch's decomposition of the forward is wrong in
+            decompositions.pop(getattr(aten, name).default, None)  # training graphs
+    else:
+        decompositions.update(attention_decompositions.table())
     decompositions.update(low_precision_decompositions.table(decompositions))
     decompositions[aten.var_mean.correction] = var_mean_correction
     decompositions[aten.var.correction] = var_correction

@@ -106,7 +106,7 @@ def _exported(model, example_inputs, autocast, on_cuda: bool):
         with torch.no_grad():
             exported = torch.export.export(traced, traced_inputs)
             _views_as_reshapes(exported.graph_module)
-            return exported.run_decompositions(decompositions.table())
+            return exported.run_decompositions(decompositions.table("triton"))
 
 
 def export_triton_training(model: torch.nn.Module, loss_fn, example_inputs,
@@ -125,7 +125,7 @@ def export_triton_training(model: torch.nn.Module, loss_fn, example_inputs,
     example_inputs = tuple(example_inputs)
     graph_module, signature = aot_export_module(
         step, example_inputs, trace_joint=True, output_loss_index=0,
-        decompositions=decompositions.table())
+        decompositions=decompositions.table("triton"))
     prefix = "model."
     persistent = model.state_dict(keep_vars=True)
     placeholders = [node.name for node in graph_module.graph.nodes if node.op == "placeholder"]

@@ -23,6 +23,15 @@ LIBRARY_OPS = (
       for suffix in ("", "2", "n")),
 )
 
+# Scaled dot-product attention on CPU tensors: PyTorch's fused flash kernels, forward (the
+# output and the rows' logsumexp) and backward. They never hold the [N, H, L, S] scores;
+# measured against Dyno's compiled matmul + softmax + matmul (2 threads, fp32 and bf16,
+# causal and full, 4x4x128x64 to 2x16x512x64) they take 1.5x-14x less time
+# (benchmarks/attention.py). The CPU target keeps them (decompositions.table); the Triton
+# target, whose exports run on GPUs, decomposes them.
+ATTENTION_OPS = ("_scaled_dot_product_flash_attention_for_cpu",
+                 "_scaled_dot_product_flash_attention_for_cpu_backward")
+
 
 def _attribute(operand) -> str:
     """A non-tensor argument as a dyno.library_call `arguments` entry."""
@@ -73,6 +82,6 @@ def _library_call(aten_name):
     return lower
 
 
-for _op in LIBRARY_OPS:
+for _op in LIBRARY_OPS + ATTENTION_OPS:
     _aten = "aten." + _op + ("" if "." in _op else ".default")
     lowering("torch.aten." + _op)(_library_call(_aten))

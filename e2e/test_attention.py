@@ -1,0 +1,118 @@
+"""Scaled dot-product attention. On the CPU target it stays one operation, PyTorch's fused
+flash kernels as dyno.library_calls, forward and backward (library_calls.ATTENTION_OPS);
+the Triton target, whose exports run on GPUs, computes it with Dyno's decomposition
+(attention_decompositions.py) and never calls the CPU-only kernels."""
+import os
+import tempfile
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import dyno
+
+FLASH = "aten._scaled_dot_product_flash_attention_for_cpu.default"
+FLASH_BACKWARD = "aten._scaled_dot_product_flash_attention_for_cpu_backward.default"
+VARIANTS = ["causal", "additive_mask", "boolean_mask", "grouped_query", "scaled"]
+
+
+def _inputs(variant, dtype, requires_grad=False):
+    heads, kv_heads = (4, 2) if variant == "grouped_query" else (4, 4)
+    q = torch.randn(2, heads, 9, 16, dtype=dtype, requires_grad=requires_grad)
+    k = torch.randn(2, kv_heads, 11, 16, dtype=dtype, requires_grad=requires_grad)
+    v = torch.randn(2, kv_heads, 11, 16, dtype=dtype, requires_grad=requires_grad)
+    mask = {"additive_mask": torch.randn(9, 11, dtype=dtype),
+            "boolean_mask": torch.rand(9, 11) > 0.3}.get(variant)
+    return (q, k, v), mask
+
+
+def _attention(variant, mask):
+    def attention(q, k, v):
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, is_causal=variant == "causal",
+            scale=0.3 if variant == "scaled" else None,
+            enable_gqa=variant == "grouped_query")
+        return out * 2.0 + 1.0  # a kernel after the call
+    return attention
+
+
+def _assert_compiled_whole():
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 0, stats["fallback_reasons"]
+    assert stats.get("partially_compiled_graphs", 0) == 0, stats["fallback_ops"]
+    assert stats["runtime_fallbacks"] == 0, stats
+    return stats
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cpu_attention_is_the_flash_kernel(variant, dtype):
+    """The same kernel as eager, so the same bits; one call, no [N, H, L, S] scores."""
+    (q, k, v), mask = _inputs(variant, dtype)
+    attention = _attention(variant, mask)
+    with torch.no_grad():
+        want = attention(q, k, v)
+        got = torch.compile(attention, backend="mlir", options={"target": "cpu"})(q, k, v)
+    stats = _assert_compiled_whole()
+    assert stats["library_calls"] == {FLASH: 1}, stats["library_calls"]
+    assert stats["cpu_graphs"] == 1 and stats["kernels"] >= 1, stats
+    assert got.dtype == want.dtype and got.stride() == want.stride()
+    assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cpu_attention_training_calls_the_flash_backward(variant):
+    """The forward saves the flash kernel's logsumexp and the backward graph calls its
+    backward kernel with it: gradients as eager's."""
+    (q, k, v), mask = _inputs(variant, torch.float32, requires_grad=True)
+    attention = _attention(variant, mask)
+
+    def loss(q, k, v):
+        out = attention(q, k, v)
+        return (out * out.sin()).sum()
+
+    want = torch.autograd.grad(loss(q, k, v), (q, k, v))
+    compiled = torch.compile(loss, backend="mlir", options={"target": "cpu"})
+    got = torch.autograd.grad(compiled(q, k, v), (q, k, v))
+    for name, g, w in zip("qkv", got, want):
+        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5, msg=f"gradient of {name}")
+    stats = _assert_compiled_whole()
+    assert stats.get("compiled_backward_graphs", 0) == 1, stats
+    assert stats["library_calls"] == {FLASH: 1, FLASH_BACKWARD: 1}, stats["library_calls"]
+
+
+def test_triton_target_decomposes_attention():
+    (q, k, v), mask = _inputs("additive_mask", torch.float32)
+    attention = _attention("additive_mask", mask)
+    with torch.no_grad():
+        want = attention(q, k, v)
+        got = torch.compile(attention, backend="mlir", options={"target": "triton"})(q, k, v)
+    stats = _assert_compiled_whole()
+    assert not stats.get("library_calls"), stats["library_calls"]
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+class _Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(32, 96)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).view(2, 7, 3, 2, 16).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def test_gpu_export_has_no_cpu_attention_call():
+    """export_triton traces on CPU tensors, where attention is the CPU flash kernel: the
+    export must compute it with kernels the GPU runs, not call a CPU-only op."""
+    from dyno.targets import triton_runtime
+
+    model, x = _Block().eval(), torch.randn(2, 7, 32)
+    with tempfile.TemporaryDirectory() as directory:
+        dyno.export_triton(model, (x,), directory)
+        with open(os.path.join(directory, "wrapper.py")) as file:
+            wrapper = file.read()
+        program = triton_runtime.load(directory, device="cpu")
+        with torch.no_grad():
+            torch.testing.assert_close(program(x), model(x), rtol=1e-5, atol=1e-5)
+    assert "flash_attention" not in wrapper and "_library_call(" not in wrapper
