@@ -1,13 +1,15 @@
-"""Attention on the CPU: PyTorch's fused flash kernel as a library call, against Dyno's
+"""Attention on the CPU: PyTorch's fused flash kernels as library calls, against Dyno's
 own compiled decomposition (matmul, softmax, matmul), in one run beside eager.
 
     python benchmarks/attention.py [--cases a,b] [--dtypes float32,bfloat16]
                                    [--rounds N] [--iters N] [--out FILE]
 
-"library" is Dyno as shipped on the CPU target (`_scaled_dot_product_flash_attention_for_cpu`
-and its backward stay dyno.library_calls); "decomposed" compiles the same graph with the
-Triton target's decomposition (dyno/attention_decompositions.py) on the CPU target, which
-this script selects for that compile only. Cases: `F.scaled_dot_product_attention` alone
+"kernels" calls `_scaled_dot_product_flash_attention_for_cpu` and its backward as
+dyno.library_calls; "decomposed" compiles the same graph with the Triton target's
+decomposition (dyno/attention_decompositions.py) on the CPU target; "shipped" is Dyno as
+it is: the kernels, but for the backward of short bf16/fp16 attention, which it
+decomposes (attention_decompositions.LOW_PRECISION_BACKWARD_SCORES, set from this
+script's measurements). The script selects each variant for its compile only. Cases: `F.scaled_dot_product_attention` alone
 (inference; and forward + backward, "train"), causal, unmasked and with an additive mask,
 at the transformers zoo's CPU and GPU benchmark shapes and longer sequences; then whole
 zoo models (benchmarks/zoo.py, "cpu" size). Each variant's largest difference from eager
@@ -32,22 +34,29 @@ from report import geomean, publish  # noqa: E402
 from run import time_calls  # noqa: E402
 
 import dyno  # noqa: E402
-from dyno import decompositions  # noqa: E402
+from dyno import attention_decompositions, decompositions  # noqa: E402
 
 SHAPES = {  # batch, heads, tokens, head width
-    "zoo-cpu": (4, 4, 128, 64), "zoo-bench": (8, 8, 256, 64),
+    "short": (4, 4, 64, 64), "zoo-cpu": (4, 4, 128, 64), "mid": (4, 4, 192, 64),
+    "zoo-bench": (8, 8, 256, 64),
     "long": (1, 8, 1024, 64), "wide": (2, 16, 512, 64)}
 ZOO_MODELS = ("gpt2", "llama", "bert", "bart", "vit")
 
 
 @contextlib.contextmanager
-def _decomposed_attention():
-    shipped = decompositions.ATTENTION_LIBRARY_TARGETS
-    decompositions.ATTENTION_LIBRARY_TARGETS = ()
+def _variant(label):
+    """Compiles made inside select the variant `label`."""
+    targets = decompositions.ATTENTION_LIBRARY_TARGETS
+    limit = attention_decompositions.LOW_PRECISION_BACKWARD_SCORES
+    if label == "decomposed":
+        decompositions.ATTENTION_LIBRARY_TARGETS = ()
+    elif label == "kernels":
+        attention_decompositions.LOW_PRECISION_BACKWARD_SCORES = 0
     try:
         yield
     finally:
-        decompositions.ATTENTION_LIBRARY_TARGETS = shipped
+        decompositions.ATTENTION_LIBRARY_TARGETS = targets
+        attention_decompositions.LOW_PRECISION_BACKWARD_SCORES = limit
 
 
 class Attention(torch.nn.Module):
@@ -101,17 +110,17 @@ def first_tensors(output):
 
 
 def measure(name, model, inputs, train, rounds, iters):
-    # Two different backends (Dynamo shares cache entries between equal ones): the first
-    # compiles with the decomposition.
-    decomposed = torch.compile(model, backend="mlir", options={"target": "cpu"})
-    library = torch.compile(model, backend="mlir")
-    backends = {"eager": model, "decomposed": decomposed, "library": library}
+    # Different backends (Dynamo shares cache entries between equal ones).
+    backends = {"eager": model,
+                "decomposed": torch.compile(model, backend="mlir", options={"target": "cpu"}),
+                "kernels": torch.compile(model, backend="mlir", options={"target": "auto"}),
+                "shipped": torch.compile(model, backend="mlir")}
     context = contextlib.nullcontext() if train else torch.no_grad()
     with context:
         dyno.reset_stats()
         outputs = {}
         for label, fn in backends.items():
-            with _decomposed_attention() if label == "decomposed" else contextlib.nullcontext():
+            with _variant(label):
                 outputs[label] = first_tensors(fn(*inputs))  # compiles
         stats = dyno.stats()
         if stats["fallback_graphs"] or stats["runtime_fallbacks"] or stats["fallback_ops"]:
@@ -120,7 +129,7 @@ def measure(name, model, inputs, train, rounds, iters):
         library_calls = sum(n for op, n in stats["library_calls"].items()
                             if "flash_attention" in op)
         if not library_calls:
-            raise SystemExit(f"{name}: the library variant made no flash attention call")
+            raise SystemExit(f"{name}: the kernels variant made no flash attention call")
         samples = {label: [] for label in backends}
         for label, fn in backends.items():
             time_calls(fn, inputs, 2)
@@ -129,7 +138,7 @@ def measure(name, model, inputs, train, rounds, iters):
                 samples[label] += time_calls(fn, inputs, iters)
     medians = {label: statistics.median(s) for label, s in samples.items()}
     errors = {label: difference(outputs[label], outputs["eager"])
-              for label in ("decomposed", "library")}
+              for label in ("decomposed", "kernels", "shipped")}
     return medians, errors
 
 
@@ -166,29 +175,34 @@ def main():
         f"Command: python benchmarks/attention.py --rounds {args.rounds} --iters {args.iters}"
         + (f" --cases {args.cases}" if args.cases else "") + f" --dtypes {args.dtypes}"
         + f" --zoo {args.zoo}",
-        "library: Dyno as shipped (PyTorch's fused CPU flash kernels as library calls);",
-        "decomposed: matmul + softmax + matmul compiled by Dyno. Times are medians per call",
-        "from one run; differences are max |variant - eager| / max |eager|.",
+        "kernels: PyTorch's fused CPU flash kernels as library calls; decomposed: matmul +",
+        "softmax + matmul compiled by Dyno; shipped: Dyno as it is (the kernels, but short",
+        "bf16/fp16 backwards decomposed). Times are medians per call from one run;",
+        "differences are max |variant - eager| / max |eager|.",
         "",
-        "| case | dtype | eager (us) | decomposed (us) | library (us) "
-        "| decomposed / library time | library speedup over eager "
-        "| decomposed difference | library difference |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| case | dtype | eager (us) | decomposed (us) | kernels (us) | shipped (us) "
+        "| decomposed / kernels time | shipped speedup over eager "
+        "| decomposed difference | kernels difference | shipped difference |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for dtype_name in args.dtypes.split(","):
-        ratios = []
+        ratios, speedups = [], []
         for name, row_dtype, medians, errors in rows:
             if row_dtype != dtype_name:
                 continue
-            ratio = medians["decomposed"] / medians["library"]
+            ratio = medians["decomposed"] / medians["kernels"]
+            speedup = medians["eager"] / medians["shipped"]
             ratios.append(ratio)
+            speedups.append(speedup)
             lines.append(
                 f"| {name} | {row_dtype} | {medians['eager'] * 1e6:.0f} "
-                f"| {medians['decomposed'] * 1e6:.0f} | {medians['library'] * 1e6:.0f} "
-                f"| {ratio:.2f} | {medians['eager'] / medians['library']:.2f}x "
-                f"| {errors['decomposed']:.1e} | {errors['library']:.1e} |")
+                f"| {medians['decomposed'] * 1e6:.0f} | {medians['kernels'] * 1e6:.0f} "
+                f"| {medians['shipped'] * 1e6:.0f} | {ratio:.2f} | {speedup:.2f}x "
+                f"| {errors['decomposed']:.1e} | {errors['kernels']:.1e} "
+                f"| {errors['shipped']:.1e} |")
         if ratios:
-            lines.append(f"| **geomean** | {dtype_name} | | | | {geomean(ratios):.2f} | | | |")
+            lines.append(f"| **geomean** | {dtype_name} | | | | | {geomean(ratios):.2f} "
+                         f"| {geomean(speedups):.2f}x | | | |")
     publish(lines, args.out)
 
 

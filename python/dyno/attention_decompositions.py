@@ -87,6 +87,31 @@ def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp
     return (grad_query.to(query.dtype), grad_key.to(key.dtype), grad_value.to(value.dtype))
 
 
+# Where the CPU target (which calls the flash kernels, library_calls.ATTENTION_OPS)
+# decomposes the backward all the same: in bf16/fp16 PyTorch's CPU flash backward is
+# slower than this decomposition compiled, up to about 192 x 192 scores per head
+# (benchmarks/attention.py and its results, 2 threads, bf16 causal training: 64 tokens
+# 2.0 vs 3.8 ms, 128: 5.3 vs 8.2 ms, 192: 8.9 vs 10.4 ms; at 256 the kernel wins,
+# 14.8 vs 20.2 ms). In float32 the kernel won at every size measured.
+LOW_PRECISION_BACKWARD_SCORES = 192 * 192
+
+
+def short_low_precision_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
+                                 is_causal, *, attn_mask=None, scale=None):
+    if query.dtype not in (torch.bfloat16, torch.float16) or \
+            query.shape[-2] * key.shape[-2] > LOW_PRECISION_BACKWARD_SCORES:
+        return NotImplemented  # the flash kernel's backward
+    return flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp,
+                                            dropout_p, is_causal, attn_mask=attn_mask,
+                                            scale=scale)
+
+
+def library_target_table():
+    """The CPU target's: the flash kernels stay, but for short low-precision backwards."""
+    return {aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
+            short_low_precision_backward}
+
+
 def table():
     return {
         aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,

@@ -940,6 +940,7 @@ def table(target: str) -> dict:
     if target in ATTENTION_LIBRARY_TARGETS:
         for name in ATTENTION_OPS:  # PyTorch's decomposition of the forward is wrong in
             decompositions.pop(getattr(aten, name).default, None)  # training graphs
+        decompositions.update(attention_decompositions.library_target_table())
     else:
         decompositions.update(attention_decompositions.table())
     decompositions.update(low_precision_decompositions.table(decompositions))
