@@ -72,26 +72,3 @@ def test_small_cnn_in_low_precision(dtype):
         dyno.reset_stats()
         pool = lambda t: torch.nn.functional.max_pool2d(torch.relu(t), 3, 2, 1)
         assert_compiled_matches(pool, torch.randn(2, 4, 8, 8).to(dtype), rtol=0, atol=0)
-
-
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=["bf16", "fp32"])
-def test_cpu_linear_layers_call_the_onednn_linear_in_bf16(dtype, monkeypatch):
-    """A bf16 linear layer on the CPU calls oneDNN's linear primitive (host_runtime.addmm:
-    the same bits as eager's addmm, and faster); float32 stays torch.addmm (MKL)."""
-    from dyno.targets import host_runtime
-
-    assert host_runtime._ONEDNN_LINEAR is not None  # the pinned torch has oneDNN
-    calls = []
-    real = host_runtime._ONEDNN_LINEAR
-    monkeypatch.setattr(host_runtime, "_ONEDNN_LINEAR",
-                        lambda *args: calls.append(args[0].shape) or real(*args))
-    layers = torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.Linear(96, 7)).eval()
-    layers.to(dtype)
-    x = torch.randn(5, 48).to(dtype)
-    with torch.no_grad():
-        want = layers(x)
-        got = torch.compile(layers, backend="mlir")(x)
-    stats = dyno.stats()
-    assert stats["fallback_graphs"] == 0 and stats["runtime_fallbacks"] == 0, stats
-    assert torch.equal(got, want)
-    assert len(calls) == (2 if dtype == torch.bfloat16 else 0), calls

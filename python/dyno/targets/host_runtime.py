@@ -106,32 +106,6 @@ def _real_tensors():
     return unset_fake_temporarily()
 
 
-def _onednn_linear():
-    if not torch.backends.mkldnn.is_available():
-        return None
-    try:
-        return torch.ops.mkldnn._linear_pointwise.default
-    except (AttributeError, RuntimeError):
-        return None
-
-
-_ONEDNN_LINEAR = _onednn_linear()
-
-
-def addmm(bias, a, b):
-    """torch.addmm(bias, a, b). A bf16 linear layer on the CPU (`b` a [N, K] weight
-    transposed, `bias` a row of N) calls oneDNN's linear primitive instead, which eager's
-    addmm reaches through its matmul primitive with a bias copied into the output first:
-    the same bits (146 shapes from 1x7x1 to 1024x4096x3000 compared, 2 threads), and
-    0-22% less time (2 threads; 64x1024 @ 1024x1024: 1032 vs 1074 us)."""
-    if (_ONEDNN_LINEAR is not None and a.dtype == torch.bfloat16 and a.device.type == "cpu"
-            and a.dim() == 2 and b.dim() == 2 and bias.dim() == 1
-            and b.dtype == bias.dtype == torch.bfloat16 and a.is_contiguous()
-            and b.t().is_contiguous() and bias.is_contiguous() and bias.shape[0] == b.shape[1]):
-        return _ONEDNN_LINEAR(a, b.t(), bias, "none", [], "")
-    return torch.addmm(bias, a, b)
-
-
 def wrapper_globals(kernels, sync_threads, device="cpu"):
     """The names a wrapper's `call(args)` uses; tensors it allocates go on `device`."""
     return {
@@ -139,7 +113,7 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_kernels": kernels,
         "_empty": functools.partial(torch.empty, device=device),
         "_constant": functools.partial(constant, device=device),
-        "_mm": torch.mm, "_addmm": addmm,
+        "_mm": torch.mm, "_addmm": torch.addmm,
         "_bmm": torch.bmm, "_baddbmm": torch.baddbmm,
         "_conv2d": torch.conv2d,
         "_as_eager": as_eager,
