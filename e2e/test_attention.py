@@ -44,6 +44,16 @@ def _assert_compiled_whole():
     return stats
 
 
+def _assert_gradients_match_eager(loss, inputs, rtol, atol):
+    """Gradients of `loss` compiled for the CPU match eager's; returns dyno.stats()."""
+    want = torch.autograd.grad(loss(*inputs), inputs)
+    compiled = torch.compile(loss, backend="mlir", options={"target": "cpu"})
+    got = torch.autograd.grad(compiled(*inputs), inputs)
+    for name, g, w in zip("qkv", got, want):
+        torch.testing.assert_close(g, w, rtol=rtol, atol=atol, msg=f"gradient of {name}")
+    return _assert_compiled_whole()
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_cpu_attention_is_the_flash_kernel(variant, dtype):
@@ -71,12 +81,7 @@ def test_cpu_attention_training_calls_the_flash_backward(variant):
         out = attention(q, k, v)
         return (out * out.sin()).sum()
 
-    want = torch.autograd.grad(loss(q, k, v), (q, k, v))
-    compiled = torch.compile(loss, backend="mlir", options={"target": "cpu"})
-    got = torch.autograd.grad(compiled(q, k, v), (q, k, v))
-    for name, g, w in zip("qkv", got, want):
-        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5, msg=f"gradient of {name}")
-    stats = _assert_compiled_whole()
+    stats = _assert_gradients_match_eager(loss, (q, k, v), rtol=1e-4, atol=1e-5)
     assert stats.get("compiled_backward_graphs", 0) == 1, stats
     assert stats["library_calls"] == {FLASH: 1, FLASH_BACKWARD: 1}, stats["library_calls"]
 
@@ -130,11 +135,6 @@ def test_cpu_bf16_attention_backward_decomposed_where_it_measured_faster(tokens)
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return out.float().square().sum()
 
-    want = torch.autograd.grad(loss(q, k, v), (q, k, v))
-    compiled = torch.compile(loss, backend="mlir", options={"target": "cpu"})
-    got = torch.autograd.grad(compiled(q, k, v), (q, k, v))
-    for name, g, w in zip("qkv", got, want):
-        torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-2, msg=f"gradient of {name}")
-    stats = _assert_compiled_whole()
+    stats = _assert_gradients_match_eager(loss, (q, k, v), rtol=2e-2, atol=2e-2)
     expected = {FLASH: 1} if tokens == 128 else {FLASH: 1, FLASH_BACKWARD: 1}
     assert stats["library_calls"] == expected, stats["library_calls"]
