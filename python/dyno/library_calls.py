@@ -25,10 +25,13 @@ LIBRARY_OPS = (
 
 # Scaled dot-product attention on CPU tensors: PyTorch's fused flash kernels, forward (the
 # output and the rows' logsumexp) and backward. They never hold the [N, H, L, S] scores;
-# measured against Dyno's compiled matmul + softmax + matmul (2 threads, fp32 and bf16,
-# causal and full, 4x4x128x64 to 2x16x512x64) they take 1.5x-14x less time
-# (benchmarks/attention.py). The CPU target keeps them (decompositions.table); the Triton
-# target, whose exports run on GPUs, decomposes them.
+# against Dyno's compiled matmul + softmax + matmul (benchmarks/attention.py, 2 threads,
+# 64 to 1024 tokens, causal, full and masked) they were faster in every float32 case
+# (1.15x-4.5x) and every bf16 inference case (1.1x-3.1x). The CPU target keeps them
+# (decompositions.table), but for short bf16/fp16 backwards, where the decomposition
+# measured faster (attention_decompositions.LOW_PRECISION_BACKWARD_SCORES); the Triton
+# target, whose exports run on GPUs, decomposes them. (With dropout, eager's CPU
+# attention takes its math path and never reaches these ops.)
 ATTENTION_OPS = ("_scaled_dot_product_flash_attention_for_cpu",
                  "_scaled_dot_product_flash_attention_for_cpu_backward")
 
