@@ -41,7 +41,7 @@ def test_long_reduction_triton_dynamic_length(op):
 
 
 @pytest.mark.parametrize("op", ["sum", "var", "var_mean", "layer_norm", "logsumexp",
-                                "softmax", "norm", "sum_all"])
+                                "softmax", "norm", "sum_all", "cumsum"])
 @pytest.mark.parametrize("data", ["centred", "larger_mean"])
 def test_long_reduction_triton(op, data):
     compiled, eager = reduction_accuracy.measure(op, data, 100_000, 1, "triton")

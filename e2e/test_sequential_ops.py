@@ -190,6 +190,27 @@ def test_triton_scans_sorts_and_topk_match_eager_bit_for_bit():
                   torch.randint(-4, 4, (3, 40), dtype=torch.int32))
 
 
+def test_triton_scans_lines_longer_than_one_program_chunk_by_chunk():
+    """Lines over 16384 elements ran eagerly (per-op fallback) on Triton; a loop over
+    chunks carries each line's last value (f64 for float sums), still eager's results
+    bit for bit: rows and columns, integers, products, a combiner of its own with
+    indices (cummax), and the accumulator a graph reads."""
+    torch.manual_seed(0)
+    cases = [
+        (lambda t: torch.cumsum(t, 1), torch.randn(3, 40001)),
+        (lambda t: torch.cumsum(t, 0), torch.rand(100_000) + 1e4),
+        (lambda t: torch.cumsum(t, 0), torch.randn(20_000, 3)),
+        (lambda t: torch.cumsum(t, 0), torch.randint(-9, 9, (50_000,))),
+        (lambda t: torch.cumprod(1 + t / 1e5, -1), torch.randn(2, 30_000)),
+        (lambda t: torch.cummax(t, -1), torch.randn(2, 17_000)),
+        (lambda t: torch.ones_like(t).cumsum(-1) * t, torch.randn(20_000)),
+    ]
+    for fn, x in cases:
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        _triton_exact(fn, x)
+
+
 def test_triton_sort_orders_nan_signed_zeros_and_ties_like_eager():
     # NaN sorts last ascending (first descending); -0.0 and 0.0 tie and keep their order
     # (a key of their raw bits would put -0.0 first); ties keep their order.

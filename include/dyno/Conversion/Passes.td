@@ -132,7 +132,10 @@ def DynoConvertSequentialOpsToTritonLevel
       `tl.scan` (tl.associative_scan) of sums, products, integer maxima and minima, or
       of the scan's own combiner (cummax's, logcumsumexp's: a `combine` region printed as
       a function of its own). Float sums and products accumulate in f64, as eager's CPU
-      kernels do.
+      kernels do. A line longer than 16384 is scanned chunk by chunk in a loop (one line
+      per program, one `RBLOCK` chunk per step): each chunk's scan is combined with the
+      carry (the line's last value so far, f64 for float sums and products) and the
+      chunk's last value becomes the next carry.
     * Sort: each element's key packs an order-preserving integer image of its value
       (NaN largest, -0.0 as +0.0) above its position; `tl.sort` of the keys is then a
       stable sort, and every output is gathered from the sorted positions. Values of at
@@ -145,8 +148,7 @@ def DynoConvertSequentialOpsToTritonLevel
       autotuner runs a kernel several times on the call's tensors, and a scatter run
       twice combines twice.
 
-    Lines longer than one program holds (16384 for scans and sorts), exclusive
-    scans, other combiners, 64-bit sort keys and dynamic shapes get an error naming the
+    Sorted lines longer than one program holds (16384), exclusive scans, other combiners, 64-bit sort keys and dynamic shapes get an error naming the
     limit; per-op fallback then runs the op eagerly.
 
     ```mlir
@@ -165,7 +167,8 @@ def DynoConvertSequentialOpsToTritonLevel
     }
     ```
   }];
-  let dependentDialects = ["::mlir::dyno::tl::TLDialect", "arith::ArithDialect"];
+  let dependentDialects = ["::mlir::dyno::tl::TLDialect", "arith::ArithDialect",
+                           "scf::SCFDialect"];
 }
 
 def DynoSplitFullReductions : Pass<"dyno-split-full-reductions", "func::FuncOp"> {

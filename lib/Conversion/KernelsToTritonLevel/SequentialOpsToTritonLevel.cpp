@@ -29,7 +29,8 @@ using namespace mlir::dyno;
 namespace {
 
 /// Longest lines held whole in one program's registers: a scan's block of its element
-/// type (f64 for float sums), a sort's block of 64-bit keys.
+/// type (f64 for float sums), a sort's block of 64-bit keys. A longer scan loops over
+/// chunks of its line (see emitScan).
 constexpr int64_t kMaxScanLength = 16384;
 constexpr int64_t kMaxSortLength = 16384;
 
@@ -81,9 +82,17 @@ private:
   FailureOr<Memory> memoryOf(Value value);
   /// The pointer of the old kernel's result that returns `value`.
   FailureOr<Value> resultPointer(Value value);
-  void setConfigs(bool rows, int64_t xnumel, int64_t rnumel);
+  /// `persistent`: a line fits one RBLOCK (else the kernel loops over chunks of it).
+  void setConfigs(bool rows, int64_t xnumel, int64_t rnumel, bool persistent = true);
 
   LogicalResult emitScan(ScanOp scan);
+  /// The scan of each line of a block (`tl.scan`, with the region cloned as its combine
+  /// function for a combiner of its own).
+  FailureOr<Value> scanBlock(ScanOp scan, StringRef kind, Value values);
+  /// The scan's combiner applied to blocks: `earlier` (the carry of a line's previous
+  /// chunks) before `later`.
+  FailureOr<Value> combineBlocks(ScanOp scan, Operation *combiner, StringRef kind,
+                                 Value earlier, Value later);
   LogicalResult emitSort(SortOp sort);
   LogicalResult emitScatter(ScatterOp scatter);
 
@@ -115,9 +124,10 @@ private:
   /// Recreates the elementwise op `source` on blocks.
   Value cloneOnBlocks(Operation *source, ArrayRef<Value> operands);
   /// `x` along dimension 0 and `r` along dimension 1 of a line-wise kernel: the element
-  /// offsets of lines along `dim` of a contiguous `shape`, and their mask.
+  /// offsets of lines along `dim` of a contiguous `shape`, and their mask. `r` starts at
+  /// `rowOffset` when one is given (a chunk of longer lines).
   std::pair<Value, Value> lineOffsets(ArrayRef<int64_t> shape, int64_t dim, Value &x,
-                                      Value &r, Value &position);
+                                      Value &r, Value &position, Value rowOffset = Value());
 
   func::FuncOp oldKernel, newKernel;
   Operation *op;
@@ -163,11 +173,12 @@ LogicalResult SequentialEmitter::createKernel() {
   return success();
 }
 
-void SequentialEmitter::setConfigs(bool rows, int64_t xnumel, int64_t rnumel) {
+void SequentialEmitter::setConfigs(bool rows, int64_t xnumel, int64_t rnumel,
+                                   bool persistent) {
   Builder attrs(newKernel.getContext());
   newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(xnumel));
   newKernel->setAttr(tl::kRNumelAttr, attrs.getI64IntegerAttr(rnumel));
-  ArrayAttr configs = blockConfigs(attrs, rows, /*persistent=*/true, xnumel, rnumel);
+  ArrayAttr configs = blockConfigs(attrs, rows, persistent, xnumel, rnumel);
   // A scatter updates its result in place (atomically, or read-combine-write): run twice,
   // it would combine twice. The autotuner times a kernel by running it on the call's own
   // tensors, so a scatter gets one configuration, which is never tuned.
@@ -224,7 +235,8 @@ Value SequentialEmitter::cloneOnBlocks(Operation *source, ArrayRef<Value> operan
 }
 
 std::pair<Value, Value> SequentialEmitter::lineOffsets(ArrayRef<int64_t> shape, int64_t dim,
-                                                       Value &x, Value &r, Value &position) {
+                                                       Value &x, Value &r, Value &position,
+                                                       Value rowOffset) {
   int64_t length = shape[dim];
   int64_t after = product(shape.drop_front(dim + 1));
   int64_t lines = product(shape) / std::max<int64_t>(length, 1);
@@ -233,6 +245,8 @@ std::pair<Value, Value> SequentialEmitter::lineOffsets(ArrayRef<int64_t> shape, 
   x = tl::RangeOp::create(*b, loc, blockType(b->getIndexType()), "XBLOCK", 0);
   x = binary<arith::AddIOp>(binary<arith::MulIOp>(pid, xblock), x);
   r = tl::RangeOp::create(*b, loc, blockType(b->getIndexType()), "RBLOCK", 1);
+  if (rowOffset)
+    r = binary<arith::AddIOp>(r, rowOffset);
   Value mask = binary<arith::AndIOp>(lessThan(x, lines), lessThan(r, length));
   // Line x starts at (x / after) * (length * after) + x % after; its elements are
   // `after` apart.
@@ -244,8 +258,75 @@ std::pair<Value, Value> SequentialEmitter::lineOffsets(ArrayRef<int64_t> shape, 
 }
 
 //===----------------------------------------------------------------------===//
-// Scans: one line per block row, tl.associative_scan
+// Scans: one line per block row, tl.associative_scan; longer lines chunk by chunk
 //===----------------------------------------------------------------------===//
+
+FailureOr<Value> SequentialEmitter::scanBlock(ScanOp scan, StringRef kind, Value values) {
+  auto scanOp = tl::ScanOp::create(*b, loc, values, kind, 1);
+  if (kind != "combine")
+    return scanOp.getResult();
+  // The region's ops, cloned; dyno.yield becomes tl.yield.
+  Block &source = scan.getRegion().front();
+  Block *target = new Block();
+  scanOp.getCombiner().push_back(target);
+  IRMapping mapping;
+  for (BlockArgument argument : source.getArguments())
+    mapping.map(argument, target->addArgument(argument.getType(), loc));
+  OpBuilder::InsertionGuard guard(*b);
+  b->setInsertionPointToStart(target);
+  for (Operation &op : source.without_terminator()) {
+    // Constants of the kernel the region reads (canonicalization hoists them out of
+    // it) are cloned in: the combine function is printed on its own.
+    for (Value operand : op.getOperands()) {
+      if (mapping.contains(operand) || operand.getParentBlock() == &source)
+        continue;
+      Operation *definition = operand.getDefiningOp();
+      if (!definition || !definition->hasTrait<OpTrait::ConstantLike>())
+        return scan.emitOpError("combiner reads a value of the kernel that is not a "
+                                "constant"),
+               failure();
+      b->clone(*definition, mapping);
+    }
+    b->clone(op, mapping);
+  }
+  tl::YieldOp::create(*b, loc, mapping.lookup(source.getTerminator()->getOperand(0)));
+  return scanOp.getResult();
+}
+
+FailureOr<Value> SequentialEmitter::combineBlocks(ScanOp scan, Operation *combiner,
+                                                  StringRef kind, Value earlier,
+                                                  Value later) {
+  if (kind != "combine") {
+    // The one binary op, on the (possibly widened) blocks' own element type.
+    OperationState state(loc, combiner->getName());
+    state.addOperands({earlier, later});
+    state.addAttributes(combiner->getAttrs());
+    state.addTypes(later.getType());
+    return b->create(state)->getResult(0);
+  }
+  Block &source = scan.getRegion().front();
+  IRMapping mapping;
+  mapping.map(source.getArgument(0), earlier);
+  mapping.map(source.getArgument(1), later);
+  for (Operation &op : source.without_terminator()) {
+    SmallVector<Value> operands;
+    for (Value operand : op.getOperands()) {
+      if (!mapping.contains(operand)) {
+        Operation *definition = operand.getDefiningOp();
+        if (!definition || !definition->hasTrait<OpTrait::ConstantLike>())
+          return scan.emitOpError("combiner reads a value of the kernel that is not a "
+                                  "constant"),
+                 failure();
+        mapping.map(operand, b->clone(*definition)->getResult(0));
+      }
+      operands.push_back(mapping.lookup(operand));
+    }
+    if (op.getNumResults() != 1)
+      return op.emitOpError("in a scan's combiner has no single result"), failure();
+    mapping.map(op.getResult(0), cloneOnBlocks(&op, operands));
+  }
+  return mapping.lookup(source.getTerminator()->getOperand(0));
+}
 
 LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
   if (!scan.getInclusive())
@@ -266,19 +347,43 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
                failure();
   auto inputType = cast<RankedTensorType>(scan.getInputs()[0].getType());
   int64_t dim = scan.getDimension(), length = inputType.getDimSize(dim);
-  if (length > kMaxScanLength)
-    return scan.emitOpError("scans lines of ")
-               << length << " elements; the Triton lowering holds at most " << kMaxScanLength
-               << " in one program",
-           failure();
   FailureOr<Memory> input = memoryOf(scan.getInputs()[0]);
   FailureOr<Value> output = resultPointer(scan.getResult(0));
   if (failed(input) || failed(output))
     return failure();
-  setConfigs(/*rows=*/true, inputType.getNumElements() / std::max<int64_t>(length, 1), length);
+  FailureOr<Value> accumulator = failure();
+  if (!scan.getResult(1).use_empty()) {
+    accumulator = resultPointer(scan.getResult(1));
+    if (failed(accumulator))
+      return failure();
+  }
+  // Lines longer than one program holds are scanned chunk by chunk (one RBLOCK each, a
+  // block row of one line per program), each chunk combined with the carry: the last
+  // value of the line's chunks before it.
+  bool chunked = length > kMaxScanLength;
+  setConfigs(/*rows=*/true, inputType.getNumElements() / std::max<int64_t>(length, 1), length,
+             /*persistent=*/!chunked);
+  // Eager's CPU cumsum/cumprod accumulate float in double; so does this scan, and so does
+  // the carry between chunks.
+  Type element = inputType.getElementType();
+  auto floatType = dyn_cast<FloatType>(element);
+  bool widen = floatType && floatType.getWidth() < 64 && kind != "combine";
+  Type scanElement = widen ? Type(b->getF64Type()) : element;
 
+  scf::ForOp loop;
+  Value chunkStart;
+  if (chunked) {
+    Value zero = arith::ConstantOp::create(*b, loc, b->getZeroAttr(scanElement));
+    Value start = tl::FullOp::create(*b, loc, blockType(scanElement), zero,
+                                     b->getStrArrayAttr({"XBLOCK", "1"}));
+    loop = scf::ForOp::create(*b, loc, index(0), index(length),
+                              tl::BlockSizeOp::create(*b, loc, "RBLOCK"), ValueRange{start});
+    b->setInsertionPointToStart(loop.getBody());
+    chunkStart = loop.getInductionVar();
+  }
   Value x, r, position;
-  auto [offsets, mask] = lineOffsets(inputType.getShape(), dim, x, r, position);
+  auto [offsets, mask] =
+      lineOffsets(inputType.getShape(), dim, x, r, position, chunkStart);
   // A scan of a fill (OPT's positions: the cumsum of an all-ones mask) scans a full
   // block of it (a splat prints as the scalar, and tl.associative_scan needs a block).
   Value values =
@@ -287,52 +392,47 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
                                b->getStrArrayAttr({"XBLOCK", "RBLOCK"}))
                 .getResult()
           : load(input->pointer, offsets, mask);
-  // Eager's CPU cumsum/cumprod accumulate float in double; so does this scan.
-  Type element = inputType.getElementType();
-  auto floatType = dyn_cast<FloatType>(element);
-  bool widen = floatType && floatType.getWidth() < 64 && kind != "combine";
   if (widen)
-    values = arith::ExtFOp::create(*b, loc, blockType(b->getF64Type()), values);
-  auto scanOp = tl::ScanOp::create(*b, loc, values, kind, 1);
-  if (kind == "combine") {
-    // The region's ops, cloned; dyno.yield becomes tl.yield.
-    Block &source = scan.getRegion().front();
-    Block *target = new Block();
-    scanOp.getCombiner().push_back(target);
-    IRMapping mapping;
-    for (BlockArgument argument : source.getArguments())
-      mapping.map(argument, target->addArgument(argument.getType(), loc));
-    OpBuilder::InsertionGuard guard(*b);
-    b->setInsertionPointToStart(target);
-    for (Operation &op : source.without_terminator()) {
-      // Constants of the kernel the region reads (canonicalization hoists them out of
-      // it) are cloned in: the combine function is printed on its own.
-      for (Value operand : op.getOperands()) {
-        if (mapping.contains(operand) || operand.getParentBlock() == &source)
-          continue;
-        Operation *definition = operand.getDefiningOp();
-        if (!definition || !definition->hasTrait<OpTrait::ConstantLike>())
-          return scan.emitOpError("combiner reads a value of the kernel that is not a "
-                                  "constant"),
-                 failure();
-        b->clone(*definition, mapping);
-      }
-      b->clone(op, mapping);
-    }
-    tl::YieldOp::create(*b, loc, mapping.lookup(source.getTerminator()->getOperand(0)));
+    values = arith::ExtFOp::create(*b, loc, blockType(scanElement), values);
+  FailureOr<Value> scanned = scanBlock(scan, kind, values);
+  if (failed(scanned))
+    return failure();
+  Value line = *scanned, nextCarry;
+  if (chunked) {
+    // The first chunk has no carry (a combiner of its own has no identity to start from).
+    Value carry = loop.getRegionIterArgs()[0];
+    FailureOr<Value> carried = combineBlocks(scan, combiner, kind, carry, line);
+    if (failed(carried))
+      return failure();
+    Value first =
+        arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::eq, chunkStart, index(0));
+    line = arith::SelectOp::create(*b, loc, first, line, *carried);
+    // The next carry: the chunk's last value in its line, picked out by a sum of one
+    // non-zero lane (exact).
+    Value chunkEnd = arith::MinSIOp::create(
+        *b, loc,
+        arith::AddIOp::create(*b, loc, chunkStart,
+                              tl::BlockSizeOp::create(*b, loc, "RBLOCK")),
+        index(length));
+    Value last = arith::CmpIOp::create(
+        *b, loc, arith::CmpIPredicate::eq, r,
+        splat(arith::SubIOp::create(*b, loc, chunkEnd, index(1))));
+    Value picked = arith::SelectOp::create(*b, loc, last, line,
+                                           splat(arith::ConstantOp::create(
+                                               *b, loc, b->getZeroAttr(scanElement))));
+    nextCarry = tl::ReduceOp::create(*b, loc, picked, "sum", 1);
   }
-  Value scanned = scanOp.getResult();
-  Value result = widen ? arith::TruncFOp::create(*b, loc, blockType(element), scanned)
-                       : scanned;
+  Value result = widen ? arith::TruncFOp::create(*b, loc, blockType(element), line) : line;
   tl::StoreOp::create(*b, loc, *output, offsets, result, mask);
   // The accumulator (the last value of each line), where the graph reads it.
-  if (!scan.getResult(1).use_empty()) {
-    FailureOr<Value> accumulator = resultPointer(scan.getResult(1));
-    if (failed(accumulator))
-      return failure();
+  if (succeeded(accumulator)) {
     Value last = arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::eq, r,
                                        splat(index(length - 1)));
     tl::StoreOp::create(*b, loc, *accumulator, x, result, binary<arith::AndIOp>(mask, last));
+  }
+  if (chunked) {
+    scf::YieldOp::create(*b, loc, nextCarry);
+    b->setInsertionPointAfter(loop);
   }
   return success();
 }

@@ -187,3 +187,73 @@ func.func @scatter_unique_product(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %ori
   } -> tensor<6xf32>
   return %r : tensor<6xf32>
 }
+
+// -----
+
+// Lines longer than one program holds (16384) are scanned chunk by chunk: one line per
+// program (XBLOCK 1), a loop over RBLOCK chunks carrying the line's last value so far in
+// f64; the first chunk takes no carry; the next carry is the chunk's last lane, picked
+// by a sum of one lane; the accumulator is stored from the line's last element.
+// CHECK-LABEL: func.func @scan_long_rows(
+// CHECK-SAME:      %[[IN:.*]]: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>, %[[ACC:.*]]: !tl.ptr<f32>)
+// CHECK-SAME:      tl.configs = [{RBLOCK = 1024 : i64, XBLOCK = 1 : i64
+// CHECK-SAME:      tl.rnumel = 40000 : i64, tl.xnumel = 2 : i64
+// CHECK:         %[[ZERO:.*]] = tl.full %{{.*}} ["XBLOCK", "1"] : f64 -> tensor<?x?xf64>
+// CHECK:         %[[STEP:.*]] = tl.block_size "RBLOCK"
+// CHECK:         %[[END:.*]] = arith.constant 40000 : index
+// CHECK:         scf.for %[[START:.*]] = %{{.*}} to %[[END]] step %[[STEP]] iter_args(%[[CARRY:.*]] = %[[ZERO]]) -> (tensor<?x?xf64>) {
+// CHECK:           %[[LANE:.*]] = tl.range "RBLOCK" along 1
+// CHECK:           %[[R:.*]] = arith.addi %[[LANE]], %{{.*}} : tensor<?x?xindex>
+// CHECK:           %[[V:.*]] = tl.load %[[IN]][%[[OFF:.*]]] mask %[[M:.*]] :
+// CHECK:           %[[W:.*]] = arith.extf %[[V]] : tensor<?x?xf32> to tensor<?x?xf64>
+// CHECK:           %[[S:.*]] = tl.scan "sum" %[[W]] along 1 : tensor<?x?xf64>
+// CHECK:           %[[C:.*]] = arith.addf %[[CARRY]], %[[S]] : tensor<?x?xf64>
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[START]], %{{.*}} : index
+// CHECK:           %[[LINE:.*]] = arith.select %[[FIRST]], %[[S]], %[[C]] : tensor<?x?xf64>
+// CHECK:           %[[LAST:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : tensor<?x?xindex>
+// CHECK:           %[[PICK:.*]] = arith.select %[[LAST]], %[[LINE]], %{{.*}} : tensor<?x?xi1>, tensor<?x?xf64>
+// CHECK:           %[[NEXT:.*]] = tl.reduce "sum" %[[PICK]] along 1 : tensor<?x?xf64>
+// CHECK:           %[[T:.*]] = arith.truncf %[[LINE]] : tensor<?x?xf64> to tensor<?x?xf32>
+// CHECK:           tl.store %[[T]], %[[OUT]][%[[OFF]]] mask %[[M]]
+// CHECK:           tl.store %[[T]], %[[ACC]]
+// CHECK:           scf.yield %[[NEXT]] : tensor<?x?xf64>
+func.func @scan_long_rows(%x: tensor<2x40000xf32>) -> (tensor<2x40000xf32>, tensor<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x40000xf32>
+  %a = tensor.empty() : tensor<2xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%a : tensor<2xf32>) -> tensor<2xf32>
+  %r:2 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<2x40000xf32>)
+      outs(%e, %acc : tensor<2x40000xf32>, tensor<2xf32>) {
+  ^bb0(%p: f32, %i: f32):
+    %s = arith.addf %p, %i : f32
+    dyno.yield %s : f32
+  } -> tensor<2x40000xf32>, tensor<2xf32>
+  return %r#0, %r#1 : tensor<2x40000xf32>, tensor<2xf32>
+}
+
+// -----
+
+// A combiner of its own (cummax's values) in a long line: the region is both the scan's
+// combine function and, cloned on blocks, how a chunk combines with its carry.
+// CHECK-LABEL: func.func @scan_long_combiner(
+// CHECK:         scf.for
+// CHECK:           tl.scan "combine"
+// CHECK:             arith.maximumf %{{.*}} : f32
+// CHECK:             tl.yield
+// CHECK:           arith.maximumf %{{.*}} : tensor<?x?xf32>
+// CHECK:           tl.reduce "sum"
+func.func @scan_long_combiner(%x: tensor<20000xf32>) -> tensor<20000xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<20000xf32>
+  %a = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%ninf : f32) outs(%a : tensor<f32>) -> tensor<f32>
+  %r:2 = dyno.scan dimension(0) inclusive(true) ins(%x : tensor<20000xf32>)
+      outs(%e, %acc : tensor<20000xf32>, tensor<f32>) {
+  ^bb0(%p: f32, %i: f32):
+    %m = arith.maximumf %p, %i : f32
+    %n = arith.addf %m, %ninf : f32
+    %k = arith.maximumf %m, %n : f32
+    dyno.yield %k : f32
+  } -> tensor<20000xf32>, tensor<f32>
+  return %r#0 : tensor<20000xf32>
+}
