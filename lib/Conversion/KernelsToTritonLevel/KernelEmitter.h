@@ -146,6 +146,13 @@ private:
   FailureOr<SmallVector<Value>> emitRowLoop(
       ValueRange start,
       function_ref<FailureOr<SmallVector<Value>>(Region &row, ValueRange carried)> body);
+  /// A float sum over rows of symbolic length (dyno-block-long-sums blocks static rows
+  /// only on this target): lanes sum one stretch of kStretchChunks RBLOCK chunks, the
+  /// stretch's lanes are combined in a tree, and the stretches' sums accumulate in f64.
+  /// `lanes` computes a chunk's masked lanes in its row region. Returns the rows' sums
+  /// (an XBLOCK x 1 block of `element`).
+  FailureOr<Value> emitStretchedRowSum(Operation *combiner, Type element, Value identity,
+                                       function_ref<FailureOr<Value>(Region &row)> lanes);
   LogicalResult store(unsigned resultNumber, Region &region);
 
   func::FuncOp oldKernel, newKernel;

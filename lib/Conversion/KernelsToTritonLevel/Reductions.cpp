@@ -63,6 +63,52 @@ FailureOr<SmallVector<Value>> KernelEmitter::emitRowLoop(
   return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
 }
 
+/// RBLOCK chunks a lane sums before its stretch is combined across lanes: each lane adds
+/// at most 16 elements in sequence (at RBLOCK 1024 a stretch is 16384 elements, the
+/// blocks dyno-block-long-sums makes are 4096).
+constexpr int64_t kStretchChunks = 16;
+
+FailureOr<Value> KernelEmitter::emitStretchedRowSum(
+    Operation *combiner, Type element, Value identity,
+    function_ref<FailureOr<Value>(Region &row)> lanes) {
+  OpBuilder &ob = outer->builder;
+  Type wide = ob.getF64Type();
+  Value zero = arith::ConstantOp::create(ob, loc, ob.getFloatAttr(wide, 0.0));
+  Value totalStart = tl::FullOp::create(ob, loc, blockType(wide), zero,
+                                        ob.getStrArrayAttr({"XBLOCK", "1"}));
+  Value step = tl::BlockSizeOp::create(ob, loc, "RBLOCK");
+  Value stretch = arith::MulIOp::create(ob, loc, step, index(ob, kStretchChunks));
+  auto stretches = scf::ForOp::create(ob, loc, index(ob, 0), rNumel, stretch, totalStart);
+  OpBuilder sb = OpBuilder::atBlockEnd(stretches.getBody());
+  Value begin = stretches.getInductionVar();
+  Value end =
+      arith::MinSIOp::create(sb, loc, arith::AddIOp::create(sb, loc, begin, stretch), rNumel);
+  Value lanesStart = tl::FullOp::create(sb, loc, blockType(element), identity,
+                                        sb.getStrArrayAttr({"XBLOCK", "RBLOCK"}));
+  auto chunks = scf::ForOp::create(sb, loc, begin, end, step, ValueRange{lanesStart});
+  // Values the row body hoists out of the loop go before both loops.
+  ob.setInsertionPoint(stretches);
+  std::unique_ptr<Region> row =
+      makeRowRegion(OpBuilder::atBlockEnd(chunks.getBody()), chunks.getInductionVar());
+  FailureOr<Value> chunk = lanes(*row);
+  if (failed(chunk))
+    return failure();
+  scf::YieldOp::create(row->builder, loc,
+                       combine(row->builder, combiner, chunks.getRegionIterArgs()[0], *chunk));
+  sb.setInsertionPointAfter(chunks);
+  Value partial = tl::ReduceOp::create(sb, loc, chunks.getResult(0), "sum", 1);
+  if (element != wide)
+    partial = arith::ExtFOp::create(sb, loc, blockType(wide), partial);
+  scf::YieldOp::create(
+      sb, loc, arith::AddFOp::create(sb, loc, stretches.getRegionIterArgs()[0], partial)
+                   .getResult());
+  ob.setInsertionPointAfter(stretches);
+  Value total = stretches.getResult(0);
+  if (element != wide)
+    total = arith::TruncFOp::create(ob, loc, blockType(element), total);
+  return total;
+}
+
 LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
   OpOperand *init = op.getDpsInitOperand(0);
   BlockArgument accumulator = op.getMatchingBlockArgument(init);
@@ -110,6 +156,12 @@ LogicalResult KernelEmitter::emitReduction(linalg::GenericOp op) {
     if (failed(lanes))
       return failure();
     reduced = tl::ReduceOp::create(ob, loc, *lanes, kind->name, 1);
+  } else if (isa<FloatType>(element) && kind->name == "sum" &&
+             ShapedType::isDynamic(space.rNumel())) {
+    FailureOr<Value> sums = emitStretchedRowSum(combiner, element, identity, maskedRow);
+    if (failed(sums))
+      return failure();
+    reduced = *sums;
   } else {
     Value start = tl::FullOp::create(ob, loc, blockType(element), identity,
                                      ob.getStrArrayAttr({"XBLOCK", "RBLOCK"}));

@@ -213,3 +213,41 @@ func.func @kernel$dynamic_slice(%x: tensor<?x?xf32>, %start: index, %rows: index
   } -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A float sum over rows of symbolic length (not blocked by dyno-block-long-sums on this
+// target): lanes sum stretches of 16 RBLOCK chunks, each stretch's lanes are combined
+// by tl.reduce, and the stretches' sums accumulate in f64, rounded once at the end.
+// CHECK-LABEL: func.func @kernel$dynamic_row_sum
+// CHECK-SAME:    (%[[X:.*]]: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>, %[[N:.*]]: index)
+// CHECK:         %[[TOTAL0:.*]] = tl.full %{{.*}} ["XBLOCK", "1"] : f64 -> tensor<?x?xf64>
+// CHECK:         %[[STEP:.*]] = tl.block_size "RBLOCK"
+// CHECK:         %[[STRETCH:.*]] = arith.muli %[[STEP]], %{{.*}} : index
+// CHECK:         %[[TOTAL:.*]] = scf.for %[[BEGIN:.*]] = %{{.*}} to %[[N]] step %[[STRETCH]] iter_args(%[[T:.*]] = %[[TOTAL0]]) -> (tensor<?x?xf64>) {
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[BEGIN]], %[[STRETCH]] : index
+// CHECK:           %[[END:.*]] = arith.minsi %[[NEXT]], %[[N]] : index
+// CHECK:           %[[LANES:.*]] = scf.for %{{.*}} = %[[BEGIN]] to %[[END]] step %[[STEP]] iter_args(%[[L:.*]] = %{{.*}}) -> (tensor<?x?xf32>) {
+// CHECK:             tl.load %[[X]]
+// CHECK:             %[[ADD:.*]] = arith.addf %[[L]], %{{.*}} : tensor<?x?xf32>
+// CHECK:             scf.yield %[[ADD]] : tensor<?x?xf32>
+// CHECK:           %[[PART:.*]] = tl.reduce "sum" %[[LANES]] along 1 : tensor<?x?xf32>
+// CHECK:           %[[WIDE:.*]] = arith.extf %[[PART]] : tensor<?x?xf32> to tensor<?x?xf64>
+// CHECK:           %[[SUM:.*]] = arith.addf %[[T]], %[[WIDE]] : tensor<?x?xf64>
+// CHECK:           scf.yield %[[SUM]] : tensor<?x?xf64>
+// CHECK:         %[[R:.*]] = arith.truncf %[[TOTAL]] : tensor<?x?xf64> to tensor<?x?xf32>
+// CHECK:         tl.store %[[R]], %[[OUT]]
+func.func @kernel$dynamic_row_sum(%x: tensor<4x?xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x?xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %sum = arith.addf %a, %o : f32
+    linalg.yield %sum : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
