@@ -1,5 +1,6 @@
 # Issue 19 on the GPU (python3 benchmarks/gpu_long_reductions.py --artifacts DIR, after
-# benchmarks/gpu_export.py --out DIR --cases long_rows_large_mean,long_sum_large_mean): each output of the long-reduction cases, Dyno (heuristic and
+# benchmarks/gpu_export.py --out DIR --cases long_rows_large_mean,long_sum_large_mean,long_scans_large_mean):
+# each output of the long-reduction cases, Dyno (heuristic and
 # autotuned configs) and eager CUDA, against float64 (max |error| / max |reference|).
 import argparse
 import os
@@ -14,7 +15,7 @@ parser.add_argument("--artifacts", default="build/gpu-long")
 artifacts = parser.parse_args().artifacts
 device = torch.device("cuda")
 for name, kind, builder, specs in cases():
-    if name not in ("long_rows_large_mean", "long_sum_large_mean"):
+    if name not in ("long_rows_large_mean", "long_sum_large_mean", "long_scans_large_mean"):
         continue
     directory = os.path.join(artifacts, name)
     runtime = load_runtime(directory)

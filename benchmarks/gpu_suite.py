@@ -103,6 +103,11 @@ def cases():
          lambda: Fn(lambda x: ((x * 0.25 + 1e4).sum(), (x * 0.25 + 1e4).var(),
                                x.sum(0), x.mean())),
          [((16_000_000 // 64, 64), f32)]),
+        # Scans of lines longer than one program holds (16384): a loop over chunks with an
+        # f64 carry; large-mean rows, centred rows and one line of 16M.
+        ("long_scans_large_mean", "check",
+         lambda: Fn(lambda x, y: ((x * 0.25 + 1e4).cumsum(-1), x.cumsum(-1), y.cumsum(0))),
+         [((4, 1_000_000), f32), ((16_000_000,), f32)]),
         # The prelude's careful helpers (round, hyperbolic functions, copysign) on a GPU.
         ("rounding_hyperbolic", "check",
          lambda: Fn(lambda x: (torch.round(x * 10), torch.asinh(x * 1000), torch.sinh(x * 4),
@@ -193,6 +198,8 @@ def cases():
          [((8192, 4096), f32)]),
         ("cumsum_rows", "bench", lambda: Fn(lambda x: torch.cumsum(x, -1)),
          [((8192, 4096), f32)]),
+        ("cumsum_long_rows", "bench", lambda: Fn(lambda x: torch.cumsum(x, -1)),
+         [((8, 2_000_000), f32)]),
         ("sort_rows", "bench", lambda: Fn(lambda x: torch.sort(x, -1)), [((8192, 1024), f32)]),
         ("topk_rows", "bench", lambda: Fn(lambda x: torch.topk(x, 8, -1)),
          [((8192, 1024), f32)]),
