@@ -3,6 +3,7 @@
     python e2e/reduction_accuracy.py                          # every case, both targets
     python e2e/reduction_accuracy.py --lengths 1e3,1e6,3e7 --target cpu
     python e2e/reduction_accuracy.py --ops var,sum --data large_mean
+    python e2e/reduction_accuracy.py --backward --lengths 1e6,16e6   # gradients
 
 Each case reduces rows of `length` float32 elements (one row, and 4 rows of length / 4 for
 reductions along the last dimension) drawn from centred data (standard normal) or data with
@@ -96,6 +97,42 @@ def measure(op: str, data: str, length: int, rows: int, target: str, dynamic=Non
     return relative_error(compiled, reference), relative_error(eager, reference)
 
 
+def measure_backward(op: str, data: str, length: int, rows: int, target: str):
+    """(compiled error, eager error) against float64 for the gradient of
+    sum(fn(x) * g) with respect to x (g: a fixed standard normal cotangent per output):
+    the backward graph AOTAutograd compiles, whose sums run over the same long rows."""
+    import dyno
+
+    fn = REDUCTIONS[op]
+    x = make_input(data, length, rows)
+    if op in ("softmax", "log_softmax", "logsumexp") and DATA[data] is None:
+        x = x * 4
+    generator = torch.Generator().manual_seed(1)
+    outputs, _ = torch.utils._pytree.tree_flatten(fn(x))
+    cotangents = [torch.randn(o.shape, generator=generator) for o in outputs]
+
+    def gradient(function, t, dtype):
+        t = t.to(dtype).detach().requires_grad_()
+        results, _ = torch.utils._pytree.tree_flatten(function(t))
+        loss = sum((r * g.to(dtype)).sum() for r, g in zip(results, cotangents))
+        return torch.autograd.grad(loss, t)[0]
+
+    reference = gradient(fn, x, torch.float64)
+    eager = gradient(fn, x, torch.float32)
+    torch._dynamo.reset()
+    dyno.reset_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = gradient(torch.compile(fn, backend="mlir", options={"target": target}),
+                            x, torch.float32)
+    stats = dyno.stats()
+    if stats["fallback_graphs"] or stats["runtime_fallbacks"] or \
+            stats["partially_compiled_graphs"] or stats["compiled_graphs"] < 2:
+        raise NotCompiled(f"{op}'s forward and backward did not compile fully: "
+                          f"{stats['fallback_reasons']} ({stats['compiled_graphs']} graphs)")
+    return relative_error(compiled, reference), relative_error(eager, reference)
+
+
 def bound(eager_error: float) -> float:
     """The largest compiled error issue 19 accepts."""
     return max(4 * eager_error, 1e-6)
@@ -108,7 +145,10 @@ def main():
     parser.add_argument("--lengths", default=",".join(str(n) for n in LONG_LENGTHS))
     parser.add_argument("--target", default="cpu,triton")
     parser.add_argument("--rows", default="1,4")
+    parser.add_argument("--backward", action="store_true",
+                        help="the gradient of sum(fn(x) * g) (the compiled backward graph)")
     args = parser.parse_args()
+    run = measure_backward if args.backward else measure
     failures = not_compiled = 0
     print(f"{'target':7s} {'op':15s} {'data':12s} {'length':>9s} {'rows':>4s} "
           f"{'compiled':>9s} {'eager':>9s} ratio  verdict", flush=True)
@@ -120,7 +160,7 @@ def main():
                         if op == "sum_all" and rows > 1:
                             continue
                         try:
-                            compiled, eager = measure(op, data, length, rows, target)
+                            compiled, eager = run(op, data, length, rows, target)
                         except NotCompiled as error:
                             not_compiled += 1
                             print(f"{target:7s} {op:15s} {data:12s} {length:9d} {rows:4d} "

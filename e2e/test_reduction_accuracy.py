@@ -50,6 +50,17 @@ def test_long_reduction_triton(op, data):
     assert compiled <= reduction_accuracy.bound(eager), (compiled, eager)
 
 
+@pytest.mark.parametrize("op,data", CASES)
+@pytest.mark.parametrize("target,length", [("cpu", 1_000_000), ("triton", 100_000)])
+def test_long_reduction_backward(op, data, target, length):
+    """The backward graphs (AOTAutograd's, compiled) of the family: the gradient of
+    sum(fn(x) * g) against float64. Their sums run over the same long rows (softmax's
+    and layer_norm's backward, cumsum's reversed scan)."""
+    rows = 1 if op == "sum_all" else 4
+    compiled, eager = reduction_accuracy.measure_backward(op, data, length, rows, target)
+    assert compiled <= reduction_accuracy.bound(eager), (compiled, eager)
+
+
 def _row_sums(x, target, blocked):
     """x.sum(-1) compiled with or without blocked sums, and Dyno's stats of that compile."""
     torch._dynamo.reset()
