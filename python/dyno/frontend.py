@@ -15,6 +15,7 @@ import shlex
 import torch
 
 from .aten_lowerings import lower_unsupported_ops
+from .centred_differences import with_centred_differences
 from .errors import DynoCompileError
 
 
@@ -162,6 +163,7 @@ def import_to_torch(gm: torch.fx.GraphModule) -> str:
 
     gm = _with_effects_as_calls(gm)
     gm = _with_empty_values_as_empty_tensors(_with_stable_sorts_as_sorts(gm))
+    gm = with_centred_differences(gm)
     try:
         module = stateless_fx_import(gm, output_type="raw", model_name="main")
     except Exception as error:
