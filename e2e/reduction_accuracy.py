@@ -34,6 +34,11 @@ REDUCTIONS = {
     "softmax": lambda x: torch.softmax(x, -1),
     "log_softmax": lambda x: torch.log_softmax(x, -1),
     "layer_norm": lambda x: torch.nn.functional.layer_norm(x, x.shape[-1:]),
+    # Each row a channel (batch norm, training statistics) or a group (group norm).
+    "batch_norm": lambda x: torch.nn.functional.batch_norm(
+        x.reshape(1, -1, x.shape[-1]), None, None, training=True).reshape(x.shape),
+    "group_norm": lambda x: torch.nn.functional.group_norm(
+        x.reshape(1, -1, x.shape[-1]), x.reshape(-1, x.shape[-1]).shape[0]).reshape(x.shape),
     "cumsum": lambda x: torch.cumsum(x, -1),
     "sum_all": lambda x: x.sum(),
 }

@@ -7,95 +7,18 @@ and its argmax never picks a NaN; PyTorch propagates NaN in all of them. The for
 do (see `_nan_max`).
 Lowerings torch-mlir lacks: fmax/fmin, view_copy/permute_copy, amax/amin of a 0-d tensor;
 and its reciprocal asserts x != 0 per element (see `reciprocal`).
-var/var_mean: torch-mlir accumulates in f64; these compute in the input's
-dtype with a corrected two-pass form (mean, then the deviations' sum and sum of squares),
-which is as accurate as eager's Welford and vectorizes at full width. PyTorch's own decompositions would emit prims
-that torch-mlir does not import.
+var/var_mean and batch norm's statistics: see moment_decompositions.py.
 """
 import contextlib
 import math
-from typing import List
 
 import torch
 
 from . import (attention_decompositions, bessel_functions, complex_decompositions,
-               indexing_decompositions, low_precision_decompositions, special_functions)
+               indexing_decompositions, low_precision_decompositions,
+               moment_decompositions, special_functions)
 
 aten = torch.ops.aten
-
-
-def _reduced_dims(x: torch.Tensor, dim) -> List[int]:
-    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
-        return list(range(x.dim()))
-    if isinstance(dim, int):
-        dim = [dim]
-    return [d % max(x.dim(), 1) for d in dim]
-
-
-def _var_and_mean(x, dim, correction, keepdim):
-    """Corrected two-pass variance (Chan, Golub and LeVeque), shifted by K: with
-    d = x - K, var = (sum(d^2) - sum(d)^2 / n) / (n - correction), exact in real
-    arithmetic for any K. K is the sum of x * (1 / n): a reduction's result, which
-    kernels read (recomputed from a sum, LLVM may fuse sum * (1 / n) into x - K
-    differently in each loop, and the two sums would stop matching). The correction
-    cancels K's error, which on data with a large mean (values near 1e4) is larger than
-    the spread it would square into the variance.
-
-    The mean is K, or K + sum(d) / n where |K| >= 4 standard deviations: there x - K is
-    exact for most x (Sterbenz), and the sum of d removes K's error (1 / n rounded is
-    off by up to 6e-8 relative: 6e-4 at 1e4, twice the spread of the data in [1e4,
-    1e4 + 1]). Near 0 the rounding of x - K is the same for every x of a binade, does
-    not average out, and would cost the mean of 1M centred values 7e-6 relative.
-    bf16/f16 compute in float32, as eager does. Long sums run in blocks
-    (dyno-block-long-sums)."""
-    dims = _reduced_dims(x, dim)
-    count = math.prod(x.shape[d] for d in dims) if x.dim() else 1
-    correction = 1 if correction is None else correction
-    if isinstance(correction, float) and correction.is_integer():
-        # std's correction arrives as 1.0; n - 1.0 of a symbolic n is a SymFloat, which a
-        # dynamic graph cannot divide by.
-        correction = int(correction)
-    dtype = x.dtype
-    if dtype in (torch.bfloat16, torch.float16):
-        x = aten._to_copy.default(x, dtype=torch.float32)
-    inverse_count = _inverse_count(count, x)
-    shift = aten.sum.dim_IntList(aten.mul.Tensor(x, inverse_count), dims, True)
-    deviation = aten.sub.Tensor(x, shift)
-    deviation_sum = aten.sum.dim_IntList(deviation, dims, True)
-    squares = aten.sum.dim_IntList(aten.mul.Tensor(deviation, deviation), dims, True)
-    mean_deviation = aten.div.Scalar(deviation_sum, max(count, 1))
-    centred = aten.sub.Tensor(squares, aten.mul.Tensor(deviation_sum, mean_deviation))
-    # Rounding can leave -tiny where the deviations are all equal; a variance is >= 0.
-    centred = aten.where.self(aten.lt.Scalar(centred, 0), aten.zeros_like(centred), centred)
-    var = aten.div.Scalar(centred, max(count - correction, 0))
-    far_from_zero = aten.ge.Tensor(aten.mul.Tensor(shift, shift),
-                                   aten.mul.Tensor(aten.mul.Scalar(centred, 16.0),
-                                                   inverse_count))
-    mean = aten.where.self(far_from_zero, aten.add.Tensor(shift, mean_deviation), shift)
-    if not keepdim:
-        var = aten.squeeze.dims(var, dims)
-        mean = aten.squeeze.dims(mean, dims)
-    if dtype != x.dtype:
-        var = aten._to_copy.default(var, dtype=dtype)
-        mean = aten._to_copy.default(mean, dtype=dtype)
-    return var, mean
-
-
-def _inverse_count(count, like):
-    """1 / count, as a Python float, or for a symbolic count (a dynamic graph) as a 0-d
-    tensor of like's dtype: a float computed from a SymInt becomes a division of 0-d
-    float64 tensors (aten.true_divide.Tensor), which torch-mlir does not lower."""
-    if isinstance(count, int):
-        return 1.0 / max(count, 1)
-    return aten.reciprocal.default(aten.scalar_tensor.default(count, dtype=like.dtype))
-
-
-def var_mean_correction(x, dim=None, *, correction=None, keepdim=False):
-    return _var_and_mean(x, dim, correction, keepdim)
-
-
-def var_correction(x, dim=None, *, correction=None, keepdim=False):
-    return _var_and_mean(x, dim, correction, keepdim)[0]
 
 
 def gelu(x, approximate="none"):
@@ -944,8 +867,7 @@ def table(target: str) -> dict:
     else:
         decompositions.update(attention_decompositions.table())
     decompositions.update(low_precision_decompositions.table(decompositions))
-    decompositions[aten.var_mean.correction] = var_mean_correction
-    decompositions[aten.var.correction] = var_correction
+    decompositions.update(moment_decompositions.table())
     decompositions[aten.gelu.default] = gelu
     for op, function in [
             (aten.clamp.default, clamp), (aten.clamp.Tensor, clamp),
