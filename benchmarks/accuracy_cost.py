@@ -29,14 +29,14 @@ from report import geomean, publish  # noqa: E402
 from run import time_calls  # noqa: E402
 
 import dyno  # noqa: E402
-from dyno import decompositions  # noqa: E402
+from dyno import frontend, moment_decompositions  # noqa: E402
 
 aten = torch.ops.aten
 
 
 def _plain_two_pass_var_and_mean(x, dim, correction, keepdim):
     """Dyno's variance before issue 19: the mean, then the sum of squared deviations."""
-    dims = decompositions._reduced_dims(x, dim)
+    dims = moment_decompositions._reduced_dims(x, dim)
     count = math.prod(x.shape[d] for d in dims) if x.dim() else 1
     correction = 1 if correction is None else correction
     mean = aten.mean.dim(x, dims, True)
@@ -50,12 +50,15 @@ def _plain_two_pass_var_and_mean(x, dim, correction, keepdim):
 
 @contextlib.contextmanager
 def _variance_before_issue_19():
-    shipped = decompositions._var_and_mean
-    decompositions._var_and_mean = _plain_two_pass_var_and_mean
+    """The plain two-pass variance, and x - mean(x) left as it is (centred_differences
+    would otherwise rewrite that variance's deviations)."""
+    shipped = moment_decompositions._var_and_mean, frontend.with_centred_differences
+    moment_decompositions._var_and_mean = _plain_two_pass_var_and_mean
+    frontend.with_centred_differences = lambda gm: gm
     try:
         yield
     finally:
-        decompositions._var_and_mean = shipped
+        moment_decompositions._var_and_mean, frontend.with_centred_differences = shipped
 
 
 class Fn(torch.nn.Module):
