@@ -20,22 +20,30 @@ import math
 import platform
 import statistics
 import sys
+import time
 
 import torch
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from models import NormActBlock  # noqa: E402
 from report import geomean, publish  # noqa: E402
-from run import time_calls  # noqa: E402
-
-import dyno  # noqa: E402
-from dyno import frontend, moment_decompositions  # noqa: E402
 
 aten = torch.ops.aten
 
 
+def time_calls(fn, inputs, iters):
+    samples = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn(*inputs)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
 def _plain_two_pass_var_and_mean(x, dim, correction, keepdim):
     """Dyno's variance before issue 19: the mean, then the sum of squared deviations."""
+    from dyno import moment_decompositions
+
     dims = moment_decompositions._reduced_dims(x, dim)
     count = math.prod(x.shape[d] for d in dims) if x.dim() else 1
     correction = 1 if correction is None else correction
@@ -49,9 +57,11 @@ def _plain_two_pass_var_and_mean(x, dim, correction, keepdim):
 
 
 @contextlib.contextmanager
-def _variance_before_issue_19():
+def variance_before_issue_19():
     """The plain two-pass variance, and x - mean(x) left as it is (centred_differences
     would otherwise rewrite that variance's deviations)."""
+    from dyno import frontend, moment_decompositions
+
     shipped = moment_decompositions._var_and_mean, frontend.with_centred_differences
     moment_decompositions._var_and_mean = _plain_two_pass_var_and_mean
     frontend.with_centred_differences = lambda gm: gm
@@ -103,6 +113,7 @@ def main():
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     wanted = [c for c in args.cases.split(",") if c]
+    import dyno
 
     rows = []
     for name, model, x in cases():
@@ -119,7 +130,7 @@ def main():
             dyno.reset_stats()
             errors = {}
             for label, fn in backends.items():
-                context = _variance_before_issue_19() if label == "before" else \
+                context = variance_before_issue_19() if label == "before" else \
                     contextlib.nullcontext()
                 with context:
                     result = fn(x)  # compiles

@@ -10,14 +10,16 @@ from .counters import reset_stats, stats
 __all__ = ["stats", "reset_stats", "export_triton", "export_triton_training", "__version__"]
 
 
-def export_triton(model, example_inputs, directory, save_weights=True, autocast=None):
+def export_triton(model, example_inputs, directory, save_weights=True, autocast=None,
+                  options=None):
     """Compiles `model` for the Triton target into `directory`, runnable with only torch
     and triton (see dyno.export); `autocast=torch.float16|torch.bfloat16` compiles what
-    the model computes under `torch.autocast("cuda", dtype=autocast)`."""
+    the model computes under `torch.autocast("cuda", dtype=autocast)`; `options` are
+    torch.compile's for backend="mlir"."""
     from .export import export_triton as export
 
     return export(model, example_inputs, directory, save_weights=save_weights,
-                  autocast=autocast)
+                  autocast=autocast, options=options)
 
 
 def export_triton_training(model, loss_fn, example_inputs, directory, save_weights=True):

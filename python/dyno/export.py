@@ -24,7 +24,8 @@ from .errors import DynoCompileError
 
 
 def export_triton(model: torch.nn.Module, example_inputs, directory: str,
-                  save_weights: bool = True, autocast: torch.dtype | None = None) -> str:
+                  save_weights: bool = True, autocast: torch.dtype | None = None,
+                  options: dict | None = None) -> str:
     """Exports `model` (inference, static shapes) for the Triton target. The whole graph
     must compile (no per-op fallback: the GPU server runs no Dyno); raises
     DynoCompileError with the reason and a reproducer otherwise. Returns `directory`.
@@ -34,7 +35,14 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     own casts (matmuls and convolutions in the low precision; softmax, norms, exp, log,
     losses in float32), traced here with CUDA fake tensors (see cuda_autocast.py). A model
     whose forward enters `torch.autocast("cuda")` itself is traced the same way, with or
-    without `autocast` (on CPU tensors that region would disable itself)."""
+    without `autocast` (on CPU tensors that region would disable itself). `options`:
+    torch.compile's options for backend="mlir" (target "triton" if given)."""
+    from .compiler import CompileOptions
+
+    compile_options = CompileOptions.from_user(options)
+    if compile_options.target not in ("auto", "triton"):
+        raise ValueError(f"dyno: export_triton compiles for the Triton target, not "
+                         f"{compile_options.target!r}")
     example_inputs = tuple(example_inputs)
     on_cuda = autocast is not None
     if not on_cuda:
@@ -89,7 +97,7 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     tokens = sum(spec.kind.name == "TOKEN" for spec in signature.output_specs)
     spec = {"inputs": inputs, "single_output": len(signature.output_specs) - tokens == 1,
             "output_tokens": tokens}
-    return _write_program(directory, exported.graph_module, spec, weights)
+    return _write_program(directory, exported.graph_module, spec, weights, compile_options)
 
 
 def _exported(model, example_inputs, autocast, on_cuda: bool):
@@ -183,14 +191,16 @@ class _LossOf(torch.nn.Module):
 
 
 def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dict,
-                   weights: dict) -> str:
-    """Lowers `graph_module` for the Triton target and writes the export's files."""
+                   weights: dict, options=None) -> str:
+    """Lowers `graph_module` for the Triton target (with `options`, CompileOptions) and
+    writes the export's files."""
     from . import compiler
     from .targets import host_runtime, triton_runtime
 
     dump = GraphDump()
     dump.write("00-aten-fx.py", graph_module.code)
-    kernels_source, wrapper_source, _, _ = compiler.lower_to_triton(graph_module, dump)
+    kernels_source, wrapper_source, _, _ = compiler.lower_to_triton(
+        graph_module, dump, options or compiler.CompileOptions())
     dump.discard_temporary()
 
     os.makedirs(directory, exist_ok=True)
