@@ -211,6 +211,27 @@ def test_triton_scans_lines_longer_than_one_program_chunk_by_chunk():
         _triton_exact(fn, x)
 
 
+def test_triton_scans_of_symbolic_sizes():
+    """dynamic=True: one compiled scan serves every line count and length (lines of
+    symbolic length loop over chunks), eager's results bit for bit; it ran eagerly before
+    ("has a Triton lowering for static shapes only")."""
+    for fn, shapes in [(lambda t: torch.cumsum(t, -1), [(3, 100), (5, 40_000), (2, 7)]),
+                       (lambda t: torch.cumsum(t, 0), [(30, 4), (20_000, 3)]),
+                       (lambda t: torch.cummax(t, 1), [(3, 50), (2, 17_000)])]:
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        compiled = torch.compile(fn, backend="mlir", options={"target": "triton"},
+                                 dynamic=True)
+        for shape in shapes:
+            x = torch.randn(*shape)
+            got, want = compiled(x), fn(x)
+            for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
+                assert torch.equal(g, w), shape
+        stats = dyno.stats()
+        assert stats["compiled_graphs"] == 1 and stats.get("dynamic_graphs") == 1, stats
+        assert not stats["fallback_ops"] and not stats["fallback_graphs"], stats
+
+
 def test_triton_sort_orders_nan_signed_zeros_and_ties_like_eager():
     # NaN sorts last ascending (first descending); -0.0 and 0.0 tie and keep their order
     # (a key of their raw bits would put -0.0 first); ties keep their order.

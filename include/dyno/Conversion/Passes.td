@@ -148,8 +148,12 @@ def DynoConvertSequentialOpsToTritonLevel
       autotuner runs a kernel several times on the call's tensors, and a scatter run
       twice combines twice.
 
-    Sorted lines longer than one program holds (16384), exclusive scans, other combiners, 64-bit sort keys and dynamic shapes get an error naming the
-    limit; per-op fallback then runs the op eagerly.
+    Scans take symbolic sizes (a size argument per dynamic size of each tensor, after the
+    kernel's own arguments, as dyno.launch documents; lines of symbolic length take the
+    chunk loop) where their input is a kernel argument. Sorted lines longer than one
+    program holds (16384), exclusive scans, other combiners, 64-bit sort keys, and sorts
+    and scatters of symbolic sizes get an error naming the limit; per-op fallback then
+    runs the op eagerly.
 
     ```mlir
     // Before: cumsum along dimension 1 of a 4x10 tensor

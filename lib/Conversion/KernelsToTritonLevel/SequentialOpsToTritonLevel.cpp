@@ -13,6 +13,7 @@
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -114,9 +115,15 @@ private:
       return OpTy::create(*b, loc, splat(lhs), splat(rhs));
     return OpTy::create(*b, loc, lhs, rhs);
   }
-  Value lessThan(Value lhs, int64_t bound) {
-    return arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::slt, lhs, splat(index(bound)));
+  Value lessThan(Value lhs, int64_t bound) { return lessThan(lhs, index(bound)); }
+  Value lessThan(Value lhs, Value bound) {
+    return arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::slt, lhs, splat(bound));
   }
+  /// Size `dim` of the old kernel's argument or returned tensor `value`: a constant, or
+  /// the kernel's size argument (symbolic sizes); null when neither.
+  Value sizeOf(Value value, int64_t dim);
+  /// The product of `sizes` (index values), folded where constant.
+  Value productOf(ArrayRef<Value> sizes);
   Value load(Value pointer, Value offsets, Value mask) {
     auto type = cast<tl::PtrType>(pointer.getType());
     return tl::LoadOp::create(*b, loc, blockType(type.getElementType()), pointer, offsets, mask);
@@ -124,32 +131,60 @@ private:
   /// Recreates the elementwise op `source` on blocks.
   Value cloneOnBlocks(Operation *source, ArrayRef<Value> operands);
   /// `x` along dimension 0 and `r` along dimension 1 of a line-wise kernel: the element
-  /// offsets of lines along `dim` of a contiguous `shape`, and their mask. `r` starts at
-  /// `rowOffset` when one is given (a chunk of longer lines).
-  std::pair<Value, Value> lineOffsets(ArrayRef<int64_t> shape, int64_t dim, Value &x,
+  /// offsets of lines along `dim` of a contiguous tensor of `sizes` (index values), and
+  /// their mask. `r` starts at `rowOffset` when one is given (a chunk of longer lines).
+  std::pair<Value, Value> lineOffsets(ArrayRef<Value> sizes, int64_t dim, Value &x,
                                       Value &r, Value &position, Value rowOffset = Value());
+  std::pair<Value, Value> lineOffsets(ArrayRef<int64_t> shape, int64_t dim, Value &x,
+                                      Value &r, Value &position) {
+    SmallVector<Value> sizes;
+    for (int64_t size : shape)
+      sizes.push_back(index(size));
+    return lineOffsets(sizes, dim, x, r, position);
+  }
 
   func::FuncOp oldKernel, newKernel;
   Operation *op;
   Location loc;
   unsigned rank = 2;
   SmallVector<Value> pointers; // per old argument, then per old result
+  // (old argument or result position, dim) -> the size argument (symbolic sizes: one
+  // index per dynamic size of every tensor argument and result, after the pointers, the
+  // ABI dyno.launch documents).
+  DenseMap<std::pair<unsigned, int64_t>, Value> sizeArguments;
+  bool dynamicShapes = false;
   std::optional<OpBuilder> b;
 };
 
 LogicalResult SequentialEmitter::createKernel() {
   MLIRContext *context = oldKernel.getContext();
   SmallVector<Type> argumentTypes;
+  SmallVector<std::pair<unsigned, int64_t>> dynamicSizes;
   int64_t largest = 0;
+  unsigned position = 0;
   auto addPosition = [&](Type type) -> LogicalResult {
+    unsigned here = position++;
     if (isa<IntegerType, IndexType>(type)) {
       argumentTypes.push_back(type);
       return success();
     }
     auto ranked = dyn_cast<RankedTensorType>(type);
-    if (!ranked || !ranked.hasStaticShape())
-      return op->emitOpError("has a Triton lowering for static shapes only"), failure();
-    largest = std::max(largest, ranked.getNumElements());
+    if (!ranked)
+      return op->emitOpError("has an operand of type ")
+                 << type << ", which the Triton target does not pass",
+             failure();
+    if (ranked.hasStaticShape()) {
+      largest = std::max(largest, ranked.getNumElements());
+    } else {
+      if (!isa<ScanOp>(op))
+        return op->emitOpError("has a Triton lowering for static shapes only (scans take "
+                               "symbolic sizes)"),
+               failure();
+      dynamicShapes = true;
+      for (int64_t dim = 0; dim < ranked.getRank(); ++dim)
+        if (ranked.isDynamicDim(dim))
+          dynamicSizes.push_back({here, dim});
+    }
     argumentTypes.push_back(tl::PtrType::get(context, ranked.getElementType()));
     return success();
   };
@@ -159,18 +194,53 @@ LogicalResult SequentialEmitter::createKernel() {
   for (Type type : oldKernel.getResultTypes())
     if (failed(addPosition(type)))
       return failure();
+  unsigned firstSize = argumentTypes.size();
+  argumentTypes.append(dynamicSizes.size(), IndexType::get(context));
   OpBuilder moduleBuilder(oldKernel);
   newKernel = func::FuncOp::create(moduleBuilder, oldKernel.getLoc(), oldKernel.getName(),
                                    FunctionType::get(context, argumentTypes, {}));
   Block *entry = newKernel.addEntryBlock();
-  pointers.assign(entry->getArguments().begin(), entry->getArguments().end());
+  pointers.assign(entry->getArguments().begin(), entry->getArguments().begin() + firstSize);
+  for (auto [i, key] : llvm::enumerate(dynamicSizes))
+    sizeArguments[key] = entry->getArgument(firstSize + i);
   b.emplace(OpBuilder::atBlockBegin(entry));
   auto returnOp = func::ReturnOp::create(*b, loc);
   b->setInsertionPoint(returnOp);
   Builder attrs(context);
-  newKernel->setAttr(tl::kIndexBitsAttr,
-                     attrs.getI64IntegerAttr(largest >= (int64_t(1) << 31) ? 64 : 32));
+  newKernel->setAttr(tl::kIndexBitsAttr, attrs.getI64IntegerAttr(
+                                            dynamicShapes || largest >= (int64_t(1) << 31)
+                                                ? 64
+                                                : 32));
   return success();
+}
+
+Value SequentialEmitter::sizeOf(Value value, int64_t dim) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.isDynamicDim(dim))
+    return index(type.getDimSize(dim));
+  if (auto argument = dyn_cast<BlockArgument>(value))
+    return sizeArguments.lookup({argument.getArgNumber(), dim});
+  auto returned = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator());
+  for (OpOperand &operand : returned->getOpOperands())
+    if (operand.get() == value)
+      return sizeArguments.lookup(
+          {oldKernel.getNumArguments() + operand.getOperandNumber(), dim});
+  return {};
+}
+
+Value SequentialEmitter::productOf(ArrayRef<Value> sizes) {
+  int64_t constant = 1;
+  Value product;
+  for (Value size : sizes) {
+    if (std::optional<int64_t> known = getConstantIntValue(size)) {
+      constant *= *known;
+      continue;
+    }
+    product = product ? arith::MulIOp::create(*b, loc, product, size).getResult() : size;
+  }
+  if (!product)
+    return index(constant);
+  return constant == 1 ? product : arith::MulIOp::create(*b, loc, product, index(constant));
 }
 
 void SequentialEmitter::setConfigs(bool rows, int64_t xnumel, int64_t rnumel,
@@ -234,12 +304,14 @@ Value SequentialEmitter::cloneOnBlocks(Operation *source, ArrayRef<Value> operan
   return b->create(state)->getResult(0);
 }
 
-std::pair<Value, Value> SequentialEmitter::lineOffsets(ArrayRef<int64_t> shape, int64_t dim,
+std::pair<Value, Value> SequentialEmitter::lineOffsets(ArrayRef<Value> sizes, int64_t dim,
                                                        Value &x, Value &r, Value &position,
                                                        Value rowOffset) {
-  int64_t length = shape[dim];
-  int64_t after = product(shape.drop_front(dim + 1));
-  int64_t lines = product(shape) / std::max<int64_t>(length, 1);
+  Value length = sizes[dim];
+  Value after = productOf(sizes.drop_front(dim + 1));
+  SmallVector<Value> others(sizes.begin(), sizes.end());
+  others.erase(others.begin() + dim);
+  Value lines = productOf(others);
   Value pid = tl::ProgramIdOp::create(*b, loc, 0);
   Value xblock = tl::BlockSizeOp::create(*b, loc, "XBLOCK");
   x = tl::RangeOp::create(*b, loc, blockType(b->getIndexType()), "XBLOCK", 0);
@@ -251,10 +323,10 @@ std::pair<Value, Value> SequentialEmitter::lineOffsets(ArrayRef<int64_t> shape, 
   // Line x starts at (x / after) * (length * after) + x % after; its elements are
   // `after` apart.
   Value start = binary<arith::AddIOp>(
-      binary<arith::MulIOp>(binary<arith::DivUIOp>(x, index(after)), index(length * after)),
-      binary<arith::RemUIOp>(x, index(after)));
+      binary<arith::MulIOp>(binary<arith::DivUIOp>(x, after), productOf({length, after})),
+      binary<arith::RemUIOp>(x, after));
   position = r;
-  return {binary<arith::AddIOp>(start, binary<arith::MulIOp>(r, index(after))), mask};
+  return {binary<arith::AddIOp>(start, binary<arith::MulIOp>(r, after)), mask};
 }
 
 //===----------------------------------------------------------------------===//
@@ -346,7 +418,19 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
         return op.emitOpError("in a scan's combiner is not supported by the Triton target"),
                failure();
   auto inputType = cast<RankedTensorType>(scan.getInputs()[0].getType());
-  int64_t dim = scan.getDimension(), length = inputType.getDimSize(dim);
+  int64_t dim = scan.getDimension(), staticLength = inputType.getDimSize(dim);
+  // The input's sizes: constants, or size arguments where symbolic (then the input must
+  // be an argument: reshapes of symbolic sizes are not traced).
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < inputType.getRank(); ++d) {
+    Value size = sizeOf(scan.getInputs()[0], d);
+    if (!size)
+      return scan.emitOpError("scans a tensor of symbolic sizes that is not a kernel "
+                              "argument; the Triton lowering reads arguments only"),
+             failure();
+    sizes.push_back(size);
+  }
+  Value length = sizes[dim];
   FailureOr<Memory> input = memoryOf(scan.getInputs()[0]);
   FailureOr<Value> output = resultPointer(scan.getResult(0));
   if (failed(input) || failed(output))
@@ -360,9 +444,27 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
   // Lines longer than one program holds are scanned chunk by chunk (one RBLOCK each, a
   // block row of one line per program), each chunk combined with the carry: the last
   // value of the line's chunks before it.
-  bool chunked = length > kMaxScanLength;
-  setConfigs(/*rows=*/true, inputType.getNumElements() / std::max<int64_t>(length, 1), length,
+  bool chunked = ShapedType::isDynamic(staticLength) || staticLength > kMaxScanLength;
+  // The grid: the static part of the line count, times the size arguments it multiplies.
+  int64_t staticLines = 1;
+  SmallVector<int64_t> linesArguments;
+  for (int64_t d = 0; d < inputType.getRank(); ++d) {
+    if (d == dim)
+      continue;
+    if (std::optional<int64_t> known = getConstantIntValue(sizes[d]))
+      staticLines *= *known;
+    else
+      linesArguments.push_back(cast<BlockArgument>(sizes[d]).getArgNumber());
+  }
+  setConfigs(/*rows=*/true, linesArguments.empty() ? staticLines : int64_t(1) << 20,
+             ShapedType::isDynamic(staticLength) ? 1024 : staticLength,
              /*persistent=*/!chunked);
+  Builder attrs(newKernel.getContext());
+  newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(staticLines));
+  if (ShapedType::isDynamic(staticLength))
+    newKernel->setAttr(tl::kRNumelAttr, attrs.getI64IntegerAttr(-1));
+  if (!linesArguments.empty())
+    newKernel->setAttr(tl::kXNumelArgsAttr, attrs.getDenseI64ArrayAttr(linesArguments));
   // Eager's CPU cumsum/cumprod accumulate float in double; so does this scan, and so does
   // the carry between chunks.
   Type element = inputType.getElementType();
@@ -376,14 +478,13 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
     Value zero = arith::ConstantOp::create(*b, loc, b->getZeroAttr(scanElement));
     Value start = tl::FullOp::create(*b, loc, blockType(scanElement), zero,
                                      b->getStrArrayAttr({"XBLOCK", "1"}));
-    loop = scf::ForOp::create(*b, loc, index(0), index(length),
+    loop = scf::ForOp::create(*b, loc, index(0), length,
                               tl::BlockSizeOp::create(*b, loc, "RBLOCK"), ValueRange{start});
     b->setInsertionPointToStart(loop.getBody());
     chunkStart = loop.getInductionVar();
   }
   Value x, r, position;
-  auto [offsets, mask] =
-      lineOffsets(inputType.getShape(), dim, x, r, position, chunkStart);
+  auto [offsets, mask] = lineOffsets(sizes, dim, x, r, position, chunkStart);
   // A scan of a fill (OPT's positions: the cumsum of an all-ones mask) scans a full
   // block of it (a splat prints as the scalar, and tl.associative_scan needs a block).
   Value values =
@@ -413,7 +514,7 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
         *b, loc,
         arith::AddIOp::create(*b, loc, chunkStart,
                               tl::BlockSizeOp::create(*b, loc, "RBLOCK")),
-        index(length));
+        length);
     Value last = arith::CmpIOp::create(
         *b, loc, arith::CmpIPredicate::eq, r,
         splat(arith::SubIOp::create(*b, loc, chunkEnd, index(1))));
@@ -426,8 +527,9 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
   tl::StoreOp::create(*b, loc, *output, offsets, result, mask);
   // The accumulator (the last value of each line), where the graph reads it.
   if (succeeded(accumulator)) {
-    Value last = arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::eq, r,
-                                       splat(index(length - 1)));
+    Value last = arith::CmpIOp::create(
+        *b, loc, arith::CmpIPredicate::eq, r,
+        splat(arith::SubIOp::create(*b, loc, length, index(1)).getResult()));
     tl::StoreOp::create(*b, loc, *accumulator, x, result, binary<arith::AndIOp>(mask, last));
   }
   if (chunked) {

@@ -200,8 +200,7 @@ func.func @scatter_unique_product(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %ori
 // CHECK-SAME:      tl.rnumel = 40000 : i64, tl.xnumel = 2 : i64
 // CHECK:         %[[ZERO:.*]] = tl.full %{{.*}} ["XBLOCK", "1"] : f64 -> tensor<?x?xf64>
 // CHECK:         %[[STEP:.*]] = tl.block_size "RBLOCK"
-// CHECK:         %[[END:.*]] = arith.constant 40000 : index
-// CHECK:         scf.for %[[START:.*]] = %{{.*}} to %[[END]] step %[[STEP]] iter_args(%[[CARRY:.*]] = %[[ZERO]]) -> (tensor<?x?xf64>) {
+// CHECK:         scf.for %[[START:.*]] = %{{.*}} to %c40000{{.*}} step %[[STEP]] iter_args(%[[CARRY:.*]] = %[[ZERO]]) -> (tensor<?x?xf64>) {
 // CHECK:           %[[LANE:.*]] = tl.range "RBLOCK" along 1
 // CHECK:           %[[R:.*]] = arith.addi %[[LANE]], %{{.*}} : tensor<?x?xindex>
 // CHECK:           %[[V:.*]] = tl.load %[[IN]][%[[OFF:.*]]] mask %[[M:.*]] :
@@ -256,4 +255,30 @@ func.func @scan_long_combiner(%x: tensor<20000xf32>) -> tensor<20000xf32> {
     dyno.yield %k : f32
   } -> tensor<20000xf32>, tensor<f32>
   return %r#0 : tensor<20000xf32>
+}
+
+// -----
+
+// Symbolic sizes: the kernel takes one index per dynamic size of its tensors after its
+// own arguments (dyno.launch's ABI); the line count's size argument sets the grid
+// (tl.xnumel_args), the symbolic length bounds the chunk loop, and offsets are 64-bit.
+// CHECK-LABEL: func.func @scan_symbolic_sizes(
+// CHECK-SAME:      %[[IN:.*]]: !tl.ptr<f32>, %{{.*}}: index, %{{.*}}: index, %[[OUT:.*]]: !tl.ptr<f32>, %[[ROWS:.*]]: index, %[[LEN:.*]]: index, %{{.*}}: index, %{{.*}}: index)
+// CHECK-SAME:      tl.index_bits = 64
+// CHECK-SAME:      tl.rnumel = -1 : i64, tl.xnumel = 1 : i64, tl.xnumel_args = array<i64: 4>
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[LEN]] step %{{.*}} iter_args(
+// CHECK:           tl.scan "sum"
+// CHECK:           tl.store %{{.*}}, %[[OUT]]
+func.func @scan_symbolic_sizes(%x: tensor<?x?xf32>, %rows: index, %length: index) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%rows, %length) : tensor<?x?xf32>
+  %a = tensor.empty(%rows) : tensor<?xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%a : tensor<?xf32>) -> tensor<?xf32>
+  %r:2 = dyno.scan dimension(1) inclusive(true) ins(%x : tensor<?x?xf32>)
+      outs(%e, %acc : tensor<?x?xf32>, tensor<?xf32>) {
+  ^bb0(%p: f32, %i: f32):
+    %s = arith.addf %p, %i : f32
+    dyno.yield %s : f32
+  } -> tensor<?x?xf32>, tensor<?xf32>
+  return %r#0 : tensor<?x?xf32>
 }

@@ -75,10 +75,29 @@ func.func @exclusive_scan(%x: tensor<8xf32>, %o: tensor<8xf32>, %acc: tensor<f32
 
 // -----
 
-func.func @dynamic_scan(%x: tensor<?xf32>, %o: tensor<?xf32>, %acc: tensor<f32>) -> tensor<?xf32> {
-  // expected-error @+1 {{has a Triton lowering for static shapes only}}
-  %r:2 = dyno.scan dimension(0) inclusive(true) ins(%x : tensor<?xf32>)
-      outs(%o, %acc : tensor<?xf32>, tensor<f32>) {
+// Sorts (and scatters) of symbolic sizes run eagerly; scans take them.
+func.func @dynamic_sort(%v: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{has a Triton lowering for static shapes only (scans take symbolic sizes)}}
+  %r = dyno.sort dimension(0) outs(%v : tensor<?xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %le = arith.cmpf ole, %a, %b : f32
+    dyno.yield %le : i1
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// A scan of symbolic sizes reads its input where an argument holds it.
+func.func @dynamic_scan_of_a_reshape(%x: tensor<?x?xf32>, %n: index) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %flat = tensor.collapse_shape %x [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %a = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%a : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{scans a tensor of symbolic sizes that is not a kernel argument}}
+  %r:2 = dyno.scan dimension(0) inclusive(true) ins(%flat : tensor<?xf32>)
+      outs(%e, %acc : tensor<?xf32>, tensor<f32>) {
   ^bb0(%p: f32, %i: f32):
     %s = arith.addf %p, %i : f32
     dyno.yield %s : f32
