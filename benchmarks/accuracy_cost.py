@@ -20,24 +20,14 @@ import math
 import platform
 import statistics
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from models import NormActBlock  # noqa: E402
-from report import geomean, publish  # noqa: E402
+from report import geomean, publish, time_calls  # noqa: E402
 
 aten = torch.ops.aten
-
-
-def time_calls(fn, inputs, iters):
-    samples = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        fn(*inputs)
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def _plain_two_pass_var_and_mean(x, dim, correction, keepdim):

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import zoo  # noqa: E402
 from report import geomean, publish  # noqa: E402
-from run import time_calls  # noqa: E402
+from report import time_calls  # noqa: E402
 
 import dyno  # noqa: E402
 from dyno import attention_decompositions, decompositions  # noqa: E402

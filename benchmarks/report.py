@@ -2,6 +2,7 @@
 Dyno nor its compiler is installed)."""
 import math
 import statistics
+import time
 
 
 def geomean(values) -> float:
@@ -15,3 +16,13 @@ def publish(lines, out: str = "") -> None:
     if out:
         with open(out, "w") as handle:
             handle.write(report + "\n")
+
+
+def time_calls(fn, inputs, iters):
+    """Wall-clock seconds of each of `iters` calls fn(*inputs)."""
+    samples = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn(*inputs)
+        samples.append(time.perf_counter() - start)
+    return samples

@@ -24,18 +24,9 @@ import torch
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from models import suite  # noqa: E402
 import zoo  # noqa: E402
-from report import geomean, publish  # noqa: E402
+from report import geomean, publish, time_calls  # noqa: E402
 
 import dyno  # noqa: E402
-
-
-def time_calls(fn, inputs, iters):
-    samples = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        fn(*inputs)
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def main():
