@@ -97,6 +97,8 @@ def measure(op: str, data: str, length: int, rows: int, target: str, dynamic=Non
     if stats["fallback_graphs"] or stats["runtime_fallbacks"] or \
             stats["partially_compiled_graphs"] or not stats["compiled_graphs"]:
         raise NotCompiled(f"{op} did not compile fully: {stats['fallback_reasons']}")
+    if stats.get("split_graphs"):
+        raise NotCompiled(f"{op} compiled only in parts (its whole graph failed)")
     if dynamic and not stats.get("dynamic_graphs"):
         raise NotCompiled(f"{op} compiled no graph with symbolic sizes")
     return relative_error(compiled, reference), relative_error(eager, reference)
@@ -132,7 +134,8 @@ def measure_backward(op: str, data: str, length: int, rows: int, target: str):
                             x, torch.float32)
     stats = dyno.stats()
     if stats["fallback_graphs"] or stats["runtime_fallbacks"] or \
-            stats["partially_compiled_graphs"] or stats["compiled_graphs"] < 2:
+            stats["partially_compiled_graphs"] or stats.get("split_graphs") or \
+            stats["compiled_graphs"] < 2:
         raise NotCompiled(f"{op}'s forward and backward did not compile fully: "
                           f"{stats['fallback_reasons']} ({stats['compiled_graphs']} graphs)")
     return relative_error(compiled, reference), relative_error(eager, reference)

@@ -92,11 +92,62 @@ def test_centred_differences_keep_every_form_of_the_mean(target):
     compiled = torch.compile(fn, backend="mlir", options={"target": target})(x)
     stats = dyno.stats()
     assert stats["compiled_graphs"] == 1 and not stats["fallback_graphs"], stats
+    assert not stats.get("split_graphs"), stats  # the rewrite's ops lower as one graph
     exact = fn(x.double())
     for got, want, reference in zip(compiled, fn(x), exact):
         torch.testing.assert_close(got, want, rtol=0, atol=2e-3)
         assert (got.double() - reference).abs().max() <= \
             (want.double() - reference).abs().max() + 1e-12
+
+
+@pytest.mark.parametrize("target", ["cpu", "triton"])
+def test_centred_differences_of_non_finite_rows_are_eagers(target):
+    """A row with inf or NaN, or deviations that overflow: d - mean(d) would be NaN
+    everywhere; the rewrite keeps d there, eager's x - mean(x) ([1, inf] -> [-inf, nan])."""
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([[1.0, inf, 2.0], [3.0, nan, 4.0], [3e38, -3e38, 3e38], [1.0, 2.0, 4.0]])
+    fn = lambda t: t - t.mean(-1, keepdim=True)  # noqa: E731
+    torch._dynamo.reset()
+    dyno.reset_stats()
+    got = torch.compile(fn, backend="mlir", options={"target": target})(x)
+    stats = dyno.stats()
+    assert stats["compiled_graphs"] == 1 and not stats["fallback_graphs"], stats
+    assert not stats.get("split_graphs"), stats
+    torch.testing.assert_close(got, fn(x), equal_nan=True)
+
+
+def test_batch_norm_decompositions_match_pytorchs():
+    """moment_decompositions' training batch norm against ATen's own kernels, for every
+    op that spells it (the functional and in-place forms, without running statistics,
+    and torch.export's _batch_norm_with_update_functional), on inputs of rank 2 and 4."""
+    from dyno import moment_decompositions as moments
+
+    aten = torch.ops.aten
+    torch.manual_seed(0)
+    for shape in [(16, 3), (4, 3, 5, 5)]:
+        x = torch.randn(shape) * 3 + 100
+        weight, bias = torch.rand(3) + 0.5, torch.randn(3)
+        mean, var = torch.randn(3), torch.rand(3) + 0.5
+        pairs = [
+            (moments.batch_norm_functional(x, weight, bias, mean, var, True, 0.1, 1e-5),
+             aten._native_batch_norm_legit_functional(x, weight, bias, mean, var, True,
+                                                      0.1, 1e-5)),
+            (moments.batch_norm_no_stats(x, weight, bias, True, 0.1, 1e-5),
+             aten._native_batch_norm_legit.no_stats(x, weight, bias, True, 0.1, 1e-5)),
+            (moments.batch_norm_with_update_functional(x, weight, bias, mean, var, 0.1, 1e-5),
+             aten._batch_norm_with_update_functional(x, weight, bias, mean, var, 0.1, 1e-5)),
+        ]
+        ours_in_place = (mean.clone(), var.clone())
+        theirs_in_place = (mean.clone(), var.clone())
+        pairs.append((moments.batch_norm(x, weight, bias, *ours_in_place, True, 0.1, 1e-5),
+                      aten._native_batch_norm_legit(x, weight, bias, *theirs_in_place, True,
+                                                    0.1, 1e-5)))
+        pairs.append((ours_in_place, theirs_in_place))
+        for ours, theirs in pairs:
+            assert len(ours) == len(theirs)
+            for got, want in zip(ours, theirs):
+                assert got.shape == want.shape and got.dtype == want.dtype
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_centred_differences_rewrite_only_centrings():

@@ -209,6 +209,12 @@ def test_triton_scans_lines_longer_than_one_program_chunk_by_chunk():
         torch._dynamo.reset()
         dyno.reset_stats()
         _triton_exact(fn, x)
+    # The carry keeps the sign of zero (it was picked by a sum with +0.0 lanes: -0.0 became
+    # +0.0 from the second chunk on).
+    torch._dynamo.reset()
+    x = torch.cat([torch.tensor([-0.0]), torch.ones(20_000)])
+    got = _triton_exact(lambda t: torch.cumprod(t, 0), x)
+    assert got.signbit().all()
 
 
 def test_triton_scans_of_symbolic_sizes():

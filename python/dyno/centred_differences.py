@@ -13,12 +13,15 @@ differs in the last bit.
 The rewrite: d = x - m, then d - mean(d). With m = mean(x) rounded, x - m is exact
 where x and m are within a factor of 2 (Sterbenz), mean(d) is the small residual
 mean(x) - m, whose own rounding error is tiny, and d - mean(d) = x - mean(x) in real
-arithmetic. One more row reduction, in the same kernel.
+arithmetic. One more row reduction, in the same kernel. Where the residual is not
+finite (an inf or NaN in the row, or d overflowing), d itself is the result, as in
+eager: x = [1, inf] gives [-inf, nan], not [nan, nan].
 
 Applied to float32 and float64 only: a bf16/f16 mean rounds to its dtype in eager, and
 the difference of bf16 values is eager's bf16 arithmetic.
 """
 import copy
+import math
 
 import torch
 
@@ -62,12 +65,22 @@ def with_centred_differences(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
         with graph.inserting_after(node):
             residual = graph.call_function(mean.target, (node, *mean.args[1:]),
                                            dict(mean.kwargs))
+        # isfinite as |r| < inf (torch-mlir does not lower aten.isfinite).
         with graph.inserting_after(residual):
-            centred = graph.call_function(aten.sub.Tensor, (node, residual))
+            magnitude = graph.call_function(aten.abs.default, (residual,))
+        with graph.inserting_after(magnitude):
+            finite = graph.call_function(aten.lt.Scalar, (magnitude, math.inf))
+        with graph.inserting_after(finite):
+            corrected = graph.call_function(aten.sub.Tensor, (node, residual))
+        with graph.inserting_after(corrected):
+            centred = graph.call_function(aten.where.self, (finite, corrected, node))
         residual.meta["val"] = mean.meta.get("val")
+        value = mean.meta.get("val")
+        magnitude.meta["val"] = value.abs() if isinstance(value, torch.Tensor) else None
+        finite.meta["val"] = value.isfinite() if isinstance(value, torch.Tensor) else None
+        corrected.meta["val"] = node.meta.get("val")
         centred.meta["val"] = node.meta.get("val")
-        node.replace_all_uses_with(centred,
-                                   delete_user_cb=lambda user: user not in (residual,
-                                                                            centred))
+        added = (residual, magnitude, finite, corrected, centred)
+        node.replace_all_uses_with(centred, delete_user_cb=lambda user: user not in added)
     copied.recompile()
     return copied

@@ -198,6 +198,7 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
         return None
     eager_ops = partition.eager_op_names(fused)
     if not eager_ops:  # every op compiled, in several graphs: compiled, not partly
+        counters.bump("split_graphs")
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
         counters.bump(f"{target}_graphs")

@@ -46,6 +46,9 @@ def stats() -> dict:
     ``compiled_forward_graphs`` / ``compiled_backward_graphs`` (once any was compiled),
     ``dynamic_graphs`` (compiled graphs with symbolic sizes, once any was compiled),
     ``partially_compiled_graphs`` (graphs compiled except for some ops run eagerly),
+    ``split_graphs`` (graphs whose whole-graph compile failed and whose every op then
+    compiled in several smaller graphs: nothing runs eagerly, but kernels are not fused
+    across the parts; once any was split),
     ``fallback_ops`` (ATen op name -> how many partly compiled graphs run it eagerly),
     ``library_calls`` (ATen op name -> how many compiled graphs call it as a library
     routine, dyno.library_call: LAPACK, pocketfft), and

@@ -163,9 +163,25 @@ def batch_norm_no_stats(input, weight, bias, training, momentum, eps):
     return _batch_norm(input, weight, bias, None, None, training, momentum, eps, False)[:3]
 
 
+def batch_norm_with_update_functional(input, weight, bias, running_mean, running_var,
+                                      momentum, eps):
+    """Training batch norm as torch.export and pre-dispatch traces spell it; the reserve
+    tensor (cuDNN's, here empty: no cuDNN call remains) as PyTorch's decomposition makes
+    it."""
+    from torch._decomp.decompositions import _get_batch_norm_reserve_tensor
+
+    output, save_mean, save_rstd, new_mean, new_var = _batch_norm(
+        input, weight, bias, running_mean, running_var, True, momentum, eps, True)
+    reserve = _get_batch_norm_reserve_tensor(input, weight, bias, running_mean, running_var,
+                                             eps, training=True)
+    return output, save_mean, save_rstd, reserve, new_mean, new_var
+
+
 def table() -> dict:
     return {aten.var_mean.correction: var_mean_correction,
             aten.var.correction: var_correction,
             aten._native_batch_norm_legit_functional.default: batch_norm_functional,
             aten._native_batch_norm_legit.default: batch_norm,
-            aten._native_batch_norm_legit.no_stats: batch_norm_no_stats}
+            aten._native_batch_norm_legit.no_stats: batch_norm_no_stats,
+            aten._batch_norm_with_update_functional.default:
+                batch_norm_with_update_functional}

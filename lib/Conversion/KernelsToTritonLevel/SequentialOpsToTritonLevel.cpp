@@ -17,6 +17,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 #define DEBUG_TYPE "dyno-convert-sequential-ops-to-triton-level"
 
 namespace mlir::dyno {
@@ -508,8 +510,10 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
     Value first =
         arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::eq, chunkStart, index(0));
     line = arith::SelectOp::create(*b, loc, first, line, *carried);
-    // The next carry: the chunk's last value in its line, picked out by a sum of one
-    // non-zero lane (exact).
+    // The next carry: the chunk's last value in its line, picked out exactly: for
+    // integers a sum of it and zeros; for floats a NaN-propagating maximum of it and
+    // -inf (a sum with 0.0 would turn -0.0 into +0.0, and Triton's tl.full makes a -0.0
+    // fill +0.0).
     Value chunkEnd = arith::MinSIOp::create(
         *b, loc,
         arith::AddIOp::create(*b, loc, chunkStart,
@@ -518,10 +522,14 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
     Value last = arith::CmpIOp::create(
         *b, loc, arith::CmpIPredicate::eq, r,
         splat(arith::SubIOp::create(*b, loc, chunkEnd, index(1))));
-    Value picked = arith::SelectOp::create(*b, loc, last, line,
-                                           splat(arith::ConstantOp::create(
-                                               *b, loc, b->getZeroAttr(scanElement))));
-    nextCarry = tl::ReduceOp::create(*b, loc, picked, "sum", 1);
+    bool floating = isa<FloatType>(scanElement);
+    TypedAttr nothing =
+        floating ? TypedAttr(b->getFloatAttr(scanElement,
+                                             -std::numeric_limits<double>::infinity()))
+                 : TypedAttr(b->getZeroAttr(scanElement));
+    Value picked = arith::SelectOp::create(
+        *b, loc, last, line, splat(arith::ConstantOp::create(*b, loc, nothing)));
+    nextCarry = tl::ReduceOp::create(*b, loc, picked, floating ? "max" : "sum", 1);
   }
   Value result = widen ? arith::TruncFOp::create(*b, loc, blockType(element), line) : line;
   tl::StoreOp::create(*b, loc, *output, offsets, result, mask);

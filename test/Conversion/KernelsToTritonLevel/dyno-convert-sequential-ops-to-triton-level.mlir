@@ -193,7 +193,8 @@ func.func @scatter_unique_product(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %ori
 // Lines longer than one program holds (16384) are scanned chunk by chunk: one line per
 // program (XBLOCK 1), a loop over RBLOCK chunks carrying the line's last value so far in
 // f64; the first chunk takes no carry; the next carry is the chunk's last lane, picked
-// by a sum of one lane; the accumulator is stored from the line's last element.
+// by a NaN-propagating max over it and -inf lanes (exact, -0.0 kept); the accumulator is
+// stored from the line's last element.
 // CHECK-LABEL: func.func @scan_long_rows(
 // CHECK-SAME:      %[[IN:.*]]: !tl.ptr<f32>, %[[OUT:.*]]: !tl.ptr<f32>, %[[ACC:.*]]: !tl.ptr<f32>)
 // CHECK-SAME:      tl.configs = [{RBLOCK = 1024 : i64, XBLOCK = 1 : i64
@@ -211,7 +212,7 @@ func.func @scatter_unique_product(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %ori
 // CHECK:           %[[LINE:.*]] = arith.select %[[FIRST]], %[[S]], %[[C]] : tensor<?x?xf64>
 // CHECK:           %[[LAST:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : tensor<?x?xindex>
 // CHECK:           %[[PICK:.*]] = arith.select %[[LAST]], %[[LINE]], %{{.*}} : tensor<?x?xi1>, tensor<?x?xf64>
-// CHECK:           %[[NEXT:.*]] = tl.reduce "sum" %[[PICK]] along 1 : tensor<?x?xf64>
+// CHECK:           %[[NEXT:.*]] = tl.reduce "max" %[[PICK]] along 1 : tensor<?x?xf64>
 // CHECK:           %[[T:.*]] = arith.truncf %[[LINE]] : tensor<?x?xf64> to tensor<?x?xf32>
 // CHECK:           tl.store %[[T]], %[[OUT]][%[[OFF]]] mask %[[M]]
 // CHECK:           tl.store %[[T]], %[[ACC]]
@@ -240,7 +241,7 @@ func.func @scan_long_rows(%x: tensor<2x40000xf32>) -> (tensor<2x40000xf32>, tens
 // CHECK:             arith.maximumf %{{.*}} : f32
 // CHECK:             tl.yield
 // CHECK:           arith.maximumf %{{.*}} : tensor<?x?xf32>
-// CHECK:           tl.reduce "sum"
+// CHECK:           tl.reduce "max"
 func.func @scan_long_combiner(%x: tensor<20000xf32>) -> tensor<20000xf32> {
   %ninf = arith.constant 0xFF800000 : f32
   %e = tensor.empty() : tensor<20000xf32>
