@@ -196,14 +196,16 @@ def test_triton_scans_lines_longer_than_one_program_chunk_by_chunk():
     bit for bit: rows and columns, integers, products, a combiner of its own with
     indices (cummax), and the accumulator a graph reads."""
     torch.manual_seed(0)
+    # Lines just past 16384 (the interpreter runs the chunk loop in Python); the
+    # accuracy family scans 1e5 (test_reduction_accuracy.py) and the GPU suite 1.6e7.
     cases = [
-        (lambda t: torch.cumsum(t, 1), torch.randn(3, 40001)),
-        (lambda t: torch.cumsum(t, 0), torch.rand(100_000) + 1e4),
-        (lambda t: torch.cumsum(t, 0), torch.randn(20_000, 3)),
-        (lambda t: torch.cumsum(t, 0), torch.randint(-9, 9, (50_000,))),
-        (lambda t: torch.cumprod(1 + t / 1e5, -1), torch.randn(2, 30_000)),
-        (lambda t: torch.cummax(t, -1), torch.randn(2, 17_000)),
-        (lambda t: torch.ones_like(t).cumsum(-1) * t, torch.randn(20_000)),
+        (lambda t: torch.cumsum(t, 1), torch.randn(2, 20_001)),
+        (lambda t: torch.cumsum(t, 0), torch.rand(17_000) + 1e4),
+        (lambda t: torch.cumsum(t, 0), torch.randn(17_000, 2)),
+        (lambda t: torch.cumsum(t, 0), torch.randint(-9, 9, (17_000,))),
+        (lambda t: torch.cumprod(1 + t / 1e5, -1), torch.randn(2, 17_000)),
+        (lambda t: torch.cummax(t, -1), torch.randn(1, 16_500)),
+        (lambda t: torch.ones_like(t).cumsum(-1) * t, torch.randn(17_000)),
     ]
     for fn, x in cases:
         torch._dynamo.reset()
@@ -212,7 +214,7 @@ def test_triton_scans_lines_longer_than_one_program_chunk_by_chunk():
     # The carry keeps the sign of zero (it was picked by a sum with +0.0 lanes: -0.0 became
     # +0.0 from the second chunk on).
     torch._dynamo.reset()
-    x = torch.cat([torch.tensor([-0.0]), torch.ones(20_000)])
+    x = torch.cat([torch.tensor([-0.0]), torch.ones(17_000)])
     got = _triton_exact(lambda t: torch.cumprod(t, 0), x)
     assert got.signbit().all()
 
@@ -221,9 +223,9 @@ def test_triton_scans_of_symbolic_sizes():
     """dynamic=True: one compiled scan serves every line count and length (lines of
     symbolic length loop over chunks), eager's results bit for bit; it ran eagerly before
     ("has a Triton lowering for static shapes only")."""
-    for fn, shapes in [(lambda t: torch.cumsum(t, -1), [(3, 100), (5, 40_000), (2, 7)]),
-                       (lambda t: torch.cumsum(t, 0), [(30, 4), (20_000, 3)]),
-                       (lambda t: torch.cummax(t, 1), [(3, 50), (2, 17_000)])]:
+    for fn, shapes in [(lambda t: torch.cumsum(t, -1), [(3, 100), (2, 17_000), (2, 7)]),
+                       (lambda t: torch.cumsum(t, 0), [(30, 4), (17_000, 2)]),
+                       (lambda t: torch.cummax(t, 1), [(3, 50), (2, 16_500)])]:
         torch._dynamo.reset()
         dyno.reset_stats()
         compiled = torch.compile(fn, backend="mlir", options={"target": "triton"},
