@@ -613,7 +613,11 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
       })
       .Case<tl::BlockSizeOp>([&](tl::BlockSizeOp size) { return R(size.getName().str()); })
       .Case<tl::RangeOp>([&](tl::RangeOp range) {
+        // With 64-bit indices every offset is computed in int64: a range times a row
+        // length (`r * 800000000`) would otherwise wrap in int32 past 2**31.
         std::string text = "tl.arange(0, " + range.getBlock().str() + ")";
+        if (indexBits == 64)
+          text = "tl.cast(" + text + ", tl.int64)";
         int64_t rank = range.getResult().getType().getRank();
         if (rank == 2)
           text += range.getDim() == 0 ? "[:, None]" : "[None, :]";
@@ -870,6 +874,13 @@ LogicalResult KernelPrinter::print() {
   os << "\n\n@triton.jit\ndef " << kernel.getName() << "(" << llvm::join(parameters, ", ")
      << "):\n";
   uint64_t start = os.tell();
+  // Triton passes an integer argument below 2**31 as int32: products of sizes (a
+  // dynamic numel) must not wrap there either.
+  if (indexBits == 64)
+    for (BlockArgument argument : kernel.getArguments())
+      if (isa<IndexType>(argument.getType()))
+        os << "    " << names[argument] << " = tl.cast(" << names[argument]
+           << ", tl.int64)\n";
   if (failed(printBlock(kernel.getBody().front(), 4)))
     return failure();
   // A kernel left with nothing to do (it only checked index bounds, which the Triton
