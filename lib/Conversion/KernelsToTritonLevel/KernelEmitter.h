@@ -10,6 +10,7 @@
 #define DYNO_LIB_CONVERSION_KERNELSTOTRITONLEVEL_KERNELEMITTER_H
 
 #include "IterationSpace.h"
+#include "LaunchAbi.h"
 #include "ReductionKinds.h"
 
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
@@ -161,7 +162,7 @@ private:
   unsigned rank;
   bool persistent;
   SmallVector<Value> pointers; // per old argument, then per old result (scalars as is)
-  DenseMap<std::pair<unsigned, int64_t>, Value> sizeArguments; // (position, dim) -> size
+  SizeArguments sizeArguments; // the launch ABI's size arguments
   SmallVector<Type> positionTypes; // old argument types, then old result types
   SmallVector<Value> xExtents, rExtents; // per slot, at kernel entry
   Value xNumel, rNumel;

@@ -78,17 +78,9 @@ Value KernelEmitter::sizeOf(Value tensor, int64_t dim) {
   auto type = cast<RankedTensorType>(tensor.getType());
   if (!type.isDynamicDim(dim))
     return index(*hoistBuilder, type.getDimSize(dim));
-  if (auto argument = dyn_cast<BlockArgument>(tensor)) {
-    if (argument.getOwner() != &oldKernel.getBody().front())
-      return {};
-    return sizeArguments.lookup({argument.getArgNumber(), dim});
-  }
-  // A returned tensor's sizes are arguments too.
-  auto returned = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator());
-  for (OpOperand &operand : returned->getOpOperands())
-    if (operand.get() == tensor)
-      return sizeArguments.lookup(
-          {oldKernel.getNumArguments() + operand.getOperandNumber(), dim});
+  // An argument's or a returned tensor's sizes are arguments.
+  if (std::optional<Value> size = sizeArgumentOf(oldKernel, sizeArguments, tensor, dim))
+    return *size;
   if (auto empty = tensor.getDefiningOp<tensor::EmptyOp>()) {
     FailureOr<Value> size = hoist(empty.getDynamicSize(dim));
     return succeeded(size) ? *size : Value();

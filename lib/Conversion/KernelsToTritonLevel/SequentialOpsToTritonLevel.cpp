@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "BlockConfigs.h"
 #include "IterationSpace.h"
+#include "LaunchAbi.h"
 
 #include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
@@ -28,6 +29,8 @@ namespace mlir::dyno {
 
 using namespace mlir;
 using namespace mlir::dyno;
+using triton_level::SizeArguments;
+using triton_level::sizeArgumentOf;
 
 namespace {
 
@@ -85,8 +88,12 @@ private:
   FailureOr<Memory> memoryOf(Value value);
   /// The pointer of the old kernel's result that returns `value`.
   FailureOr<Value> resultPointer(Value value);
-  /// `persistent`: a line fits one RBLOCK (else the kernel loops over chunks of it).
-  void setConfigs(bool rows, int64_t xnumel, int64_t rnumel, bool persistent = true);
+  /// The launch attributes: `xnumel` (the static part of the line count, times the
+  /// size arguments `xnumelArguments`), `rnumel` (-1: a dynamic line length) and the
+  /// block configurations. `persistent`: a line fits one RBLOCK (else the kernel loops
+  /// over chunks of it).
+  void setConfigs(bool rows, int64_t xnumel, int64_t rnumel, bool persistent = true,
+                  ArrayRef<int64_t> xnumelArguments = {});
 
   LogicalResult emitScan(ScanOp scan);
   /// The scan of each line of a block (`tl.scan`, with the region cloned as its combine
@@ -153,7 +160,7 @@ private:
   // (old argument or result position, dim) -> the size argument (symbolic sizes: one
   // index per dynamic size of every tensor argument and result, after the pointers, the
   // ABI dyno.launch documents).
-  DenseMap<std::pair<unsigned, int64_t>, Value> sizeArguments;
+  SizeArguments sizeArguments;
   bool dynamicShapes = false;
   std::optional<OpBuilder> b;
 };
@@ -220,14 +227,7 @@ Value SequentialEmitter::sizeOf(Value value, int64_t dim) {
   auto type = cast<RankedTensorType>(value.getType());
   if (!type.isDynamicDim(dim))
     return index(type.getDimSize(dim));
-  if (auto argument = dyn_cast<BlockArgument>(value))
-    return sizeArguments.lookup({argument.getArgNumber(), dim});
-  auto returned = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator());
-  for (OpOperand &operand : returned->getOpOperands())
-    if (operand.get() == value)
-      return sizeArguments.lookup(
-          {oldKernel.getNumArguments() + operand.getOperandNumber(), dim});
-  return {};
+  return sizeArgumentOf(oldKernel, sizeArguments, value, dim).value_or(Value());
 }
 
 Value SequentialEmitter::productOf(ArrayRef<Value> sizes) {
@@ -246,11 +246,16 @@ Value SequentialEmitter::productOf(ArrayRef<Value> sizes) {
 }
 
 void SequentialEmitter::setConfigs(bool rows, int64_t xnumel, int64_t rnumel,
-                                   bool persistent) {
+                                   bool persistent, ArrayRef<int64_t> xnumelArguments) {
   Builder attrs(newKernel.getContext());
   newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(xnumel));
   newKernel->setAttr(tl::kRNumelAttr, attrs.getI64IntegerAttr(rnumel));
-  ArrayAttr configs = blockConfigs(attrs, rows, persistent, xnumel, rnumel);
+  if (!xnumelArguments.empty())
+    newKernel->setAttr(tl::kXNumelArgsAttr, attrs.getDenseI64ArrayAttr(xnumelArguments));
+  // The configurations are chosen for estimates of symbolic sizes (as KernelEmitter's).
+  int64_t xEstimate = xnumelArguments.empty() ? xnumel : int64_t(1) << 20;
+  int64_t rEstimate = rnumel < 0 ? 1024 : rnumel;
+  ArrayAttr configs = blockConfigs(attrs, rows, persistent, xEstimate, rEstimate);
   // A scatter updates its result in place (atomically, or read-combine-write): run twice,
   // it would combine twice. The autotuner times a kernel by running it on the call's own
   // tensors, so a scatter gets one configuration, which is never tuned.
@@ -458,15 +463,9 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
     else
       linesArguments.push_back(cast<BlockArgument>(sizes[d]).getArgNumber());
   }
-  setConfigs(/*rows=*/true, linesArguments.empty() ? staticLines : int64_t(1) << 20,
-             ShapedType::isDynamic(staticLength) ? 1024 : staticLength,
-             /*persistent=*/!chunked);
-  Builder attrs(newKernel.getContext());
-  newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(staticLines));
-  if (ShapedType::isDynamic(staticLength))
-    newKernel->setAttr(tl::kRNumelAttr, attrs.getI64IntegerAttr(-1));
-  if (!linesArguments.empty())
-    newKernel->setAttr(tl::kXNumelArgsAttr, attrs.getDenseI64ArrayAttr(linesArguments));
+  setConfigs(/*rows=*/true, staticLines,
+             ShapedType::isDynamic(staticLength) ? -1 : staticLength,
+             /*persistent=*/!chunked, linesArguments);
   // Eager's CPU cumsum/cumprod accumulate float in double; so does this scan, and so does
   // the carry between chunks.
   Type element = inputType.getElementType();
