@@ -17,10 +17,11 @@ from typing import Callable, List
 
 import torch
 
-from . import counters, frontend, pipeline
+from . import counters, frontend, opaque_inputs, pipeline
 from .targets import host_runtime
 from .debug import GraphDump
 from .errors import DynoCompileError
+from .library_calls import COLLECTIVE_NAMESPACE
 
 _warned = set()
 
@@ -198,7 +199,7 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
         return None
     eager_ops = partition.eager_op_names(fused)
     if not eager_ops:  # every op compiled, in several graphs: compiled, not partly
-        counters.bump("split_graphs")
+        counters.record_split(f"{kind} graph {dump.graph_id}: {error.stage}: {error.reason}")
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
         counters.bump(f"{target}_graphs")
@@ -237,6 +238,10 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         _warn_once(dump.graph_id, error)
         return eager
 
+    # Opaque objects the graph only passes through (a DTensor training graph's process
+    # group) are not compiled: the call puts them back among the outputs.
+    compiled_gm, example_inputs, with_objects = \
+        opaque_inputs.without_passed_through_objects(gm, example_inputs)
     try:
         target, device = target_and_device(example_inputs, options)
         frontend.check_graph_inputs(example_inputs, device.type)
@@ -247,7 +252,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         return _COMPILERS[target](graph, part_dump, device, options)
 
     try:
-        call, num_kernels, num_externs = compile_part(gm, dump)
+        call, num_kernels, num_externs = compile_part(compiled_gm, dump)
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
         counters.bump(f"{target}_graphs")
@@ -256,19 +261,28 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         counters.bump("kernels", num_kernels)
         counters.bump("extern_calls", num_externs)
     except DynoCompileError as error:
-        call = _compile_with_eager_ops(gm, kind, dump, error, compile_part, target)
+        call = _compile_with_eager_ops(compiled_gm, kind, dump, error, compile_part, target)
         if call is None:
             return fall_back(error)
     except Exception as error:  # never break the user's program
         return fall_back(DynoCompileError("internal error", f"{type(error).__name__}: {error}"))
+    call = with_objects(call)
 
     state = {"eager": False}
+    # A graph that communicates is never run a second time after a failure: this process
+    # alone would issue its collectives again (the other processes wait in theirs).
+    communicates = any(getattr(node.target, "namespace", None) == COLLECTIVE_NAMESPACE
+                       for node in gm.graph.nodes if node.op == "call_function")
 
     def run(args):
         if not state["eager"]:
             try:
                 return call(args)
+            except host_runtime.CollectiveFailed as error:
+                raise error.__cause__  # the collective's own error, as eager raises it
             except host_runtime.CheckFailed as error:
+                if communicates:
+                    raise
                 # These inputs fail a check (an index out of range, sizes this dynamic
                 # graph cannot take): this call runs eagerly, which raises eager's own
                 # error for bad inputs; the next call runs compiled again.
@@ -277,6 +291,8 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
                 _warn_once(dump.graph_id, failure)
                 return gm(*args)
             except Exception as error:  # a runtime failure switches this graph to eager
+                if communicates:
+                    raise
                 state["eager"] = True
                 failure = DynoCompileError("runtime", f"{type(error).__name__}: {error}")
                 counters.record_runtime_fallback(f"{kind} graph {dump.graph_id}: {failure}")

@@ -5,6 +5,7 @@ import threading
 _lock = threading.Lock()
 _counters = collections.Counter()
 _fallback_reasons = []
+_split_reasons = []
 _eager_ops = collections.Counter()
 _library_calls = collections.Counter()
 
@@ -24,6 +25,13 @@ def record_runtime_fallback(reason: str) -> None:
     with _lock:
         _counters["runtime_fallbacks"] += 1
         _fallback_reasons.append(reason)
+
+
+def record_split(reason: str) -> None:
+    """A graph compiled in pieces: why its whole-graph compile failed."""
+    with _lock:
+        _counters["split_graphs"] += 1
+        _split_reasons.append(reason)
 
 
 def record_library_call(name: str) -> None:
@@ -48,7 +56,7 @@ def stats() -> dict:
     ``partially_compiled_graphs`` (graphs compiled except for some ops run eagerly),
     ``split_graphs`` (graphs whose whole-graph compile failed and whose every op then
     compiled in several smaller graphs: nothing runs eagerly, but kernels are not fused
-    across the parts; once any was split),
+    across the parts; once any was split; ``split_reasons`` says why, one string each),
     ``fallback_ops`` (ATen op name -> how many partly compiled graphs run it eagerly),
     ``library_calls`` (ATen op name -> how many compiled graphs call it as a library
     routine, dyno.library_call: LAPACK, pocketfft), and
@@ -65,6 +73,8 @@ def stats() -> dict:
         }
         result.update(_counters)
         result["fallback_reasons"] = list(_fallback_reasons)
+        if _split_reasons:
+            result["split_reasons"] = list(_split_reasons)
         result["fallback_ops"] = dict(_eager_ops)
         result["library_calls"] = dict(_library_calls)
         return result
@@ -75,5 +85,6 @@ def reset_stats() -> None:
     with _lock:
         _counters.clear()
         _fallback_reasons.clear()
+        _split_reasons.clear()
         _eager_ops.clear()
         _library_calls.clear()

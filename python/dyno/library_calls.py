@@ -36,6 +36,16 @@ ATTENTION_OPS = ("_scaled_dot_product_flash_attention_for_cpu",
                  "_scaled_dot_product_flash_attention_for_cpu_backward")
 
 
+# torch.distributed's functional collectives (what Dynamo traces from DDP's buckets,
+# DTensor's redistributions and `torch.distributed._functional_collectives`): each starts
+# where the graph issues it and `wait_tensor` waits where the graph waits, so the kernels
+# in between run while the collective communicates. They are called as the graph calls
+# them, on the process group the graph names (host_runtime.collective).
+COLLECTIVE_OPS = ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor",
+                  "all_to_all_single", "broadcast", "wait_tensor")
+COLLECTIVE_NAMESPACE = "_c10d_functional"
+
+
 def _attribute(operand) -> str:
     """A non-tensor argument as a dyno.library_call `arguments` entry."""
     if not operand.is_constant:
@@ -88,3 +98,7 @@ def _library_call(aten_name):
 for _op in LIBRARY_OPS + ATTENTION_OPS:
     _aten = "aten." + _op + ("" if "." in _op else ".default")
     lowering("torch.aten." + _op)(_library_call(_aten))
+
+for _op in COLLECTIVE_OPS:
+    lowering(f"torch.{COLLECTIVE_NAMESPACE}.{_op}")(
+        _library_call(f"{COLLECTIVE_NAMESPACE}.{_op}.default"))

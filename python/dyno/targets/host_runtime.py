@@ -77,6 +77,20 @@ def library_call(op, *args, **kwargs):
         raise CheckFailed(f"{op}: {type(error).__name__}: {error}") from error
 
 
+class CollectiveFailed(RuntimeError):
+    """A collective of a compiled graph raised. The graph is not run again eagerly (this
+    process alone would issue its collectives a second time): the collective's own error
+    reaches the user, as in eager."""
+
+
+def collective(op, *args, **kwargs):
+    """A functional collective of torch.distributed (`_c10d_functional`), or its wait."""
+    try:
+        return op(*args, **kwargs)
+    except Exception as error:
+        raise CollectiveFailed(f"{op}: {type(error).__name__}: {error}") from error
+
+
 def check_condition(condition: torch.Tensor, message: str):
     """A check computed by a kernel (a 0-d bool tensor: gather indices in range). On a
     GPU it is asserted on the device, without a host sync (and inside CUDA graphs), as
@@ -124,4 +138,5 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_CheckFailed": CheckFailed,
         "_check_condition": check_condition,
         "_library_call": library_call,
+        "_collective": collective,
     }

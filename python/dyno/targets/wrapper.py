@@ -14,6 +14,7 @@ import torch
 
 from .. import counters
 from ..errors import DynoCompileError
+from ..library_calls import COLLECTIVE_NAMESPACE
 from .host_runtime import as_eager, wrapper_globals  # noqa: F401 (re-exported)
 
 _DTYPES = {
@@ -433,7 +434,9 @@ class WrapperBuilder:
                                    f"the call has {len(arguments)}")
         arguments = [f"{p.name}={a}" if p.kwarg_only else a
                      for p, a in zip(parameters, arguments)]
-        call = f"_library_call(torch.ops.{callee}, {', '.join(arguments)})"
+        runner = "_collective" if callee.startswith(COLLECTIVE_NAMESPACE + ".") \
+            else "_library_call"
+        call = f"{runner}(torch.ops.{callee}, {', '.join(arguments)})"
         counters.record_library_call(callee)
         results = [self.define(result) for result in op.results]
         if not results:

@@ -409,7 +409,7 @@ module @kernels {
 // -----
 
 func.func @dyno.library_call$not_aten(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
-  // expected-error @+1 {{calls ATen operators (aten.<op>.<overload>), not 'dgetrf'}}
+  // expected-error @+1 {{calls ATen operators (aten.<op>.<overload>) and torch.distributed's functional collectives (_c10d_functional.<op>.<overload>), not 'dgetrf'}}
   %0 = dyno.library_call "dgetrf"(%a) {arguments = [unit]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }

@@ -60,6 +60,17 @@ func.func @dyno.library_call$lapack(%a: tensor<3x3xf32>, %b: tensor<3x2xf32>) ->
   return %3, %2 : tensor<3x3xf32>, tensor<3x2xf32>
 }
 
+// torch.distributed's functional collectives are library calls too: the call starts the
+// collective, wait_tensor completes it.
+// CHECK-LABEL: func.func @dyno.library_call$collective
+func.func @dyno.library_call$collective(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK: %[[S:.*]] = dyno.library_call "_c10d_functional.all_reduce.default"(%{{.*}}) {arguments = [unit, "sum", "0"]}
+  %0 = dyno.library_call "_c10d_functional.all_reduce.default"(%x) {arguments = [unit, "sum", "0"]} : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  // CHECK: dyno.library_call "_c10d_functional.wait_tensor.default"(%[[S]]) {arguments = [unit]}
+  %1 = dyno.library_call "_c10d_functional.wait_tensor.default"(%0) {arguments = [unit]} : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
+
 module @kernels {
   func.func @kernel_0(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4xf32>) {
     %e = tensor.empty() : tensor<4xf32>

@@ -137,8 +137,9 @@ LogicalResult ExternOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LibraryCallOp::verify() {
-  if (!getName().starts_with("aten."))
-    return emitOpError("calls ATen operators (aten.<op>.<overload>), not '")
+  if (!getName().starts_with("aten.") && !getName().starts_with("_c10d_functional."))
+    return emitOpError("calls ATen operators (aten.<op>.<overload>) and torch.distributed's "
+                       "functional collectives (_c10d_functional.<op>.<overload>), not '")
            << getName() << "'";
   unsigned tensors = 0;
   for (Attribute argument : getArguments()) {

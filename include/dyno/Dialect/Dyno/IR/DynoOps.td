@@ -52,7 +52,9 @@ def Dyno_LibraryCallOp : Dyno_Op<"library_call"> {
     Calls the ATen operator `name` (an overload, e.g. `aten.linalg_cholesky_ex.default`)
     through PyTorch on the host, as the wrapper calls `dyno.extern`'s libraries: for the
     linear algebra and long FFTs that PyTorch reaches through LAPACK and pocketfft, which
-    Dyno calls rather than reimplements. `arguments` are the call's arguments in order:
+    Dyno calls rather than reimplements; and torch.distributed's functional collectives
+    (`_c10d_functional.all_reduce.default`, ..., `_c10d_functional.wait_tensor.default`),
+    which start where the call is and complete at the wait. `arguments` are the call's arguments in order:
     `unit` stands for the next tensor operand; booleans, integers, floats, strings and
     `array<i64: ...>` are passed as such; the type `none` is Python's None. The results
     are the operator's tensor results, with the strides the library gives them.

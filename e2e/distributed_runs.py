@@ -1,0 +1,165 @@
+"""What each process of test_distributed.py runs (2 processes, gloo on CPU tensors).
+
+Every scenario runs the same program eagerly and through torch.compile(backend="mlir") in
+the same process, on the same data, and records what differs and what Dyno compiled:
+the test process then asserts on each rank's report. Run as
+
+    python e2e/distributed_runs.py TARGET REPORT_DIR
+
+it starts the two processes itself (a file store: no ports), and each writes
+REPORT_DIR/rank<r>.json.
+"""
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+WORLD = 2
+
+
+def _max_difference(a, b) -> float:
+    """max |a - b| / max(max |a|, 1)."""
+    a, b = a.detach().double(), b.detach().double()
+    return ((a - b).abs().max() / a.abs().max().clamp(min=1)).item()
+
+
+def _compile(fn, target):
+    return torch.compile(fn, backend="mlir", options={"target": target})
+
+
+def functional_collectives(target, rank):
+    """Each collective of torch.distributed._functional_collectives, with computation
+    before and after it, in one compiled function."""
+    import torch.distributed._functional_collectives as funcol
+
+    group = dist.group.WORLD
+
+    def program(x, w):
+        h = torch.relu(x @ w)
+        summed = funcol.all_reduce(h, "sum", group)
+        gathered = funcol.all_gather_tensor(h * 2, 0, group)
+        scattered = funcol.reduce_scatter_tensor(h + 1, "sum", 0, group)
+        broadcast = funcol.broadcast(h - 1, 1, group)
+        exchanged = funcol.all_to_all_single(h.sin(), None, None, group)
+        return (summed.exp().sum(-1), gathered * 3, scattered.tanh(), broadcast + 1,
+                exchanged.cos())
+
+    torch.manual_seed(rank)
+    x, w = torch.randn(8, 16), torch.randn(16, 16) / 4
+    expected = program(x, w)
+    got = _compile(program, target)(x, w)
+    return {"difference": max(_max_difference(e, g) for e, g in zip(expected, got))}
+
+
+def tensor_parallel_training(target, rank):
+    """An MLP sharded column- then row-wise over both processes (DTensor), trained for
+    three SGD steps: the forward's and backward's all-reduces are in the graphs."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   parallelize_module)
+
+    mesh = init_device_mesh("cpu", (WORLD,))
+
+    def build():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                                    torch.nn.Linear(32, 8))
+        return parallelize_module(model, mesh, {"0": ColwiseParallel(),
+                                                "2": RowwiseParallel()})
+
+    runs = [build(), build()]
+    compiled = _compile(runs[1], target)
+    optimizers = [torch.optim.SGD(run.parameters(), lr=0.1) for run in runs]
+    torch.manual_seed(1)  # the same batches on both ranks, as tensor parallelism needs
+    losses = []
+    for _ in range(3):
+        x, y = torch.randn(4, 16), torch.randn(4, 8)
+        step = []
+        for forward, optimizer in zip((runs[0], compiled), optimizers):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(forward(x), y)
+            loss.backward()
+            optimizer.step()
+            step.append(loss.item())
+        losses.append(step)
+    difference = max(_max_difference(a.full_tensor(), b.full_tensor())
+                     for a, b in zip(runs[0].parameters(), runs[1].parameters()))
+    return {"losses": losses, "difference": difference}
+
+
+def data_parallel_training(target, rank):
+    """DDP around a compiled module: the forward and backward graphs are Dyno's, the
+    gradient buckets' all-reduces run in DDP's autograd hooks. (torch.compile of the DDP
+    module itself captures no graph with torch 2.13, whatever the backend: Dynamo breaks
+    the graph at DistributedDataParallel._inside_ddp_forward, which it skips.)"""
+    from torch.nn.parallel import DistributedDataParallel
+
+    def module():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(16, 512), torch.nn.ReLU(),
+                                   torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                                   torch.nn.Linear(512, 8))
+
+    # 1 MB buckets over 1.1 MB of parameters: two all-reduces per step.
+    runs = [DistributedDataParallel(module(), bucket_cap_mb=1),
+            DistributedDataParallel(_compile(module(), target), bucket_cap_mb=1)]
+    compiled = runs[1]
+    optimizers = [torch.optim.SGD(run.parameters(), lr=0.1) for run in runs]
+    torch.manual_seed(10 + rank)  # each rank its own batches
+    losses = []
+    for _ in range(3):
+        x, y = torch.randn(4, 16), torch.randn(4, 8)
+        step = []
+        for forward, optimizer in zip((runs[0], compiled), optimizers):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(forward(x), y)
+            loss.backward()
+            optimizer.step()
+            step.append(loss.item())
+        losses.append(step)
+    difference = max(_max_difference(a, b)
+                     for a, b in zip(runs[0].parameters(), runs[1].parameters()))
+    return {"losses": losses, "difference": difference}
+
+
+SCENARIOS = {"functional_collectives": functional_collectives,
+             "tensor_parallel_training": tensor_parallel_training,
+             "data_parallel_training": data_parallel_training}
+
+
+def process(rank, target, report_dir, store_file):
+    import dyno
+
+    dist.init_process_group("gloo", init_method=f"file://{store_file}", rank=rank,
+                            world_size=WORLD)
+    report = {}
+    try:
+        for name, scenario in SCENARIOS.items():
+            torch._dynamo.reset()
+            dyno.reset_stats()
+            result = scenario(target, rank)
+            stats = dyno.stats()
+            result.update({key: stats.get(key, 0) for key in (
+                "library_calls", "fallback_ops", "fallback_graphs", "compiled_graphs",
+                "runtime_fallbacks", "partially_compiled_graphs", "split_graphs",
+                "fallback_reasons", "split_reasons")})
+            report[name] = result
+            dist.barrier()
+    finally:
+        with open(os.path.join(report_dir, f"rank{rank}.json"), "w") as out:
+            json.dump(report, out, indent=1, default=str)
+        dist.destroy_process_group()
+
+
+def main():
+    target, report_dir = sys.argv[1], sys.argv[2]
+    torch.set_num_threads(1)  # two processes on two cores
+    torch.multiprocessing.spawn(process, args=(target, report_dir,
+                                               os.path.join(report_dir, "store")),
+                                nprocs=WORLD, join=True)
+
+
+if __name__ == "__main__":
+    main()

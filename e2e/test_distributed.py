@@ -1,0 +1,97 @@
+"""torch.distributed under torch.compile(backend="mlir"): 2 processes, gloo, CPU tensors.
+
+distributed_runs.py starts the processes (each scenario against eager in the same process);
+these tests assert on each rank's report. Collectives are library calls inside the
+compiled graphs (dyno.library_call), never per-op fallback.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import dyno
+
+RUNS = os.path.join(os.path.dirname(__file__), "distributed_runs.py")
+COLLECTIVES = ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "broadcast",
+               "all_to_all_single"]
+
+
+@pytest.fixture(scope="module", params=["cpu", "triton"])
+def reports(request, tmp_path_factory):
+    """Both ranks' reports of one run of every scenario on a target."""
+    directory = tmp_path_factory.mktemp(f"distributed-{request.param}")
+    done = subprocess.run([sys.executable, RUNS, request.param, str(directory)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    # A process that aborts at exit ("terminate called without an active exception")
+    # still writes its report: the exit status and stderr say it.
+    assert "terminate called" not in done.stderr
+    return [json.loads((directory / f"rank{rank}.json").read_text()) for rank in range(2)]
+
+
+def assert_compiled_without_fallback(result):
+    assert result["compiled_graphs"] >= 1
+    for key in ("fallback_graphs", "runtime_fallbacks", "partially_compiled_graphs",
+                "split_graphs"):
+        assert result[key] == 0, (key, result)
+    assert result["fallback_ops"] == {}
+
+
+def test_functional_collectives_are_library_calls(reports):
+    for report in reports:
+        result = report["functional_collectives"]
+        assert_compiled_without_fallback(result)
+        assert result["difference"] < 1e-5
+        calls = result["library_calls"]
+        for name in COLLECTIVES:
+            assert calls.get(f"_c10d_functional.{name}.default") == 1, calls
+        assert calls["_c10d_functional.wait_tensor.default"] == len(COLLECTIVES)
+
+
+def test_tensor_parallel_training_matches_eager(reports):
+    for report in reports:
+        result = report["tensor_parallel_training"]
+        assert_compiled_without_fallback(result)
+        assert result["library_calls"].get("_c10d_functional.all_reduce.default", 0) >= 1
+        for eager, compiled in result["losses"]:
+            assert compiled == pytest.approx(eager, rel=1e-5, abs=1e-6)
+        assert result["difference"] < 1e-5
+
+
+def test_data_parallel_training_matches_eager(reports):
+    for report in reports:
+        result = report["data_parallel_training"]
+        assert_compiled_without_fallback(result)
+        assert result["compiled_graphs"] >= 2  # the forward and the backward
+        for eager, compiled in result["losses"]:
+            assert compiled == pytest.approx(eager, rel=1e-5, abs=1e-6)
+        assert result["difference"] < 1e-5
+    # The ranks trained on different batches and agree after DDP's all-reduces.
+    assert reports[0]["data_parallel_training"]["losses"] != \
+        reports[1]["data_parallel_training"]["losses"]
+
+
+def test_a_failed_collective_raises_and_is_not_replayed(tmp_path):
+    """A graph that communicates is not run a second time eagerly after a failure (this
+    process alone would issue its collectives again): the collective's error is raised."""
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as funcol
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0,
+                            world_size=1)
+    try:
+        group_name = dist.group.WORLD.group_name
+        compiled = torch.compile(lambda x: funcol.all_reduce(x * 2, "sum", group_name) + 1,
+                                 backend="mlir")
+        x = torch.randn(4)
+        torch.testing.assert_close(compiled(x), x * 2 + 1)
+        assert dyno.stats()["library_calls"]["_c10d_functional.all_reduce.default"] == 1
+    finally:
+        dist.destroy_process_group()
+    # The group is gone: the compiled graph's collective fails, and that error is raised.
+    with pytest.raises(Exception, match=group_name):
+        compiled(x)
+    assert dyno.stats()["runtime_fallbacks"] == 0
