@@ -16,6 +16,7 @@ import torch
 
 from .aten_lowerings import lower_unsupported_ops
 from .centred_differences import with_centred_differences
+from .collective_scheduling import with_collectives_overlapped
 from .errors import DynoCompileError
 
 
@@ -164,6 +165,7 @@ def import_to_torch(gm: torch.fx.GraphModule) -> str:
     gm = _with_effects_as_calls(gm)
     gm = _with_empty_values_as_empty_tensors(_with_stable_sorts_as_sorts(gm))
     gm = with_centred_differences(gm)
+    gm = with_collectives_overlapped(gm)
     try:
         module = stateless_fx_import(gm, output_type="raw", model_name="main")
     except Exception as error:
