@@ -9,6 +9,8 @@ and each wait down to just before the first op that reads the result; the work i
 between runs during the communication. Collectives keep the order in which they start
 (every process issues them in the same order); an op with side effects is never crossed.
 """
+import copy
+
 import torch
 
 from .library_calls import COLLECTIVE_NAMESPACE
@@ -41,7 +43,7 @@ def with_collectives_overlapped(gm: torch.fx.GraphModule) -> torch.fx.GraphModul
     copy; a graph without collectives is returned as it is."""
     if not any(_is_collective(node) for node in gm.graph.nodes):
         return gm
-    copied = torch.fx.GraphModule(gm, __import__("copy").deepcopy(gm.graph))
+    copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     graph = copied.graph
     nodes = list(graph.nodes)
     for start in [n for n in nodes if _is_collective(n) and not _is_wait(n)]:

@@ -36,8 +36,8 @@ ATTENTION_OPS = ("_scaled_dot_product_flash_attention_for_cpu",
                  "_scaled_dot_product_flash_attention_for_cpu_backward")
 
 
-# torch.distributed's functional collectives (what Dynamo traces from DDP's buckets,
-# DTensor's redistributions and `torch.distributed._functional_collectives`): each starts
+# torch.distributed's functional collectives (what Dynamo traces from DTensor's
+# redistributions and from `torch.distributed._functional_collectives`): each starts
 # where the graph issues it and `wait_tensor` waits where the graph waits, so the kernels
 # in between run while the collective communicates. They are called as the graph calls
 # them, on the process group the graph names (host_runtime.collective).

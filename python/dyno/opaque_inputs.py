@@ -5,6 +5,7 @@ inputs, uses none of them, and returns one for the backward graph, untouched. Dy
 compiles the graph without them and puts the returned ones back among the outputs at
 run time.
 """
+import copy
 from typing import Callable, List, Sequence, Tuple
 
 import torch
@@ -29,7 +30,7 @@ def without_passed_through_objects(gm: torch.fx.GraphModule, example_inputs: Seq
     values = output.args[0]
     if not passed or not isinstance(values, (list, tuple)):
         return gm, list(example_inputs), lambda call: call
-    copied = torch.fx.GraphModule(gm, __import__("copy").deepcopy(gm.graph))
+    copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     new_placeholders = [node for node in copied.graph.nodes if node.op == "placeholder"]
     new_output = next(node for node in copied.graph.nodes if node.op == "output")
     # (output position, input position) of each object passed through.
