@@ -29,6 +29,24 @@ def _compile(fn, target):
     return torch.compile(fn, backend="mlir", options={"target": target})
 
 
+def _train_side_by_side(forwards, modules, steps=3):
+    """`steps` SGD steps of each of `forwards` (eager, then compiled; `modules` hold their
+    parameters) on the same random batches; returns [[eager loss, compiled loss], ...]."""
+    optimizers = [torch.optim.SGD(module.parameters(), lr=0.1) for module in modules]
+    losses = []
+    for _ in range(steps):
+        x, y = torch.randn(4, 16), torch.randn(4, 8)
+        step = []
+        for forward, optimizer in zip(forwards, optimizers):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(forward(x), y)
+            loss.backward()
+            optimizer.step()
+            step.append(loss.item())
+        losses.append(step)
+    return losses
+
+
 def functional_collectives(target, rank):
     """Each collective of torch.distributed._functional_collectives, with computation
     before and after it, in one compiled function."""
@@ -71,19 +89,8 @@ def tensor_parallel_training(target, rank):
 
     runs = [build(), build()]
     compiled = _compile(runs[1], target)
-    optimizers = [torch.optim.SGD(run.parameters(), lr=0.1) for run in runs]
     torch.manual_seed(1)  # the same batches on both ranks, as tensor parallelism needs
-    losses = []
-    for _ in range(3):
-        x, y = torch.randn(4, 16), torch.randn(4, 8)
-        step = []
-        for forward, optimizer in zip((runs[0], compiled), optimizers):
-            optimizer.zero_grad()
-            loss = torch.nn.functional.mse_loss(forward(x), y)
-            loss.backward()
-            optimizer.step()
-            step.append(loss.item())
-        losses.append(step)
+    losses = _train_side_by_side((runs[0], compiled), runs)
     difference = max(_max_difference(a.full_tensor(), b.full_tensor())
                      for a, b in zip(runs[0].parameters(), runs[1].parameters()))
     return {"losses": losses, "difference": difference}
@@ -105,20 +112,8 @@ def data_parallel_training(target, rank):
     # 1 MB buckets over 1.1 MB of parameters: two all-reduces per step.
     runs = [DistributedDataParallel(module(), bucket_cap_mb=1),
             DistributedDataParallel(_compile(module(), target), bucket_cap_mb=1)]
-    compiled = runs[1]
-    optimizers = [torch.optim.SGD(run.parameters(), lr=0.1) for run in runs]
     torch.manual_seed(10 + rank)  # each rank its own batches
-    losses = []
-    for _ in range(3):
-        x, y = torch.randn(4, 16), torch.randn(4, 8)
-        step = []
-        for forward, optimizer in zip((runs[0], compiled), optimizers):
-            optimizer.zero_grad()
-            loss = torch.nn.functional.mse_loss(forward(x), y)
-            loss.backward()
-            optimizer.step()
-            step.append(loss.item())
-        losses.append(step)
+    losses = _train_side_by_side(runs, runs)
     difference = max(_max_difference(a, b)
                      for a, b in zip(runs[0].parameters(), runs[1].parameters()))
     return {"losses": losses, "difference": difference}
