@@ -33,6 +33,11 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   // Fuse elementwise chains (recomputing cheap producers) before partitioning.
   pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
+  // Returned results computed from shared intermediates: one generic, whose shared
+  // producers then fuse in (CSE first: siblings read one tensor through equal reshapes).
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createDynoMergeSiblingGenerics());
+  pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
   // One division per element of a broadcast divisor, not per element of the loop.
   pm.addNestedPass<func::FuncOp>(createDynoMultiplyByReciprocals());
   // bf16/f16 values that stay inside a fused body are not rounded.

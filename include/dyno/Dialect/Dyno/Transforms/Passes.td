@@ -4,6 +4,36 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DynoMergeSiblingGenerics : Pass<"dyno-merge-sibling-generics", "func::FuncOp"> {
+  let summary = "Merge elementwise generics that read a common tensor and are only returned";
+  let description = [{
+    All-parallel `linalg.generic`s of one static iteration space whose results are written
+    through identity maps and only returned by the graph (directly or through reshapes),
+    and that read a common tensor, become one generic with all their results. Kernel
+    formation puts a producer into a consumer's kernel only when all its users are in
+    it, so graph outputs computed from shared intermediates were separate kernels that
+    each read the inputs and the intermediates through memory: max pooling with indices,
+    whose values and indices follow the same running maximum, was three kernels and
+    host copies of strided slices. Once merged, the shared producers have a single user,
+    and `dyno-fuse-elementwise`, run again after this pass, fuses them in. Generics with
+    other users are left alone: merging them could keep a result from fusing into its
+    consumer's kernel.
+
+    Input and output: linalg-on-tensors.
+
+    ```mlir
+    // Before
+    %v = linalg.generic ins(%x, %m : ...) outs(%e0 : ...) { ... }   // returned
+    %i = linalg.generic ins(%x, %m, %p : ...) outs(%e1 : ...) { ... } // returned
+    return %v, %i
+    // After
+    %vi:2 = linalg.generic ins(%x, %m, %x, %m, %p : ...) outs(%e0, %e1 : ...) { ... }
+    return %vi#0, %vi#1
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def DynoFuseElementwise : Pass<"dyno-fuse-elementwise", "func::FuncOp"> {
   let summary = "Fuse elementwise producers into their consumers, recomputing cheap ones";
   let description = [{
