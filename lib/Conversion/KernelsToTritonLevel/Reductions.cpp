@@ -232,6 +232,18 @@ Value KernelEmitter::reductionPosition(linalg::GenericOp op, Region &row) {
   return arith::IndexCastOp::create(b, loc, blockType(b.getI64Type()), position);
 }
 
+/// Whether `payload` is the picked element's position (`reductionPosition`): the index
+/// of the generic's only reduction loop, as i64.
+static bool isPickedPosition(linalg::GenericOp op, Value payload) {
+  auto cast = payload.getDefiningOp<arith::IndexCastOp>();
+  auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
+  if (!index || !cast.getType().isInteger(64))
+    return false;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  return llvm::count(iterators, utils::IteratorType::reduction) == 1 &&
+         iterators[index.getDim()] == utils::IteratorType::reduction;
+}
+
 /// Emits a pick reduction (see PickReduction) in three steps:
 ///  1. Extremum with a NaN-propagating combiner: the position of each row's first NaN,
 ///     and the combined value over all elements (V's result).
@@ -278,19 +290,15 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
                           "reduce"),
            failure();
   TypedAttr identityAttr;
-  StringRef extremumKind;
   if (extremum) {
     if (isFloat) {
       identityAttr = ob.getFloatAttr(elementType, pick.isMax ? -INFINITY : INFINITY);
-      extremumKind = pick.isMax ? "max" : "min";
     } else if (auto intType = dyn_cast<IntegerType>(elementType)) {
       unsigned width = intType.getWidth();
       APInt bound = isUnsigned ? (pick.isMax ? APInt(width, 0) : APInt::getAllOnes(width))
                                : (pick.isMax ? APInt::getSignedMinValue(width)
                                              : APInt::getSignedMaxValue(width));
       identityAttr = ob.getIntegerAttr(elementType, bound);
-      extremumKind = isUnsigned ? (pick.isMax ? "maxui" : "minui")
-                                : (pick.isMax ? "maxsi" : "minsi");
     } else {
       return op.emitOpError("picks an element of type ")
                  << elementType << ", which the Triton target does not compare",
@@ -463,9 +471,14 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
   Value lanePositions = lanes[0];
   Value candidates = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ne, lanePositions,
                                            toBlock(ob, noPosition));
-  Value picked;
+  Value picked, position;
   if (extremum) {
-    picked = tl::ReduceOp::create(ob, loc, lanes.back(), extremumKind, 1);
+    // One reduction of (value, position) pairs: a lane without a candidate holds the
+    // identity and a position that loses every tie.
+    auto pair = tl::PickReduceOp::create(ob, loc, lanes.back(), lanePositions,
+                                         pick.isMax ? "max" : "min", first, 1);
+    picked = pair.getPickedValue();
+    position = pair.getPickedPosition();
     Value equal = isFloat ? arith::CmpFOp::create(ob, loc, arith::CmpFPredicate::OEQ,
                                                   lanes.back(), toBlock(ob, picked))
                                 .getResult()
@@ -473,9 +486,10 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
                                                   lanes.back(), toBlock(ob, picked))
                                 .getResult();
     candidates = andMask(ob, candidates, equal);
+  } else {
+    position = tl::ReduceOp::create(ob, loc, select(ob, candidates, lanePositions, noPosition),
+                                    first ? "minsi" : "maxsi", 1);
   }
-  Value position = tl::ReduceOp::create(
-      ob, loc, select(ob, candidates, lanePositions, noPosition), first ? "minsi" : "maxsi", 1);
   Value found = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ne, position,
                                       toBlock(ob, noPosition));
   Value pickedLane =
@@ -506,9 +520,14 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
     }
     Value payloads = lanes[1 + n];
     bool floatPayload = isa<FloatType>(getElementTypeOrSelf(payloads.getType()));
-    Value gathered = tl::ReduceOp::create(
-        ob, loc, select(ob, pickedLane, payloads, startScalars[1 + n]),
-        floatPayload ? "max" : "or", 1);
+    // argmax's payload is the position itself: no reduction gathers it.
+    Value gathered =
+        isPickedPosition(op, pick.payloads[i])
+            ? position
+            : tl::ReduceOp::create(ob, loc,
+                                   select(ob, pickedLane, payloads, startScalars[1 + n]),
+                                   floatPayload ? "max" : "or", 1)
+                  .getResult();
     outer->blocks[op->getResult(i)] = select(ob, taken, gathered, *initial);
   }
   if (pick.valueCombiner) {

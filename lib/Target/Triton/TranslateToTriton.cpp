@@ -270,6 +270,32 @@ def _dyno_atanh(x):
     return _dyno_copysign(r, x)
 
 
+# tl.pick_reduce: (value, position) pairs; the larger (smaller) value wins, and of equal
+# values the smaller (_first) or larger position. Values are never NaN here.
+@triton.jit
+def _dyno_pick_max_first(v1, p1, v2, p2):
+    second = (v2 > v1) | ((v2 == v1) & (p2 < p1))
+    return tl.where(second, v2, v1), tl.where(second, p2, p1)
+
+
+@triton.jit
+def _dyno_pick_max_last(v1, p1, v2, p2):
+    second = (v2 > v1) | ((v2 == v1) & (p2 > p1))
+    return tl.where(second, v2, v1), tl.where(second, p2, p1)
+
+
+@triton.jit
+def _dyno_pick_min_first(v1, p1, v2, p2):
+    second = (v2 < v1) | ((v2 == v1) & (p2 < p1))
+    return tl.where(second, v2, v1), tl.where(second, p2, p1)
+
+
+@triton.jit
+def _dyno_pick_min_last(v1, p1, v2, p2):
+    second = (v2 < v1) | ((v2 == v1) & (p2 > p1))
+    return tl.where(second, v2, v1), tl.where(second, p2, p1)
+
+
 # Reductions go through tl.reduce with these combine functions, not tl.sum and friends:
 # those are @triton.jit functions of triton.language itself, which cannot run when only
 # these kernels are interpreted (TRITON_INTERPRET=1 is read when triton is imported).
@@ -756,6 +782,15 @@ LogicalResult KernelPrinter::printOp(Operation *op, unsigned indent) {
     return printWhile(loop, indent);
   if (isa<func::ReturnOp, scf::YieldOp, scf::ConditionOp, tl::YieldOp>(op))
     return success();
+  if (auto pick = dyn_cast<tl::PickReduceOp>(op)) {
+    std::string value = fresh(), position = fresh();
+    names[pick.getPickedValue()] = value;
+    names[pick.getPickedPosition()] = position;
+    os << pad << value << ", " << position << " = tl.reduce((" << name(pick.getValue())
+       << ", " << name(pick.getPosition()) << "), " << pick.getAxis() << ", _dyno_pick_"
+       << pick.getKind() << (pick.getFirst() ? "_first" : "_last") << ", keep_dims=True)\n";
+    return success();
+  }
   if (op->getNumResults() != 1)
     return unsupported(op);
   FailureOr<std::string> text = expression(op);

@@ -19,11 +19,10 @@
 // CHECK:         %[[ORD:.*]] = arith.cmpf ord, %[[X]], %[[X]]
 // CHECK:         arith.cmpi slt, %{{.*}}, %[[FIRSTNAN]]
 // CHECK:         arith.cmpf ogt, %[[X]]
-// CHECK:         %[[PICKED:.*]] = tl.reduce "max"
-// CHECK:         arith.cmpf oeq, %{{.*}}, %[[PICKED]]
-// CHECK:         %[[POS:.*]] = tl.reduce "minsi"
+// CHECK:         %[[PICKED:.*]], %[[POS:.*]] = tl.pick_reduce "max" first
 // CHECK:         arith.cmpf ogt, %[[PICKED]]
-// CHECK:         tl.reduce "or"
+// The index payload is the picked position: no reduction gathers it.
+// CHECK-NOT:     tl.reduce "or"
 // CHECK:         arith.maximumf %[[ALL]]
 // CHECK-COUNT-2: tl.store
 // LOOPED-LABEL: func.func @kernel$max_dim
@@ -33,7 +32,7 @@
 // LOOPED:         scf.for {{.*}} iter_args
 // LOOPED:           arith.cmpf ogt
 // LOOPED:           scf.yield
-// LOOPED:         tl.reduce "minsi"
+// LOOPED:         tl.pick_reduce "max" first
 func.func @kernel$max_dim(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xi64>) {
   %ninf = arith.constant 0xFF800000 : f32
   %zero = arith.constant 0 : i64
@@ -63,8 +62,7 @@ func.func @kernel$max_dim(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xi64>)
 // CHECK-LABEL: func.func @kernel$selected_min_last
 // CHECK-NOT:     arith.cmpf uno
 // CHECK:         arith.cmpf ole
-// CHECK:         tl.reduce "min"
-// CHECK:         tl.reduce "maxsi"
+// CHECK:         tl.pick_reduce "min" %{{.*}}, %{{.*}} along 1
 // CHECK:         tl.reduce "max"
 // CHECK:         tl.store
 func.func @kernel$selected_min_last(%x: tensor<4x8xf32>) -> tensor<4xf32> {
@@ -92,7 +90,7 @@ func.func @kernel$selected_min_last(%x: tensor<4x8xf32>) -> tensor<4xf32> {
 // CHECK:         arith.cmpf oeq
 // CHECK:         arith.cmpi ne, %{{.*}}, %{{.*}} : tensor<?x?xi64>
 // CHECK:         tl.reduce "minsi"
-// CHECK:         tl.reduce "or"
+// CHECK-NOT:     tl.reduce "or"
 // CHECK:         tl.store
 // LOOPED-LABEL: func.func @kernel$find_first
 // LOOPED:         scf.for {{.*}} iter_args
@@ -125,7 +123,7 @@ func.func @kernel$find_first(%x: tensor<4x8xf32>, %max: tensor<4xf32>) -> tensor
 // writes it) needs no pass for the first NaN: one loop over the row.
 // CHECK-LABEL: func.func @kernel$never_nan
 // CHECK-NOT:     arith.cmpf uno
-// CHECK:         tl.reduce "minsi"
+// CHECK:         tl.pick_reduce "max" first
 // LOOPED-LABEL: func.func @kernel$never_nan
 // LOOPED:         scf.for
 // LOOPED-NOT:     scf.for

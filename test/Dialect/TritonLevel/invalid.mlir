@@ -177,3 +177,19 @@ func.func @tl.atomic$element_type(%p: !tl.ptr<f32>, %o: tensor<?xindex>, %v: ten
   tl.atomic "add" %v, %p[%o] : tensor<?xi32>, !tl.ptr<f32>, tensor<?xindex>
   return
 }
+
+// -----
+
+func.func @tl.pick_reduce$kind(%v: tensor<?x?xf32>, %p: tensor<?x?xi64>) {
+  // expected-error @+1 {{pick kind 'sum' is neither 'max' nor 'min'}}
+  %a, %b = tl.pick_reduce "sum" first %v, %p along 1 : tensor<?x?xf32>, tensor<?x?xi64>
+  return
+}
+
+// -----
+
+func.func @tl.pick_reduce$positions(%v: tensor<?x?xf32>, %p: tensor<?x?xi32>) {
+  // expected-error @+1 {{positions must be i64, got 'i32'}}
+  %a, %b = tl.pick_reduce "max" %v, %p along 1 : tensor<?x?xf32>, tensor<?x?xi32>
+  return
+}

@@ -116,6 +116,22 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult PickReduceOp::verify() {
+  auto values = getValue().getType(), positions = getPosition().getType();
+  if (failed(verifyAxis(*this, getAxis(), values)))
+    return failure();
+  if (values.getShape() != positions.getShape())
+    return emitOpError("values and positions must have one shape");
+  if (!positions.getElementType().isInteger(64))
+    return emitOpError("positions must be i64, got ") << positions.getElementType();
+  if (getKind() != "max" && getKind() != "min")
+    return emitOpError("pick kind '") << getKind() << "' is neither 'max' nor 'min'";
+  if (!isa<FloatType, IntegerType>(values.getElementType()))
+    return emitOpError("picks among ") << values.getElementType()
+                                       << ", which is neither a float nor an integer";
+  return success();
+}
+
 LogicalResult ScanOp::verify() {
   auto type = getInput().getType();
   if (failed(verifyAxis(*this, getAxis(), type)))

@@ -132,6 +132,31 @@ def TL_ReduceOp : TL_Op<"reduce", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def TL_PickReduceOp : TL_Op<"pick_reduce", [Pure, AllTypesMatch<["value", "pickedValue"]>,
+                                            AllTypesMatch<["position", "pickedPosition"]>]> {
+  let summary = "each row's extremum and its first (or last) position, in one reduction";
+  let description = [{
+    Reduces (value, position) pairs along `axis` to the row's maximum (`kind` "max") or
+    minimum ("min") and the smallest (`first`) or largest position holding it, with one
+    combine function, instead of a reduction for the extremum and another for its
+    position. Lanes without a candidate hold the extremum's identity and a position that
+    loses every tie (int64 max for `first`, -1 otherwise). Values are never NaN (a pick
+    reduction leaves NaN out of its lanes).
+
+    ```mlir
+    %v, %p = tl.pick_reduce "max" first %values, %positions along 1 : tensor<?x?xf32>, tensor<?x?xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$value, AnyRankedTensor:$position, StrAttr:$kind,
+                       UnitAttr:$first, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$pickedValue, AnyRankedTensor:$pickedPosition);
+  let assemblyFormat = [{
+    $kind (`first` $first^)? $value `,` $position `along` $axis attr-dict `:` type($value) `,`
+    type($position)
+  }];
+  let hasVerifier = 1;
+}
+
 def TL_AnyOp : TL_Op<"any", [Pure]> {
   let summary = "whether any element of a mask block is set (a scalar)";
   let description = [{
