@@ -133,22 +133,35 @@ def _extremum_dim(extremum):
     """max.dim/min.dim with PyTorch's NaN rule: a row holding a NaN has the NaN as its
     value and the index of its first NaN. torch-mlir's running comparison never beats a
     NaN, so its index stopped at the extremum before the first NaN (a miscompile of
-    torch.max(x, dim) on both targets). Two reductions: the first NaN (a max.dim of the
-    NaN mask, whose value says whether there is one) and the extremum of the input with
-    NaN replaced by the identity (-inf for max), which no NaN can cut short."""
+    torch.max(x, dim) on both targets). Two reductions: the first NaN's position (the
+    least position holding a NaN, the line's length if none: a plain minimum, where a
+    max.dim of the NaN mask was a second pick) and the extremum of the input with NaN
+    replaced by the identity (-inf for max), which no NaN can cut short."""
     fill = -math.inf if extremum is aten.max.dim else math.inf
 
     def decomposition(x, dim, keepdim=False):
         if not _is_float(x) or x.dim() == 0 or extremum in _EXTREMA_BEING_DECOMPOSED:
             return NotImplemented
         nans = aten.isnan.default(x)
-        has_nan, first_nan = aten.max.dim(aten._to_copy.default(nans, dtype=torch.int32),
-                                          dim, keepdim)
+        axis = dim % x.dim()
+        length = x.shape[axis]
+        if isinstance(length, int):
+            shape = [1] * x.dim()
+            shape[axis] = length
+            positions = aten.view.default(
+                aten.arange.default(length, dtype=torch.int64, device=x.device), shape)
+            first_nan = aten.amin.default(
+                aten.where.self(nans, positions, aten.scalar_tensor(
+                    length, dtype=torch.int64, device=x.device)), [axis], keepdim)
+            any_nan = aten.lt.Scalar(first_nan, length)
+        else:  # a symbolic length: a pick of the NaN mask
+            has_nan, first_nan = aten.max.dim(aten._to_copy.default(nans, dtype=torch.int32),
+                                              dim, keepdim)
+            any_nan = aten.ne.Scalar(has_nan, 0)
         clean = aten.where.self(nans, aten.scalar_tensor(fill, dtype=x.dtype,
                                                          device=x.device), x)
         with _lowered_by_torch_mlir(extremum):
             values, plain = extremum(clean, dim, keepdim)
-        any_nan = aten.ne.Scalar(has_nan, 0)
         nan = aten.scalar_tensor(math.nan, dtype=x.dtype, device=x.device)
         return (aten.where.self(any_nan, nan, values),
                 aten.where.self(any_nan, first_nan, plain))
