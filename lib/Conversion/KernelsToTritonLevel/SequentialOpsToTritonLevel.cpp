@@ -39,6 +39,9 @@ namespace {
 /// chunks of its line (see emitScan).
 constexpr int64_t kMaxScanLength = 16384;
 constexpr int64_t kMaxSortLength = 16384;
+/// A sort read only up to its prefix(k) (topk) with k at most this selects its k first
+/// elements one reduction at a time instead of sorting the line.
+constexpr int64_t kMaxSelectedPrefix = 32;
 
 /// A tensor of the old kernel as the new kernel reads it: a pointer to contiguous
 /// memory of `shape`, or a scalar (a fill).
@@ -655,16 +658,41 @@ LogicalResult SequentialEmitter::emitSort(SortOp sort) {
   Value key = binary<arith::OrIOp>(binary<arith::ShLIOp>(ordered, constant(keyElement, 32)),
                                    positionKey);
   // Lanes past the line sort last.
-  key = arith::SelectOp::create(*b, loc, mask, key,
-                                splat(constant(keyElement, std::numeric_limits<int64_t>::max())));
+  Value last = splat(constant(keyElement, std::numeric_limits<int64_t>::max()));
+  key = arith::SelectOp::create(*b, loc, mask, key, last);
+  int64_t after = product(type.getShape().drop_front(dim + 1));
+  Value lineStart = binary<arith::SubIOp>(offsets, binary<arith::MulIOp>(r, index(after)));
+  std::optional<int64_t> prefix = sort.getPrefix();
+  if (prefix && *prefix <= kMaxSelectedPrefix) {
+    // topk: the k first elements by k selections of the least remaining key (keys are
+    // unique, as they hold positions), not a sort of the whole line. Lane 0 of each
+    // line moves the selected element.
+    Value first = arith::AndIOp::create(
+        *b, loc, mask, arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::eq, r, splat(index(0))));
+    Value remaining = key;
+    for (int64_t j = 0; j < *prefix; ++j) {
+      Value least = tl::ReduceOp::create(*b, loc, remaining, "minsi", 1);
+      Value from = binary<arith::AndIOp>(least, constant(keyElement, 0xffffffff));
+      from = arith::IndexCastOp::create(*b, loc, blockType(b->getIndexType()), from);
+      Value source = binary<arith::AddIOp>(lineStart, binary<arith::MulIOp>(from, index(after)));
+      Value target = binary<arith::AddIOp>(lineStart, index(j * after));
+      for (auto [memory, pointer] : llvm::zip(sources, results)) {
+        if (!pointer)
+          continue;
+        Value moved = memory.scalar ? splat(memory.scalar) : load(memory.pointer, source, first);
+        tl::StoreOp::create(*b, loc, pointer, target, moved, first);
+      }
+      remaining = arith::SelectOp::create(
+          *b, loc, arith::CmpIOp::create(*b, loc, arith::CmpIPredicate::eq, remaining, least),
+          last, remaining);
+    }
+    return success();
+  }
   Value sorted = tl::SortOp::create(*b, loc, key, 1);
   Value from = binary<arith::AndIOp>(sorted, constant(keyElement, 0xffffffff));
   from = arith::IndexCastOp::create(*b, loc, blockType(b->getIndexType()), from);
-  int64_t after = product(type.getShape().drop_front(dim + 1));
   // The element at sorted position j of a line comes from position `from` of that line.
-  Value source = binary<arith::AddIOp>(
-      binary<arith::SubIOp>(offsets, binary<arith::MulIOp>(r, index(after))),
-      binary<arith::MulIOp>(from, index(after)));
+  Value source = binary<arith::AddIOp>(lineStart, binary<arith::MulIOp>(from, index(after)));
   for (auto [memory, pointer] : llvm::zip(sources, results)) {
     if (!pointer)
       continue;
