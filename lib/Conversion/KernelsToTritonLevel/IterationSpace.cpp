@@ -45,6 +45,18 @@ Value mlir::dyno::scalarFillValue(linalg::GenericOp op) {
   return body->getOperations().size() == 1 ? value : Value();
 }
 
+std::optional<int64_t> mlir::dyno::iotaDimension(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumDpsInputs() != 0 || op.getNumReductionLoops() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return std::nullopt;
+  Value value = cast<linalg::YieldOp>(op.getBody()->getTerminator()).getOperand(0);
+  auto cast = value.getDefiningOp<arith::IndexCastOp>();
+  auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
+  if (!index || !isa<IntegerType>(cast.getType()))
+    return std::nullopt;
+  return index.getDim();
+}
+
 FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
   auto shapeOf = [](Value value) { return cast<RankedTensorType>(value.getType()).getShape(); };
   if (auto argument = dyn_cast<BlockArgument>(tensor)) {

@@ -70,6 +70,11 @@ struct TensorSource {
 /// parallel, yields a value defined outside its body); null otherwise.
 Value scalarFillValue(linalg::GenericOp op);
 
+/// The dimension d when `op` fills its integer result with each element's position along
+/// d (an iota: no inputs, all parallel, yields `index_cast(linalg.index d)`, as
+/// torch-mlir writes the indices topk and sort start from).
+std::optional<int64_t> iotaDimension(linalg::GenericOp op);
+
 /// Classifies a tensor value of `kernel`; emits an error and fails on anything the
 /// Triton lowering cannot read (tensors built by other ops, dynamic views).
 FailureOr<TensorSource> traceTensor(Value tensor);

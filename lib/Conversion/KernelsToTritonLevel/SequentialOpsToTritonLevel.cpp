@@ -49,6 +49,9 @@ struct Memory {
   Value pointer;
   ArrayRef<int64_t> shape;
   Value scalar;
+  /// An iota along the sort's dimension: each element is its own position (of this
+  /// integer type), computed, not loaded.
+  Type iota;
 };
 
 int64_t product(ArrayRef<int64_t> sizes) {
@@ -280,6 +283,10 @@ FailureOr<Memory> SequentialEmitter::memoryOf(Value value) {
     return Memory{source->pointer, type.getShape(), Value()};
   }
   auto generic = dyn_cast_or_null<linalg::GenericOp>(def);
+  auto sort = dyn_cast<SortOp>(op);
+  if (generic && sort && value != sort.getOutputs()[0] &&
+      iotaDimension(generic) == sort.getDimension())
+    return Memory{Value(), type.getShape(), Value(), type.getElementType()};
   if (Value scalar = generic ? scalarFillValue(generic) : Value()) {
     if (auto constant = scalar.getDefiningOp<arith::ConstantOp>()) {
       OpBuilder::InsertionGuard guard(*b);
@@ -679,7 +686,9 @@ LogicalResult SequentialEmitter::emitSort(SortOp sort) {
       for (auto [memory, pointer] : llvm::zip(sources, results)) {
         if (!pointer)
           continue;
-        Value moved = memory.scalar ? splat(memory.scalar) : load(memory.pointer, source, first);
+        Value moved = memory.iota     ? arith::IndexCastOp::create(*b, loc, blockType(memory.iota), from)
+                      : memory.scalar ? splat(memory.scalar)
+                                      : load(memory.pointer, source, first);
         tl::StoreOp::create(*b, loc, pointer, target, moved, first);
       }
       remaining = arith::SelectOp::create(
@@ -696,7 +705,9 @@ LogicalResult SequentialEmitter::emitSort(SortOp sort) {
   for (auto [memory, pointer] : llvm::zip(sources, results)) {
     if (!pointer)
       continue;
-    Value moved = memory.scalar ? memory.scalar : load(memory.pointer, source, mask);
+    Value moved = memory.iota     ? arith::IndexCastOp::create(*b, loc, blockType(memory.iota), from)
+                  : memory.scalar ? memory.scalar
+                                  : load(memory.pointer, source, mask);
     tl::StoreOp::create(*b, loc, pointer, offsets, moved, mask);
   }
   return success();

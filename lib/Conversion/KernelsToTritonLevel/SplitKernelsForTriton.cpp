@@ -50,11 +50,24 @@ bool isScatteredFill(Operation *op) {
   });
 }
 
+/// Positions along a sort's dimension that only sorts start from (the indices of sort
+/// and topk): the sort's kernel computes them (`from` itself) instead of loading them.
+bool isSortedIota(linalg::GenericOp generic) {
+  std::optional<int64_t> dim = iotaDimension(generic);
+  return dim && !generic->use_empty() &&
+         llvm::all_of(generic->getUses(), [&](OpOperand &use) {
+           auto sort = dyn_cast<SortOp>(use.getOwner());
+           // Not the first output: the sort's keys are loaded.
+           return sort && sort.getDimension() == *dim &&
+                  llvm::is_contained(sort.getOutputs().drop_front(), use.get());
+         });
+}
+
 bool isComputeOp(Operation *op, func::ReturnOp returned) {
   if (isSequentialOp(op))
     return true;
   auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic)
+  if (!generic || isSortedIota(generic))
     return false;
   if (!scalarFillValue(generic) || isScatteredFill(generic))
     return true;

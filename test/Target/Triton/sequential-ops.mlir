@@ -4,14 +4,14 @@
 
 // A cumsum feeding a sort, and a scatter_add whose indices are stacked with
 // tensor.insert_slice, all in one kernel: each scan, sort and scatter gets a kernel of
-// its own; the scatter's result starts as a copy of its original (argument 2).
+// its own; the scatter's result starts as a copy of its original (argument 2). The
+// sort's indices start as positions (an iota), which its kernel computes, not loads.
 // HOST-LABEL: func.func @main
 // HOST:         %[[SCAN:.*]] = dyno.launch @kernels::@kernel_0_0(%arg0)
-// HOST:         %[[IOTA:.*]] = dyno.launch @kernels::@kernel_0_1()
-// HOST:         %[[SORT:.*]]:2 = dyno.launch @kernels::@kernel_0_2(%[[SCAN]], %[[IOTA]])
-// HOST:         %[[FIRST:.*]] = dyno.launch @kernels::@kernel_0_3(%arg1)
-// HOST:         %[[STACK:.*]] = dyno.launch @kernels::@kernel_0_4(%[[FIRST]], %arg2)
-// HOST:         %[[SCATTER:.*]] = dyno.launch @kernels::@kernel_0_5(%arg3, %[[STACK]], %arg4) {initial_values = array<i64: 2>}
+// HOST:         %[[SORT:.*]]:2 = dyno.launch @kernels::@kernel_0_1(%[[SCAN]]) :
+// HOST:         %[[FIRST:.*]] = dyno.launch @kernels::@kernel_0_2(%arg1)
+// HOST:         %[[STACK:.*]] = dyno.launch @kernels::@kernel_0_3(%[[FIRST]], %arg2)
+// HOST:         %[[SCATTER:.*]] = dyno.launch @kernels::@kernel_0_4(%arg3, %[[STACK]], %arg4) {initial_values = array<i64: 2>}
 // HOST:         return %[[SORT]]#0, %[[SORT]]#1, %[[SCATTER]]
 
 // The prelude's sorting network, then the kernels.
@@ -19,11 +19,13 @@
 // CHECK:       def _dyno_sort(x):
 // CHECK-LABEL: def kernel_0_0(arg0, arg1, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
 // CHECK:         v{{[0-9]+}} = tl.associative_scan(v{{[0-9]+}}, 1, _dyno_sum)
-// CHECK-LABEL: def kernel_0_2(
+// CHECK-LABEL: def kernel_0_1(arg0, arg1, arg2, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
 // CHECK:         v{{[0-9]+}} = _dyno_sort(v{{[0-9]+}})
-// CHECK-LABEL: def kernel_0_3(
+// CHECK:         [[FROM:v[0-9]+]] = (v{{[0-9]+}} & tl.full([], 4294967295, tl.int64))
+// CHECK:         tl.store(arg2 + v{{[0-9]+}}, [[FROM]], mask=v{{[0-9]+}})
+// CHECK-LABEL: def kernel_0_2(
 // CHECK:         tl.where(
-// CHECK-LABEL: def kernel_0_5(arg0, arg1, arg2, arg3, XBLOCK: tl.constexpr):
+// CHECK-LABEL: def kernel_0_4(arg0, arg1, arg2, arg3, XBLOCK: tl.constexpr):
 // CHECK:         tl.atomic_add(arg3 + v{{[0-9]+}}, v{{[0-9]+}}, mask=v{{[0-9]+}})
 // CHECK:       KERNELS = {
 // CHECK:         "kernel_0_0": {"num_args": 2, "xnumel": 3, "rnumel": 10,
