@@ -72,18 +72,62 @@ TORCH_TO_LINALG = ("builtin.module(func.func(torch-match-quantized-custom-ops), 
                    "torch-backend-to-linalg-on-tensors-backend-pipeline{allow-non-finites=true})")
 
 
-def _with_stable_sorts_as_sorts(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """torch-mlir lowers aten.sort.default (to tm_tensor.sort, Dyno's dyno.sort) but not
-    aten.sort.stable. dyno.sort is stable, so a stable sort may be imported as a plain
-    one. Works on a copy: the graph that runs eagerly on a fallback keeps its stable
-    sorts (eager's plain sort is not stable)."""
-    stable = [node for node in gm.graph.nodes
-              if node.op == "call_function" and node.target is torch.ops.aten.sort.stable]
-    if not stable:
+# Sorts of lines longer than this are library calls on the Triton target (see
+# library_calls.SORT_OPS).
+LIBRARY_SORT_LENGTH = 256
+_LIBRARY_SORT = "dyno_library_sort"
+
+
+def _sort_arguments(node) -> dict:
+    names = ("self", "dim", "descending") if node.target is torch.ops.aten.sort.default \
+        else ("self",)
+    arguments = dict(zip(names, node.args))
+    arguments.update(node.kwargs)
+    return arguments
+
+
+def with_long_sorts_as_library_calls(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """Triton target: a sort whose lines are longer than LIBRARY_SORT_LENGTH becomes
+    aten.sort.stable marked to stay one (a library call, library_calls.SORT_OPS). topk
+    is not affected (its k first elements are selections, or a sort of short lines).
+    Works on a copy, as _with_stable_sorts_as_sorts does."""
+    def is_long_sort(node):
+        if node.op != "call_function" or node.target not in (torch.ops.aten.sort.default,
+                                                              torch.ops.aten.sort.stable):
+            return False
+        value = _sort_arguments(node)["self"].meta.get("val")
+        if value is None or value.dim() == 0:
+            return False
+        length = value.shape[_sort_arguments(node).get("dim", -1) % value.dim()]
+        return isinstance(length, int) and length > LIBRARY_SORT_LENGTH
+    if not any(is_long_sort(node) for node in gm.graph.nodes):
         return gm
     copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     for node in copied.graph.nodes:
-        if node.op == "call_function" and node.target is torch.ops.aten.sort.stable:
+        if is_long_sort(node):
+            arguments = _sort_arguments(node)
+            node.target = torch.ops.aten.sort.stable
+            node.args = (arguments["self"],)
+            node.kwargs = {"stable": True, "dim": arguments.get("dim", -1),
+                           "descending": arguments.get("descending", False)}
+            node.meta[_LIBRARY_SORT] = True
+    copied.recompile()
+    return copied
+
+
+def _with_stable_sorts_as_sorts(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """torch-mlir lowers aten.sort.default (to tm_tensor.sort, Dyno's dyno.sort) but not
+    aten.sort.stable. dyno.sort is stable, so a stable sort may be imported as a plain
+    one (but those marked as library calls). Works on a copy: the graph that runs
+    eagerly on a fallback keeps its stable sorts (eager's plain sort is not stable)."""
+    def converted(node):
+        return (node.op == "call_function" and node.target is torch.ops.aten.sort.stable
+                and not node.meta.get(_LIBRARY_SORT))
+    if not any(converted(node) for node in gm.graph.nodes):
+        return gm
+    copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    for node in copied.graph.nodes:
+        if converted(node):
             arguments = dict(zip(("self",), node.args))
             arguments.update(node.kwargs)
             node.target = torch.ops.aten.sort.default

@@ -95,7 +95,15 @@ def _library_call(aten_name):
     return lower
 
 
-for _op in LIBRARY_OPS + ATTENTION_OPS:
+# Sorts of long lines on the Triton target (frontend.with_long_sorts_as_library_calls
+# marks them; they reach torch-mlir as aten.sort.stable, which it does not lower): the
+# GPU's segmented sort. Dyno's bitonic network sorts 64-bit (value, position) keys in
+# registers, several times faster than eager on short lines but 2.2x slower on rows of
+# 1024 float32 (benchmarks/results/gpu-sequential-ops-2026-11-26-h100.md).
+SORT_OPS = ("sort.stable",)
+
+
+for _op in LIBRARY_OPS + ATTENTION_OPS + SORT_OPS:
     _aten = "aten." + _op + ("" if "." in _op else ".default")
     lowering("torch.aten." + _op)(_library_call(_aten))
 

@@ -19,6 +19,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import threading
 
@@ -487,6 +488,16 @@ def _sibling_module(directory: str, name: str):
         return module
 
 
+# Library routines that never read results on the host (sorts): CUDA graphs capture them.
+_GRAPH_SAFE_LIBRARY_CALLS = ("torch.ops.aten.sort.stable",)
+
+
+def _synchronizing_library_calls(source: str) -> bool:
+    """Whether the wrapper calls a library routine that may synchronize with the host."""
+    return any(callee not in _GRAPH_SAFE_LIBRARY_CALLS
+               for callee in re.findall(r"_library_call\(([\w.]+),", source))
+
+
 def load(directory: str, device="cuda", autotune: bool = False,
          cuda_graphs=None) -> Program:
     """Loads a program written by dyno.export_triton: needs only torch and triton.
@@ -503,7 +514,7 @@ def load(directory: str, device="cuda", autotune: bool = False,
     exec(compile(source, os.path.join(directory, "wrapper.py"), "exec"), namespace)
     weights_path = os.path.join(directory, "weights.pt")
     weights = torch.load(weights_path, map_location="cpu") if os.path.exists(weights_path) else {}
-    if cuda_graphs is not False and "_library_call(" in source:
+    if cuda_graphs is not False and _synchronizing_library_calls(source):
         # LAPACK's error checks read their info on the host (a sync, which CUDA graph
         # capture forbids): such a program runs without a graph.
         if cuda_graphs:
