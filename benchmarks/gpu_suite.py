@@ -201,6 +201,16 @@ def cases():
         ("cumsum_long_rows", "bench", lambda: Fn(lambda x: torch.cumsum(x, -1)),
          [((8, 2_000_000), f32)]),
         ("sort_rows", "bench", lambda: Fn(lambda x: torch.sort(x, -1)), [((8192, 1024), f32)]),
+        # Either side of frontend.LIBRARY_SORT_LENGTH (Dyno's network up to 256, a
+        # library call beyond), 8M elements each.
+        ("sort_rows_64", "bench", lambda: Fn(lambda x: torch.sort(x, -1)),
+         [((131072, 64), f32)]),
+        ("sort_rows_256", "bench", lambda: Fn(lambda x: torch.sort(x, -1)),
+         [((32768, 256), f32)]),
+        ("sort_rows_512", "bench", lambda: Fn(lambda x: torch.sort(x, -1)),
+         [((16384, 512), f32)]),
+        ("sort_rows_256_bf16", "bench", lambda: Fn(lambda x: torch.sort(x, -1)),
+         [((32768, 256), bf16)]),
         ("topk_rows", "bench", lambda: Fn(lambda x: torch.topk(x, 8, -1)),
          [((8192, 1024), f32)]),
         ("argmax_rows", "bench", lambda: Fn(lambda x: x.argmax(-1)), [((8192, 4096), f32)]),
