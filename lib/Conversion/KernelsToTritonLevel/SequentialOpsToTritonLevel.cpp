@@ -278,6 +278,10 @@ FailureOr<Memory> SequentialEmitter::memoryOf(Value value) {
   // Reshapes of contiguous memory keep its element order.
   if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
     FailureOr<Memory> source = memoryOf(def->getOperand(0));
+    if (succeeded(source) && source->iota)
+      return op->emitOpError("reads a reshaped iota, which its Triton kernel does not "
+                             "compute"),
+             failure();
     if (failed(source) || source->scalar)
       return source;
     return Memory{source->pointer, type.getShape(), Value()};

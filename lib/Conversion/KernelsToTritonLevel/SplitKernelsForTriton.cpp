@@ -57,9 +57,13 @@ bool isSortedIota(linalg::GenericOp generic) {
   return dim && !generic->use_empty() &&
          llvm::all_of(generic->getUses(), [&](OpOperand &use) {
            auto sort = dyn_cast<SortOp>(use.getOwner());
-           // Not the first output: the sort's keys are loaded.
-           return sort && sort.getDimension() == *dim &&
-                  llvm::is_contained(sort.getOutputs().drop_front(), use.get());
+           // An output other than the first (by operand slot): the sort's keys are loaded.
+           if (!sort || sort.getDimension() != *dim)
+             return false;
+           MutableOperandRange outputs = sort.getOutputsMutable();
+           return &use != &outputs[0] && llvm::any_of(llvm::drop_begin(outputs), [&](OpOperand &output) {
+                    return &output == &use;
+                  });
          });
 }
 
