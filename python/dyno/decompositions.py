@@ -817,15 +817,6 @@ def _pool_with_eager_indices(op, dims, window_starts, inner=None, fix_values=Fal
 _UNROLLED_POOL_WINDOW = 64
 
 
-def _pool_output_size(size, kernel, pad, stride, dilation, ceil_mode):
-    """PyTorch's pooling_output_shape."""
-    span = size + 2 * pad - dilation * (kernel - 1) - 1
-    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
-
-
 def _max_pool_by_window_offsets(dims, general):
     """Max pooling with indices as eager's loop computes it, one window offset at a time:
     every output starts at -inf with the index of its window's first element inside the
@@ -836,6 +827,8 @@ def _max_pool_by_window_offsets(dims, general):
     on both targets. Before, indices were torch-mlir's pooling repaired by a second
     pooling of a float64 code per input element (six kernels on the GPU, 4.3x slower
     than eager). Windows larger than `_UNROLLED_POOL_WINDOW` keep that form (`general`)."""
+    from torch._meta_registrations import pooling_output_shape
+
     def decomposition(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         kernel = _as_list(kernel_size, dims)
         if _is_float(x) and x.dim() == dims + 1:  # unbatched
@@ -849,8 +842,8 @@ def _max_pool_by_window_offsets(dims, general):
         strides = _as_list(stride, dims, kernel)
         pads, dilations = _as_list(padding, dims), _as_list(dilation, dims)
         spatial = list(x.shape[-dims:])
-        out = [_pool_output_size(spatial[d], kernel[d], pads[d], strides[d], dilations[d],
-                                 ceil_mode) for d in range(dims)]
+        out = [pooling_output_shape(spatial[d], kernel[d], pads[d], strides[d], dilations[d],
+                                    ceil_mode) for d in range(dims)]
         # Pad with -inf so every window offset's slice is in range; crop what no window
         # reads (a stride larger than the window leaves the end unread).
         needed = [(out[d] - 1) * strides[d] + dilations[d] * (kernel[d] - 1) + 1

@@ -95,10 +95,11 @@ def with_long_sorts_as_library_calls(gm: torch.fx.GraphModule) -> torch.fx.Graph
         if node.op != "call_function" or node.target not in (torch.ops.aten.sort.default,
                                                               torch.ops.aten.sort.stable):
             return False
-        value = _sort_arguments(node)["self"].meta.get("val")
+        arguments = _sort_arguments(node)
+        value = arguments["self"].meta.get("val")
         if value is None or value.dim() == 0:
             return False
-        length = value.shape[_sort_arguments(node).get("dim", -1) % value.dim()]
+        length = value.shape[arguments.get("dim", -1) % value.dim()]
         return isinstance(length, int) and length > LIBRARY_SORT_LENGTH
     if not any(is_long_sort(node) for node in gm.graph.nodes):
         return gm
