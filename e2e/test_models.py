@@ -72,3 +72,37 @@ def test_small_cnn_in_low_precision(dtype):
         dyno.reset_stats()
         pool = lambda t: torch.nn.functional.max_pool2d(torch.relu(t), 3, 2, 1)
         assert_compiled_matches(pool, torch.randn(2, 4, 8, 8).to(dtype), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_gelu_after_a_low_precision_linear_is_its_epilogue(dtype):
+    """A transformer's feed-forward block in bf16/fp16. On the CPU target the GELU after
+    the first linear layer becomes the library call's epilogue (dyno-fuse-matmul-
+    epilogues: no kernel is left), applied to the f32 accumulator before it is rounded,
+    so the result is no less accurate than eager's against float64; a NaN still reaches
+    the output as in eager. On the Triton target the GELU stays a kernel."""
+    from conftest import TARGET
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(),
+                                torch.nn.Linear(256, 64)).eval().to(dtype)
+    x = torch.randn(32, 64).to(dtype)
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 2e-3
+    got = assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, extern_calls=2,
+                                  min_kernels=0)
+    assert dyno.stats()["kernels"] == (0 if TARGET["name"] == "cpu" else 1), dyno.stats()
+    with torch.no_grad():
+        reference = copy.deepcopy(model).double()(x.double())
+        eager = model(x)
+    error = lambda t: ((t.double() - reference).norm() / reference.norm()).item()
+    assert error(got) <= 1.25 * error(eager), (error(got), error(eager))
+
+    # A NaN in one row of the input: that row is all NaN, the others are what eager gives.
+    x[3, 5] = float("nan")
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="mlir", options={"target": TARGET["name"]})
+    with torch.no_grad():
+        actual, expected = compiled(x), model(x)
+    assert actual[3].isnan().all() and not actual[torch.arange(32) != 3].isnan().any()
+    torch.testing.assert_close(actual, expected, rtol=tolerance, atol=tolerance,
+                               equal_nan=True)

@@ -52,6 +52,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
 
 void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const LoweringPipelineOptions &options) {
+  // A GELU after a bf16/f16 library matmul: the library's epilogue, not a kernel.
+  pm.addPass(createDynoFuseMatmulEpilogues());
   // Everything below runs on the nested `module @kernels`; the host function stays.
   OpPassManager &kernels = pm.nest<ModuleOp>();
   // Scans, scatters and sorts: loops on tensors, bufferized in place below.

@@ -394,10 +394,23 @@ class WrapperBuilder:
         return True
 
     def emit_extern(self, op):
+        from .. import ir
+
         callee = str(op.attributes["name"]).strip('"')
         operands = [self.name(v) for v in op.operands]
         contiguous = True
-        if callee in ("matmul", "batch_matmul"):
+        epilogue = ir_string(op.attributes["epilogue"]) \
+            if "epilogue" in op.attributes else None
+        low_precision = torch_dtype(ir.RankedTensorType(op.results[0].type).element_type) \
+            in (torch.bfloat16, torch.float16)
+        bias_vector = len(operands) == 3 and len(_shape(op.operands[2])) == 1
+        if callee == "matmul" and (epilogue or (low_precision and bias_vector)):
+            # A linear layer in bf16/f16 (host_runtime.linear): oneDNN's linear, which adds
+            # the bias (and applies the epilogue) in its accumulator. (Without either,
+            # torch.mm measured 2-5% faster.)
+            bias = operands[2] if len(operands) == 3 else "None"
+            expression = f"_linear({operands[0]}, {operands[1]}, {bias}, {epilogue!r})"
+        elif callee in ("matmul", "batch_matmul"):
             mm, addmm = ("_mm", "_addmm") if callee == "matmul" else ("_bmm", "_baddbmm")
             expression = f"{addmm}({operands[2]}, {operands[0]}, {operands[1]})" \
                 if len(operands) == 3 else f"{mm}({operands[0]}, {operands[1]})"

@@ -91,6 +91,30 @@ func.func @dyno.extern$operand_count(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
+func.func @dyno.extern$epilogue_on_batch_matmul(%a: tensor<2x4x4xbf16>) -> tensor<2x4x4xbf16> {
+  // expected-error @+1 {{only 'matmul' takes an epilogue}}
+  %0 = dyno.extern "batch_matmul"(%a, %a) {epilogue = "gelu"} : (tensor<2x4x4xbf16>, tensor<2x4x4xbf16>) -> tensor<2x4x4xbf16>
+  return %0 : tensor<2x4x4xbf16>
+}
+
+// -----
+
+func.func @dyno.extern$unknown_epilogue(%a: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
+  // expected-error @+1 {{unknown epilogue 'relu' (known: 'gelu')}}
+  %0 = dyno.extern "matmul"(%a, %a) {epilogue = "relu"} : (tensor<4x4xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16>
+  return %0 : tensor<4x4xbf16>
+}
+
+// -----
+
+func.func @dyno.extern$epilogue_with_accumulator(%a: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
+  // expected-error @+1 {{a 'matmul' with an epilogue adds a bias of rank 1, not an accumulator}}
+  %0 = dyno.extern "matmul"(%a, %a, %a) {epilogue = "gelu"} : (tensor<4x4xbf16>, tensor<4x4xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16>
+  return %0 : tensor<4x4xbf16>
+}
+
+// -----
+
 func.func @dyno.extern$rank(%a: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{operand #1 of 'matmul' must have rank 2}}
   %0 = dyno.extern "matmul"(%a, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>

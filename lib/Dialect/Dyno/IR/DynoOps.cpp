@@ -129,6 +129,15 @@ LogicalResult ExternOp::verify() {
     for (ArrayRef<int64_t> values : {*getStrides(), *getPadding(), *getDilations()})
       if (values.size() != 2)
         return emitOpError("'conv2d' strides, padding and dilations have two values each");
+  if (std::optional<StringRef> epilogue = getEpilogue()) {
+    if (getName() != "matmul")
+      return emitOpError("only 'matmul' takes an epilogue");
+    if (*epilogue != "gelu")
+      return emitOpError("unknown epilogue '") << *epilogue << "' (known: 'gelu')";
+    if (numArgs == 3 && cast<RankedTensorType>(getArgs()[2].getType()).getRank() != 1)
+      return emitOpError("a 'matmul' with an epilogue adds a bias of rank 1, not an "
+                         "accumulator");
+  }
   return success();
 }
 

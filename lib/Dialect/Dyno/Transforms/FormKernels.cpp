@@ -239,7 +239,7 @@ static void formLibraryCalls(func::FuncOp func) {
         args.push_back(init);
       }
       externOp = ExternOp::create(builder, op->getLoc(), resultType, "matmul", args,
-                                  nullptr, nullptr, nullptr, nullptr);
+                                  nullptr, nullptr, nullptr, nullptr, nullptr);
     } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
       if (bmm.getIndexingMapsArray() !=
           linalg::BatchMatmulOp::getDefaultIndexingMaps(op->getContext()))
@@ -250,7 +250,7 @@ static void formLibraryCalls(func::FuncOp func) {
         args.push_back(init);
       }
       externOp = ExternOp::create(builder, op->getLoc(), resultType, "batch_matmul", args,
-                                  nullptr, nullptr, nullptr, nullptr);
+                                  nullptr, nullptr, nullptr, nullptr, nullptr);
     } else {
       auto conv = cast<linalg::Conv2DNchwFchwOp>(op);
       MLIRContext *context = op->getContext();
@@ -281,7 +281,7 @@ static void formLibraryCalls(func::FuncOp func) {
                                   builder.getDenseI64ArrayAttr(strides),
                                   builder.getDenseI64ArrayAttr(padding),
                                   builder.getDenseI64ArrayAttr(dilations),
-                                  builder.getI64IntegerAttr(1));
+                                  builder.getI64IntegerAttr(1), nullptr);
     }
     Value result = externOp.getResult();
     if (lowPrecision)

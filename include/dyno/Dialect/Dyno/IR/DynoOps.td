@@ -90,6 +90,10 @@ def Dyno_ExternOp : Dyno_Op<"extern", [Pure]> {
     When `C` is present the result is `C + A @ B`. `conv2d`'s optional third operand is a
     per-channel bias.
 
+    `epilogue` (`matmul` only, with no `C` or a bias `C[n]`) applies an activation to the
+    accumulator before it is rounded to the result type, in the library's GEMM
+    (`dyno-fuse-matmul-epilogues`): `"gelu"` is GELU with erf, `0.5 x (1 + erf(x / sqrt 2))`.
+
     ```mlir
     %0 = dyno.extern "matmul"(%a, %b) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
     ```
@@ -98,7 +102,8 @@ def Dyno_ExternOp : Dyno_Op<"extern", [Pure]> {
                        OptionalAttr<DenseI64ArrayAttr>:$strides,
                        OptionalAttr<DenseI64ArrayAttr>:$padding,
                        OptionalAttr<DenseI64ArrayAttr>:$dilations,
-                       OptionalAttr<I64Attr>:$groups);
+                       OptionalAttr<I64Attr>:$groups,
+                       OptionalAttr<StrAttr>:$epilogue);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $name `(` $args `)` attr-dict `:` functional-type($args, $result)
