@@ -92,6 +92,17 @@ def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tenso
     return out if epilogue is None else torch.nn.functional.gelu(out)
 
 
+def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
+    """A dyno.extern "conv2d". bf16/f16 on a CPU whose oneDNN computes them: on a
+    channels-last copy of the input (oneDNN's NCHW bf16 convolutions measured 1.1x-11x
+    slower than channels-last ones, the copy included; benchmarks/cpu_library_calls.py).
+    The result is channels-last, as PyTorch returns it: the wrapper copies it to NCHW
+    only for a kernel, and a convolution that reads it directly reads it as it is."""
+    if x.device.type == "cpu" and _onednn_computes(x.dtype):
+        x = x.contiguous(memory_format=torch.channels_last)
+    return torch.conv2d(x, weight, bias, stride, padding, dilation, groups)
+
+
 class CheckFailed(RuntimeError):
     """A check of the inputs failed on the host (an index out of range, sizes a dynamic
     graph cannot take): this call cannot run compiled; eager reports the error."""
@@ -159,7 +170,7 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_constant": functools.partial(constant, device=device),
         "_mm": torch.mm, "_addmm": torch.addmm, "_linear": linear,
         "_bmm": torch.bmm, "_baddbmm": torch.baddbmm,
-        "_conv2d": torch.conv2d,
+        "_conv2d": conv2d,
         "_as_eager": as_eager,
         "_dense_strides": dense_strides,
         "_divsi": divsi, "_remsi": remsi,
