@@ -134,6 +134,10 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   ConvertFuncToLLVMPassOptions funcToLLVM;
   funcToLLVM.useBarePtrCallConv = true;
   kernels.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  // 512-bit vectors where PyTorch uses them (LLVM's x86 tuning stops at 256).
+  DynoPreferVectorWidthOptions vectors;
+  vectors.width = options.vectorWidth;
+  kernels.addPass(createDynoPreferVectorWidth(vectors));
   kernels.addPass(createConvertOpenMPToLLVMPass());
   kernels.addPass(createConvertControlFlowToLLVMPass());
   kernels.addPass(createUBToLLVMConversionPass());

@@ -53,9 +53,14 @@ class CompileOptions:
                 raise ValueError(f"dyno: {name} must be True or False, got {value!r}")
         return CompileOptions(target=target, **flags)
 
-    def lowering_pipeline_options(self) -> str:
+    def lowering_pipeline_options(self, target: str) -> str:
         """The options of dyno-cpu-lowering-pipeline / dyno-triton-lowering-pipeline."""
-        return "" if self.block_long_sums else "block-long-sums=false"
+        options = [] if self.block_long_sums else ["block-long-sums=false"]
+        if target == "cpu" and torch.backends.cpu.get_cpu_capability() == "AVX512":
+            # PyTorch's kernels use 512-bit vectors here; LLVM's x86 tuning would stop
+            # at 256 (dyno-prefer-vector-width).
+            options.append("vector-width=512")
+        return " ".join(options)
 
 
 def _boxed(fn: Callable) -> Callable:
@@ -125,7 +130,7 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
     kernels_path = _lower_to_kernels(gm, dump)
     llvm_path = dump.directory() / "04-llvm.mlir"
     lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path,
-                                    options.lowering_pipeline_options())
+                                    options.lowering_pipeline_options("cpu"))
 
     with ir.Context():
         module, host, kernels_module = _host_function(lowered)  # module keeps host alive
@@ -151,7 +156,7 @@ def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump,
     kernels_path = _lower_to_kernels(frontend.with_long_sorts_as_library_calls(gm), dump)
     triton_path = dump.directory() / "04-triton.mlir"
     lowered = pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels_path, triton_path,
-                                    options.lowering_pipeline_options())
+                                    options.lowering_pipeline_options("triton"))
     kernels_source = pipeline.translate_to_triton(triton_path, dump.directory() / "05-kernels.py")
     with ir.Context():
         module, host, _ = _host_function(lowered)  # module keeps host alive

@@ -15,6 +15,11 @@ struct LoweringPipelineOptions : public PassPipelineOptions<LoweringPipelineOpti
       llvm::cl::desc("Sum long float reductions in blocks (dyno-block-long-sums). Off only "
                      "to measure what the blocks cost: long sums then lose accuracy"),
       llvm::cl::init(true)};
+  PassOptions::Option<unsigned> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("CPU: the widest vectors (bits) LLVM vectorizes kernel loops with "
+                     "(dyno-prefer-vector-width); 0: the CPU's default"),
+      llvm::cl::init(0)};
 };
 
 /// linalg-on-tensors graph -> host schedule + `module @kernels` on tensors.

@@ -314,6 +314,27 @@ def DynoFuseMatmulEpilogues : Pass<"dyno-fuse-matmul-epilogues", "ModuleOp"> {
   }];
 }
 
+def DynoPreferVectorWidth : Pass<"dyno-prefer-vector-width", "ModuleOp"> {
+  let summary = "Let LLVM vectorize kernel loops with vectors of a given width";
+  let description = [{
+    Sets LLVM's `prefer-vector-width` function attribute to `width` bits on every defined
+    `llvm.func` (the CPU kernels, after conversion to the LLVM dialect). LLVM's x86 tuning
+    keeps loops at 256-bit vectors on Intel's AVX-512 CPUs, where PyTorch's own kernels
+    use 512-bit ones (its CPU capability "AVX512"): compute-bound loops then take twice
+    eager's time. The CPU target passes `vector-width=512` to the lowering pipeline when
+    PyTorch runs its AVX-512 kernels. Measured on 2 threads (Sapphire Rapids), one kernel
+    over 512x1024 floats: exp 192 -> 88 us, SiLU(x) * x 236 -> 177 us, softmax
+    235 -> 174 us, GELU 152 -> 129 us. `width = 0` leaves the CPU's default.
+
+    Input and output: the LLVM dialect.
+  }];
+  let options = [
+    Option<"width", "width", "unsigned", /*default=*/"0",
+           "Vector width in bits (a power of two, at least 128); 0: the CPU's default">
+  ];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def DynoRelaxSoftmaxMaximum : Pass<"dyno-relax-softmax-maximum", "func::FuncOp"> {
   let summary = "Mark a softmax's row maximum nnan nsz where no result can tell";
   let description = [{
