@@ -94,7 +94,7 @@ def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tenso
 
 def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
     """A dyno.extern "conv2d". bf16/f16 on a CPU whose oneDNN computes them: on a
-    channels-last copy of the input (oneDNN's NCHW bf16 convolutions measured 1.1x-11x
+    channels-last copy of the input (oneDNN's NCHW bf16 convolutions measured 1.2x-3.4x
     slower than channels-last ones, the copy included; benchmarks/cpu_library_calls.py).
     The result is channels-last, as PyTorch returns it: the wrapper copies it to NCHW
     only for a kernel, and a convolution that reads it directly reads it as it is."""
