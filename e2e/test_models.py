@@ -106,3 +106,25 @@ def test_gelu_after_a_low_precision_linear_is_its_epilogue(dtype):
     assert actual[3].isnan().all() and not actual[torch.arange(32) != 3].isnan().any()
     torch.testing.assert_close(actual, expected, rtol=tolerance, atol=tolerance,
                                equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_linear_calls_on_empty_operands(dtype):
+    """The wrapper's linear layer (host_runtime.linear) on operands with no elements: oneDNN
+    has no linear with nothing to multiply (K == 0 or N == 0) and raised; such calls are
+    PyTorch's addmm (and its GELU), whose results eager gives."""
+    from dyno.targets.host_runtime import linear
+
+    for rows, inputs, outputs in [(4, 0, 3), (4, 3, 0), (0, 3, 4), (2, 3, 4)]:
+        a = torch.randn(rows, inputs).to(dtype)
+        b = torch.randn(inputs, outputs).to(dtype)
+        bias = torch.randn(outputs).to(dtype)
+        expected = torch.addmm(bias, a, b)
+        tolerance = 2e-2 if dtype == torch.bfloat16 else 2e-3
+        torch.testing.assert_close(linear(a, b, bias), expected, rtol=tolerance,
+                                   atol=tolerance)
+        torch.testing.assert_close(linear(a, b, bias, "gelu"),
+                                   torch.nn.functional.gelu(expected), rtol=tolerance,
+                                   atol=tolerance)
+        torch.testing.assert_close(linear(a, b, None), torch.mm(a, b), rtol=tolerance,
+                                   atol=tolerance)

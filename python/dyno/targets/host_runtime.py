@@ -85,7 +85,8 @@ def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tenso
     linear on the weight `b.t()`, which adds the bias and applies the epilogue to the f32
     accumulator before rounding once (eager's addmm copies the bias into its output
     first; 8-30% slower on 2 threads). Elsewhere: PyTorch's matmul, then its GELU."""
-    if a.device.type == "cpu" and _onednn_computes(a.dtype):
+    # (oneDNN has no linear with no elements to multiply: K == 0, N == 0.)
+    if a.device.type == "cpu" and _onednn_computes(a.dtype) and b.numel():
         attr, algorithm = _EPILOGUES[epilogue]
         return torch.ops.mkldnn._linear_pointwise(a, b.t(), bias, attr, [], algorithm)
     out = torch.mm(a, b) if bias is None else torch.addmm(bias, a, b)
