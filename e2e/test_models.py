@@ -128,3 +128,24 @@ def test_low_precision_linear_calls_on_empty_operands(dtype):
                                    atol=tolerance)
         torch.testing.assert_close(linear(a, b, None), torch.mm(a, b), rtol=tolerance,
                                    atol=tolerance)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rotary_embedding_reads_its_halves_in_place(dtype):
+    """Llama's rotary embedding: q * cos + rotate_half(q) * sin, with rotate_half the
+    concatenation of the negated second half and the first. On the CPU target
+    dyno-split-at-concatenations splits the kernel where the halves meet, and each part
+    reads the transposed projection directly (no copy, no concatenation); the values are
+    eager's."""
+    def rotary(x, cos, sin):
+        q = x.view(2, 16, 4, 8).transpose(1, 2)
+        half = q.shape[-1] // 2
+        rotated = torch.cat((-q[..., half:], q[..., :half]), dim=-1)
+        return q * cos + rotated * sin
+
+    torch.manual_seed(0)
+    x = torch.randn(32, 32).to(dtype)
+    angles = torch.arange(16.0)[:, None] * torch.arange(1.0, 9.0)[None, :] / 8
+    cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
+    tolerance = 1e-5 if dtype == torch.float32 else 1e-2
+    assert_compiled_matches(rotary, x, cos, sin, rtol=tolerance, atol=tolerance)

@@ -56,6 +56,9 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createDynoFuseMatmulEpilogues());
   // Everything below runs on the nested `module @kernels`; the host function stays.
   OpPassManager &kernels = pm.nest<ModuleOp>();
+  // A concatenation's reader split where its pieces meet; their producers fuse in.
+  kernels.addNestedPass<func::FuncOp>(createDynoSplitAtConcatenations());
+  kernels.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
   // Scans, scatters and sorts: loops on tensors, bufferized in place below.
   kernels.addNestedPass<func::FuncOp>(createDynoLowerSequentialOps());
   // A softmax's row maximum only shifts exp's argument: one vmaxps instead of five.

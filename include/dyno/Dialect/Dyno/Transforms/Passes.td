@@ -335,6 +335,42 @@ def DynoPreferVectorWidth : Pass<"dyno-prefer-vector-width", "ModuleOp"> {
   let dependentDialects = ["LLVM::LLVMDialect"];
 }
 
+def DynoSplitAtConcatenations : Pass<"dyno-split-at-concatenations", "func::FuncOp"> {
+  let summary = "Split elementwise generics where the pieces of a concatenation they read meet";
+  let description = [{
+    A kernel that reads a `tensor.concat` (rotary embeddings' `rotate_half`:
+    `cat(-x[..., d/2:], x[..., :d/2])`) wrote every piece, then copied the pieces into
+    the concatenation, then read it: Llama's query rotation was a transposed copy of the
+    projection, a negated copy of its second half and the concatenation, before the one
+    loop that used them. This pass (CPU lowering, on the kernels, before tiling):
+
+    * splits an all-parallel `linalg.generic` with static shapes that reads a static
+      concatenation through a loop dimension into one generic per piece (upstream's
+      `linalg::splitOp`), each writing its slice of the result (`tensor.insert_slice`);
+    * folds a slice of a concatenation that covers whole pieces into those pieces;
+    * computes a slice of an elementwise generic's result on its own (the generic on the
+      slices of its operands) when all the generic's users are unit-stride slices that do
+      not overlap: nothing is computed twice.
+
+    `dyno-fuse-elementwise`, run next, then fuses the pieces' producers into the parts:
+    the rotation becomes two loops that read the projection where it is.
+
+    Input and output: linalg-on-tensors (a kernel's body).
+
+    ```mlir
+    // Before
+    %t = linalg.generic ... ins(%x) ... -> tensor<4x64xf32>          // transposed copy
+    %a = tensor.extract_slice %t[0, 0] [4, 32] [1, 1]
+    %b = tensor.extract_slice %t[0, 32] [4, 32] [1, 1]
+    %n = linalg.generic ... ins(%b) { negf } -> tensor<4x32xf32>
+    %c = tensor.concat dim(1) %n, %a
+    %r = linalg.generic ... ins(%x, %cos, %c, %sin) ... -> tensor<4x64xf32>
+    // After (and fused): two generics over [4, 32], each reading slices of %x
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
 def DynoRelaxSoftmaxMaximum : Pass<"dyno-relax-softmax-maximum", "func::FuncOp"> {
   let summary = "Mark a softmax's row maximum nnan nsz where no result can tell";
   let description = [{
