@@ -85,10 +85,14 @@ def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tenso
     linear on the weight `b.t()`, which adds the bias and applies the epilogue to the f32
     accumulator before rounding once (eager's addmm copies the bias into its output
     first; 8-30% slower on 2 threads). Elsewhere: PyTorch's matmul, then its GELU."""
-    # (oneDNN has no linear with no elements to multiply: K == 0, N == 0.)
-    if a.device.type == "cpu" and _onednn_computes(a.dtype) and b.numel():
+    # (oneDNN has no linear with no elements to multiply: K == 0, N == 0. Its weight and
+    # bias must be dense: an expanded operand has zero strides.)
+    if (a.device.type == "cpu" and _onednn_computes(a.dtype) and b.numel()
+            and torch.backends.mkldnn.enabled):
         attr, algorithm = _EPILOGUES[epilogue]
-        return torch.ops.mkldnn._linear_pointwise(a, b.t(), bias, attr, [], algorithm)
+        bias = bias.contiguous() if bias is not None else None
+        return torch.ops.mkldnn._linear_pointwise(a, b.t().contiguous(), bias, attr, [],
+                                                  algorithm)
     out = torch.mm(a, b) if bias is None else torch.addmm(bias, a, b)
     return out if epilogue is None else torch.nn.functional.gelu(out)
 
@@ -99,7 +103,7 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
     slower than channels-last ones, the copy included; benchmarks/cpu_library_calls.py).
     The result is channels-last, as PyTorch returns it: the wrapper copies it to NCHW
     only for a kernel, and a convolution that reads it directly reads it as it is."""
-    if x.device.type == "cpu" and _onednn_computes(x.dtype):
+    if x.device.type == "cpu" and _onednn_computes(x.dtype) and torch.backends.mkldnn.enabled:
         x = x.contiguous(memory_format=torch.channels_last)
     return torch.conv2d(x, weight, bias, stride, padding, dilation, groups)
 

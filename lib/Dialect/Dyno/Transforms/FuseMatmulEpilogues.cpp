@@ -1,6 +1,6 @@
 //===- FuseMatmulEpilogues.cpp - Activations into the library's GEMM -*- C++ -*-===//
 //
-// A bf16/f16 library matmul whose only user is a kernel that applies GELU to it becomes
+// A bf16 library matmul whose only user is a kernel that applies GELU to it becomes
 // one library call with a GELU epilogue: oneDNN applies it to the f32 accumulator before
 // rounding, in the GEMM's own loop over its output. See Passes.td.
 //
@@ -30,7 +30,7 @@ using namespace mlir;
 namespace {
 
 /// Matches, in the body of a kernel's one elementwise generic, what it computes from its
-/// input element `input` (of type bf16/f16): `widened` is the input in f32, seen through
+/// input element `input` (of type bf16): `widened` is the input in f32, seen through
 /// exact round trips (`extf(truncf(extf(input)))`).
 class ActivationMatcher {
 public:
@@ -180,8 +180,9 @@ struct FuseMatmulEpiloguesPass
       if (!matmul || matmul.getName() != "matmul" || matmul.getEpilogue() ||
           !matmul->hasOneUse())
         continue;
-      Type element = getElementTypeOrSelf(matmul.getType());
-      if (!element.isBF16() && !element.isF16())
+      // bf16 only: an f16 product that overflows is +-inf in eager before its GELU
+      // (GELU(-inf) is NaN there), where the accumulator's GELU is finite.
+      if (!getElementTypeOrSelf(matmul.getType()).isBF16())
         continue;
       if (matmul.getArgs().size() == 3 &&
           cast<RankedTensorType>(matmul.getArgs()[2].getType()).getRank() != 1)

@@ -109,8 +109,11 @@ struct FoldSliceOfConcat : OpRewritePattern<tensor::ExtractSliceOp> {
       bool outside = end <= offsets[dim] || start >= offsets[dim] + extents[dim];
       if (!inside && !outside)
         return failure(); // cuts a piece
-      if (inside && size > 0)
+      if (inside && size > 0) {
+        if (!cast<RankedTensorType>(piece.getType()).hasStaticShape())
+          return failure(); // (its type would differ from the slice's)
         covered.push_back(piece);
+      }
       start = end;
     }
     if (covered.empty())

@@ -92,7 +92,8 @@ def Dyno_ExternOp : Dyno_Op<"extern", [Pure]> {
 
     `epilogue` (`matmul` only, with no `C` or a bias `C[n]`) applies an activation to the
     accumulator before it is rounded to the result type, in the library's GEMM
-    (`dyno-fuse-matmul-epilogues`): `"gelu"` is GELU with erf, `0.5 x (1 + erf(x / sqrt 2))`.
+    (`dyno-fuse-matmul-epilogues` sets it on bf16 calls): `"gelu"` is GELU with erf,
+    `0.5 x (1 + erf(x / sqrt 2))`.
 
     ```mlir
     %0 = dyno.extern "matmul"(%a, %b) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
