@@ -219,6 +219,14 @@ def cases():
          [((256, 64, 32, 32), f32)]),
         ("scatter_add", "bench", lambda: Fn(lambda x, i, s: x.scatter_add(0, i, s)),
          [((4096, 1024), f32), ("ids", (16384, 1024), 4096), ((16384, 1024), f32)]),
+        # Smaller scatter-adds (library calls, frontend.LIBRARY_SCATTER_UPDATES), with a
+        # producer of the updates (a Dyno kernel).
+        ("scatter_add_16k", "bench",
+         lambda: Fn(lambda x, i, s: x.scatter_add(0, i, s * 2 + 1)),
+         [((1024, 64), f32), ("ids", (256, 64), 1024), ((256, 64), f32)]),
+        ("scatter_add_256k", "bench",
+         lambda: Fn(lambda x, i, s: x.scatter_add(0, i, s * 2 + 1)),
+         [((4096, 256), f32), ("ids", (1024, 256), 4096), ((1024, 256), f32)]),
         # One read and one write of 2^28 floats (1 GiB each way).
         ("fused_pointwise_bandwidth", "bandwidth",
          lambda: Fn(lambda x: F.relu(x * 1.5 + 0.25) * 0.5), [((1 << 28,), f32)]),

@@ -153,7 +153,7 @@ def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump,
     from .targets import wrapper
 
     outputs = frontend.graph_outputs(gm)
-    kernels_path = _lower_to_kernels(frontend.with_long_sorts_as_library_calls(gm), dump)
+    kernels_path = _lower_to_kernels(frontend.with_triton_library_calls(gm), dump)
     triton_path = dump.directory() / "04-triton.mlir"
     lowered = pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels_path, triton_path,
                                     options.lowering_pipeline_options("triton"))

@@ -95,17 +95,28 @@ def _library_call(aten_name):
     return lower
 
 
-# Sorts of long lines on the Triton target (frontend.with_long_sorts_as_library_calls
-# marks them; they reach torch-mlir as aten.sort.stable, which it does not lower): the
-# GPU's segmented sort. Dyno's bitonic network sorts 64-bit (value, position) keys in
+# Sorts of long lines on the Triton target (frontend.with_triton_library_calls marks
+# them; they reach torch-mlir as aten.sort.stable, which it does not lower): the GPU's
+# segmented sort. Dyno's bitonic network sorts 64-bit (value, position) keys in
 # registers, several times faster than eager on short lines but 2.2x slower on rows of
 # 1024 float32 (benchmarks/results/gpu-sequential-ops-2026-11-26-h100.md).
 SORT_OPS = ("sort.stable",)
+
+# Scatter-adds on the Triton target (frontend.with_triton_library_calls marks them as
+# dyno::scatter_add): PyTorch's kernel reads each update's index where it is, where
+# torch-mlir's lowering stacks every update's coordinates into an [updates, rank] int64
+# tensor that Dyno's bounds check and scatter kernel read again (0.13x-0.29x eager on an
+# H200 from 16K to 16M updates; benchmarks/results/gpu-scatter-add-2026-11-26-h200.md).
+# Other scatters (index_put, index_add, scatter_reduce) stay Dyno's kernels.
+SCATTER_OPS = {"torch.dyno.scatter_add": "aten.scatter_add.default"}
 
 
 for _op in LIBRARY_OPS + ATTENTION_OPS + SORT_OPS:
     _aten = "aten." + _op + ("" if "." in _op else ".default")
     lowering("torch.aten." + _op)(_library_call(_aten))
+
+for _imported, _aten in SCATTER_OPS.items():
+    lowering(_imported)(_library_call(_aten))
 
 for _op in COLLECTIVE_OPS:
     lowering(f"torch.{COLLECTIVE_NAMESPACE}.{_op}")(

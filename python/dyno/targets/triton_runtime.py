@@ -488,8 +488,9 @@ def _sibling_module(directory: str, name: str):
         return module
 
 
-# Library routines that never read results on the host (sorts): CUDA graphs capture them.
-_GRAPH_SAFE_LIBRARY_CALLS = ("torch.ops.aten.sort.stable",)
+# Library routines that never read results on the host (sorts, scatter-adds): CUDA graphs
+# capture them.
+_GRAPH_SAFE_LIBRARY_CALLS = ("torch.ops.aten.sort.stable", "torch.ops.aten.scatter_add.default")
 
 
 def _synchronizing_library_calls(source: str) -> bool:
