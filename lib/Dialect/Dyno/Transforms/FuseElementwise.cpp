@@ -44,6 +44,74 @@ static bool hasTranscendental(linalg::GenericOp op) {
   });
 }
 
+/// A reduction cannot take in a producer whose inputs leave some of its loops to its
+/// init alone (a gather: an embedding lookup reads its table with tensor.extract, so
+/// only the token ids are inputs): after fusion no operand would give those loops their
+/// sizes, and upstream refuses. The producer's result (the squares of gathered rows in
+/// an RMSNorm) was then written in full and read back. Such a reduction first gains an
+/// input that only carries the fused operand's shape (a tensor.empty its body never
+/// reads), after which the producer fuses. Returns whether a reduction gained one.
+static bool addShapeOperandsForFusion(func::FuncOp func, IRRewriter &rewriter,
+                                      const linalg::ControlFusionFn &control) {
+  SmallVector<OpOperand *> blocked;
+  func.walk([&](linalg::GenericOp consumer) {
+    if (consumer.getNumReductionLoops() == 0 || !consumer.hasPureTensorSemantics())
+      return;
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+      // Only a producer the reduction alone reads: fusion keeps a producer's result
+      // that others read as a result of the fused op, indexed here by reduced loops.
+      if (!producer || !producer->hasOneUse() ||
+          producer.getNumParallelLoops() != producer.getNumLoops() ||
+          linalg::areElementwiseOpsFusable(operand) || !control(operand))
+        continue;
+      blocked.push_back(operand);
+      return; // one operand per consumer and round: the consumer is rebuilt
+    }
+  });
+  bool changed = false;
+  for (OpOperand *operand : blocked) {
+    auto consumer = cast<linalg::GenericOp>(operand->getOwner());
+    auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+    auto result = cast<OpResult>(operand->get());
+    Value init = producer.getDpsInitOperand(result.getResultNumber())->get();
+    rewriter.setInsertionPoint(consumer);
+    Location loc = consumer.getLoc();
+    Value shape = tensor::EmptyOp::create(rewriter, loc, tensor::getMixedSizes(rewriter, loc, init),
+                                          getElementTypeOrSelf(init.getType()));
+    SmallVector<Value> inputs(consumer.getDpsInputs());
+    inputs.push_back(shape);
+    SmallVector<AffineMap> maps;
+    for (OpOperand *input : consumer.getDpsInputOperands())
+      maps.push_back(consumer.getMatchingIndexingMap(input));
+    maps.push_back(consumer.getMatchingIndexingMap(operand));
+    for (OpOperand &output : consumer.getDpsInitsMutable())
+      maps.push_back(consumer.getMatchingIndexingMap(&output));
+    auto widened = linalg::GenericOp::create(
+        rewriter, loc, consumer.getResultTypes(), inputs, consumer.getDpsInits(), maps,
+        consumer.getIteratorTypesArray());
+    widened->setDiscardableAttrs(consumer->getDiscardableAttrDictionary());
+    rewriter.inlineRegionBefore(consumer.getRegion(), widened.getRegion(),
+                                widened.getRegion().begin());
+    widened.getRegion().front().insertArgument(
+        consumer.getNumDpsInputs(), getElementTypeOrSelf(shape.getType()), loc);
+    // Still refused (another condition than the loop sizes): the consumer stays as it
+    // was, so that no pass is left with an input it cannot fuse or drop.
+    if (!linalg::areElementwiseOpsFusable(
+            &widened->getOpOperand(operand->getOperandNumber()))) {
+      rewriter.inlineRegionBefore(widened.getRegion(), consumer.getRegion(),
+                                  consumer.getRegion().begin());
+      consumer.getRegion().front().eraseArgument(consumer.getNumDpsInputs());
+      rewriter.eraseOp(widened);
+      rewriter.eraseOp(shape.getDefiningOp());
+      continue;
+    }
+    rewriter.replaceOp(consumer, widened->getResults());
+    changed = true;
+  }
+  return changed;
+}
+
 namespace {
 struct FuseElementwisePass
     : mlir::dyno::impl::DynoFuseElementwiseBase<FuseElementwisePass> {
@@ -107,8 +175,16 @@ struct FuseElementwisePass
 
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
-    if (failed(applyPatternsGreedily(func, std::move(patterns), config)))
-      return signalPassFailure();
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    // Fusion, then shape operands where a gather producer could not fuse into a
+    // reduction, then fusion again (a chain of producers reaches the gather one fusion
+    // at a time).
+    for (int round = 0; round < 8; ++round) {
+      if (failed(applyPatternsGreedily(func, frozen, config)))
+        return signalPassFailure();
+      if (!addShapeOperandsForFusion(func, rewriter, control))
+        break;
+    }
   }
 };
 } // namespace

@@ -148,3 +148,51 @@ func.func @reshape$into_matmul(%x: tensor<4x8x16xf32>, %w: tensor<16x32xf32>) ->
   %m = linalg.matmul ins(%flat, %w : tensor<32x16xf32>, tensor<16x32xf32>) outs(%f : tensor<32x32xf32>) -> tensor<32x32xf32>
   return %m : tensor<32x32xf32>
 }
+
+// -----
+
+// An embedding lookup feeding a sum of squares (RMSNorm's variance): the gather reads
+// its table with tensor.extract, so only the token ids are its inputs. The reduction
+// gains an input that carries the gathered rows' shape (its block argument unused), and
+// the lookup and the squares fuse into it: no tensor of squares is written.
+#ids = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @gather_into_reduction
+// CHECK-SAME: (%[[IDS:.*]]: tensor<8xi64>, %[[TABLE:.*]]: tensor<32x16xf32>)
+// CHECK: %[[SHAPE:.*]] = tensor.empty() : tensor<8x16xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[IDS]], %[[SHAPE]] : tensor<8xi64>, tensor<8x16xf32>)
+// CHECK: tensor.extract %[[TABLE]]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[SUM]]
+func.func @gather_into_reduction(%ids: tensor<8xi64>, %table: tensor<32x16xf32>) -> tensor<8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %rows = linalg.generic {indexing_maps = [#ids, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%ids : tensor<8xi64>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%id: i64, %out: f32):
+    %col = linalg.index 1 : index
+    %row = arith.index_cast %id : i64 to index
+    %v = tensor.extract %table[%row, %col] : tensor<32x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x16xf32>
+  %squares = linalg.generic {indexing_maps = [#all, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%rows : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %s = arith.mulf %x, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %acc0 = tensor.empty() : tensor<8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#all, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%squares : tensor<8x16xf32>) outs(%acc : tensor<8xf32>) {
+  ^bb0(%s: f32, %a: f32):
+    %r = arith.addf %s, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %sum : tensor<8xf32>
+}
