@@ -146,6 +146,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   kernels.addPass(createUBToLLVMConversionPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   kernels.addPass(createCanonicalizerPass());
+  // Each kernel buffer its own alias scope: LLVM hoists and vectorizes across them.
+  kernels.addPass(createDynoMarkDistinctKernelBuffers());
 }
 
 void dyno::buildTritonLoweringPipeline(OpPassManager &pm,

@@ -338,6 +338,28 @@ def DynoPreferVectorWidth : Pass<"dyno-prefer-vector-width", "ModuleOp"> {
   let dependentDialects = ["LLVM::LLVMDialect"];
 }
 
+def DynoMarkDistinctKernelBuffers : Pass<"dyno-mark-distinct-kernel-buffers", "ModuleOp"> {
+  let summary = "Tell LLVM that a CPU kernel's buffers do not overlap";
+  let description = [{
+    The host wrapper passes a kernel fresh buffers for its results (`_empty`) and never
+    lets a kernel write its inputs (they are `bufferization.writable = false`): within
+    a call, memory written through one pointer argument is reached through no other.
+    LLVM cannot know this, so a loop that stores its result and reloads an index (an
+    embedding's token id, inner loop after inner loop) or reads a table at that index
+    stayed scalar. For every public `llvm.func` with two or more pointer arguments, each
+    `llvm.load` and `llvm.store` whose address is a getelementptr chain from pointer
+    argument `i` gets alias scope `i` and is declared not to alias the other arguments'
+    scopes (LLVM's scoped-noalias metadata, which survives the outlining of OpenMP
+    regions, unlike `noalias` on the arguments). Accesses to a kernel's own allocations,
+    and calls, are left unmarked (LLVM assumes they may alias). Measured on 2 threads
+    (Sapphire Rapids), embedding + RMSNorm of 4x128 tokens, width 256, bf16: <filled in>.
+
+    Input and output: the LLVM dialect (OpenMP regions still inline, as the kernels
+    reach the JIT).
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def DynoSplitAtConcatenations : Pass<"dyno-split-at-concatenations", "func::FuncOp"> {
   let summary = "Split elementwise generics where the pieces of a concatenation they read meet";
   let description = [{
