@@ -113,6 +113,27 @@ static bool addShapeOperandsForFusion(func::FuncOp func, IRRewriter &rewriter,
 }
 
 namespace {
+/// A generic whose body yields its inits unchanged computes nothing: its results are its
+/// inits. (A bounds check whose condition folds to true once its gather fuses in reduces
+/// `and(acc, true)` = `acc`; the Triton target recognizes no combiner in it.)
+struct FoldGenericYieldingItsInits : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != op->getNumResults())
+      return failure();
+    auto yield = cast<linalg::YieldOp>(op.getRegion().front().getTerminator());
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs()) !=
+              op.getMatchingBlockArgument(&init) ||
+          init.get().getType() != op->getResult(init.getOperandNumber() -
+                                                 op.getNumDpsInputs()).getType())
+        return failure();
+    rewriter.replaceOp(op, op.getDpsInits());
+    return success();
+  }
+};
+
 struct FuseElementwisePass
     : mlir::dyno::impl::DynoFuseElementwiseBase<FuseElementwisePass> {
   using DynoFuseElementwiseBase::DynoFuseElementwiseBase;
@@ -172,6 +193,7 @@ struct FuseElementwisePass
     context->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(
         patterns);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    patterns.add<FoldGenericYieldingItsInits>(context);
 
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);

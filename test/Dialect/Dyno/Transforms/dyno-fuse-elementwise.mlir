@@ -196,3 +196,25 @@ func.func @gather_into_reduction(%ids: tensor<8xi64>, %table: tensor<32x16xf32>)
   } -> tensor<8xf32>
   return %sum : tensor<8xf32>
 }
+
+// -----
+
+// A reduction whose body yields its init unchanged (a bounds check whose condition
+// folded to true) computes nothing: its result is its init.
+#v = affine_map<(d0) -> (d0)>
+#s = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @reduction_yielding_its_init
+// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[FILL]]
+func.func @reduction_yielding_its_init(%x: tensor<12xi64>) -> tensor<i1> {
+  %true = arith.constant true
+  %e = tensor.empty() : tensor<i1>
+  %init = linalg.fill ins(%true : i1) outs(%e : tensor<i1>) -> tensor<i1>
+  %r = linalg.generic {indexing_maps = [#v, #s], iterator_types = ["reduction"]}
+      ins(%x : tensor<12xi64>) outs(%init : tensor<i1>) {
+  ^bb0(%in: i64, %out: i1):
+    linalg.yield %out : i1
+  } -> tensor<i1>
+  return %r : tensor<i1>
+}
