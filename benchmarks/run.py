@@ -1,12 +1,14 @@
 """Times eager PyTorch, Inductor and Dyno on the CPU suite in one run.
 
     python benchmarks/run.py [--models a,b] [--rounds N] [--no-inductor] [--dynamic]
-                             [--dtype bfloat16] [--zoo] [--out FILE]
+                             [--dtype bfloat16] [--zoo] [--freezing] [--out FILE]
 
 `--dynamic` compiles with `dynamic=True` (Inductor and Dyno alike): code for symbolic
 sizes, as a model whose batch size changes gets. `--dtype bfloat16` (or float16) runs
 every model with its parameters and inputs in that dtype; `--zoo` adds the transformers
-zoo (benchmarks/zoo.py, "cpu" size).
+zoo (benchmarks/zoo.py, "cpu" size). `--freezing` compiles with parameters frozen, for
+Inductor (`torch._inductor.config.freezing`) and Dyno (`options={"freezing": True}`) alike:
+both then keep GEMM weights packed for oneDNN.
 
 Each backend runs in blocks (warm-up, then `--iters` calls) and the blocks are repeated
 `--rounds` times in rotation; the reported time is the median over all timed calls.
@@ -20,6 +22,7 @@ import sys
 import time
 
 import torch
+import torch._inductor.config
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from models import suite  # noqa: E402
@@ -39,11 +42,16 @@ def main():
     parser.add_argument("--dtype", default="float32",
                         choices=["float32", "bfloat16", "float16"])
     parser.add_argument("--zoo", action="store_true", help="add the transformers zoo")
+    parser.add_argument("--freezing", action="store_true",
+                        help="parameters frozen, for Inductor and Dyno alike")
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     dtype = getattr(torch, args.dtype)
     dynamic = True if args.dynamic else None
     wanted = set(filter(None, args.models.split(",")))
+    if args.freezing:
+        torch._inductor.config.freezing = True
+    dyno_options = {"freezing": True} if args.freezing else None
 
     torch.manual_seed(0)
     rows = []
@@ -60,7 +68,8 @@ def main():
             if not args.no_inductor:
                 backends["inductor"] = torch.compile(model, backend="inductor", dynamic=dynamic)
             dyno.reset_stats()
-            backends["dyno"] = torch.compile(model, backend="mlir", dynamic=dynamic)
+            backends["dyno"] = torch.compile(model, backend="mlir", dynamic=dynamic,
+                                             options=dyno_options)
             expected = model(*inputs)
             compile_seconds = {}
             for label, fn in backends.items():
@@ -97,6 +106,7 @@ def main():
         f"Command: python benchmarks/run.py --rounds {args.rounds} --iters {args.iters}"
         + (f" --dtype {args.dtype}" if args.dtype != "float32" else "")
         + (" --zoo" if args.zoo else "")
+        + (" --freezing (parameters frozen: Inductor and Dyno)" if args.freezing else "")
         + (" --dynamic (dynamic=True: code for symbolic sizes)" if args.dynamic else ""),
         f"Parameters and inputs in {args.dtype}.",
         "Times are medians per call; speedups are eager time / backend time, from one run.",

@@ -161,3 +161,55 @@ def test_rotary_embedding_reads_its_halves_in_place(dtype):
     cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
     tolerance = 1e-5 if dtype == torch.float32 else 1e-2
     assert_compiled_matches(rotary, x, cos, sin, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_freezing_packs_linear_weights_once_and_again_after_a_write(dtype, monkeypatch):
+    """options={"freezing": True}: on the CPU target an inference graph's linear layers
+    run on weights packed once for oneDNN (host_runtime.FrozenWeights), including the
+    GELU epilogue, and agree with eager; a weight written in place through the
+    parameter (its version counter moves) is packed again, and the results follow it.
+    Graphs that train, and the Triton target, pack nothing."""
+    from conftest import TARGET
+
+    from dyno.targets import host_runtime
+
+    packed = []
+    pack = host_runtime.pack_linear_weight
+    monkeypatch.setattr(host_runtime, "pack_linear_weight",
+                        lambda weight, rows: packed.append(weight.shape) or pack(weight, rows))
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(),
+                                torch.nn.Linear(128, 128, bias=False), torch.nn.ReLU(),
+                                torch.nn.Linear(128, 10)).eval().to(dtype)
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-4
+    x = torch.randn(32, 64).to(dtype)
+    compiled = torch.compile(model, backend="mlir",
+                             options={"target": TARGET["name"], "freezing": True})
+    cpu = TARGET["name"] == "cpu"
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(compiled(x), model(x), rtol=tolerance, atol=tolerance)
+        assert len(packed) == (3 if cpu else 0), packed
+        model[2].weight.mul_(-0.5)
+        torch.testing.assert_close(compiled(x), model(x), rtol=tolerance, atol=tolerance)
+        assert len(packed) == (4 if cpu else 0), packed
+        assert packed[-1:] == ([model[2].weight.shape] if cpu else [])
+        # Another batch size (a recompile): the same kind of graph, its own packs.
+        torch.testing.assert_close(compiled(x[:5]), model(x[:5]), rtol=tolerance,
+                                   atol=tolerance)
+    stats = dyno.stats()
+    assert stats["fallback_graphs"] == 0 and stats["extern_calls"] >= 3, stats
+
+    # Training: the forward graph's parameters change every step; nothing is packed.
+    packed.clear()
+    torch._dynamo.reset()
+    trained = torch.compile(model, backend="mlir",
+                            options={"target": TARGET["name"], "freezing": True})
+    trained(x).float().sum().backward()
+    assert packed == [] and model[0].weight.grad is not None
+
+
+def test_freezing_option_is_checked():
+    with pytest.raises(Exception, match="freezing must be True or False"):
+        torch.compile(torch.nn.Linear(4, 4), backend="mlir",
+                      options={"freezing": "yes"})(torch.randn(2, 4))

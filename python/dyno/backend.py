@@ -30,7 +30,9 @@ _DYNAMO_CONTROL_FLOW = _dynamo_control_flow_exceptions()
 
 def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
          options: Optional[dict] = None, **kwargs):
-    """Dynamo backend. `options={"target": "cpu"}` selects the CPU target explicitly."""
+    """Dynamo backend. `options={"target": "cpu"}` selects the CPU target explicitly;
+    `options={"freezing": True}` lets inference graphs keep packed copies of parameters
+    (CompileOptions.freezing)."""
     from torch._dynamo.backends.common import aot_autograd
 
     from . import decompositions
@@ -43,11 +45,15 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
     def backward_compiler(graph, inputs):
         return compile_graph(graph, inputs, compile_options, "backward")
 
+    def inference_compiler(graph, inputs):
+        return compile_graph(graph, inputs, compile_options, "forward", inference=True)
+
     try:
         target, _ = target_and_device(example_inputs, compile_options)
         backend = aot_autograd(
             fw_compiler=forward_compiler,
             bw_compiler=backward_compiler,
+            inference_compiler=inference_compiler,
             decompositions=decompositions.table(target),
         )
         return backend(gm, example_inputs)

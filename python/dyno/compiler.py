@@ -36,16 +36,21 @@ class CompileOptions:
     # Long float sums in blocks (dyno-block-long-sums). Off only to measure what the
     # blocks cost (benchmarks/accuracy_cost.py): long sums then lose accuracy.
     block_long_sums: bool = True
+    # Inference graphs may keep their parameters and buffers in the forms the libraries
+    # run fastest (oneDNN's packed GEMM weights): the user promises not to change them
+    # behind autograd's back (writes through `.data`). See host_runtime.FrozenWeights.
+    freezing: bool = False
 
     @staticmethod
     def from_user(options) -> "CompileOptions":
         options = dict(options or {})
         target = options.pop("target", "auto")
         flags = {name: options.pop(name, default)
-                 for name, default in (("autotune", False), ("block_long_sums", True))}
+                 for name, default in (("autotune", False), ("block_long_sums", True),
+                                       ("freezing", False))}
         if options:
             raise ValueError(f"dyno: unknown options {sorted(options)}; "
-                             "known: ['autotune', 'block_long_sums', 'target']")
+                             "known: ['autotune', 'block_long_sums', 'freezing', 'target']")
         if target not in TARGETS:
             raise ValueError(f"dyno: target must be one of {list(TARGETS)}, got {target!r}")
         for name, value in flags.items():
@@ -122,7 +127,10 @@ def _lower_to_kernels(gm: torch.fx.GraphModule, dump: GraphDump):
     return kernels_path
 
 
-def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
+def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
+                 frozen_inputs: frozenset = frozenset()):
+    """`frozen_inputs`: positions of the inputs that stay the same from call to call
+    (parameters under `freezing`), whose matmul weights are kept packed."""
     from . import ir
     from .targets import cpu, wrapper
 
@@ -134,7 +142,7 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
 
     with ir.Context():
         module, host, kernels_module = _host_function(lowered)  # module keeps host alive
-        builder = wrapper.WrapperBuilder(host, ir.AsmState(host))
+        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), frozen_inputs=frozen_inputs)
         source = builder.emit(outputs)
     dump.write("05-wrapper.py", source)
 
@@ -177,9 +185,6 @@ def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
     exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
     dump.discard_temporary()
     return namespace["call"], num_kernels, num_externs
-
-
-_COMPILERS = {"cpu": _compile_cpu, "triton": _compile_triton}
 
 
 def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump,
@@ -231,9 +236,21 @@ def fall_back_before_compile(gm: torch.fx.GraphModule, error: Exception) -> Call
     return gm.forward
 
 
+def _frozen_inputs(options: CompileOptions, inference: bool) -> frozenset:
+    """The graph inputs that are parameters or buffers (AOTAutograd's static inputs) when
+    `freezing` is on and the graph is an inference graph; a training graph's parameters
+    change every step."""
+    if not (options.freezing and inference):
+        return frozenset()
+    context = torch._guards.TracingContext.try_get()
+    metadata = getattr(context, "fw_metadata", None)
+    return frozenset(getattr(metadata, "static_input_indices", None) or ())
+
+
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: CompileOptions,
-                  kind: str) -> Callable:
-    """AOTAutograd's compiler hook: returns a boxed callable running the graph."""
+                  kind: str, inference: bool = False) -> Callable:
+    """AOTAutograd's compiler hook: returns a boxed callable running the graph.
+    `inference`: AOTAutograd's inference graph (no backward follows)."""
     dump = GraphDump()
     dump.write("00-aten-fx.py", gm.code)
     eager = _boxed(lambda args: gm(*args))
@@ -253,11 +270,16 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     except DynoCompileError as error:
         return fall_back(error)
 
-    def compile_part(graph, part_dump):
-        return _COMPILERS[target](graph, part_dump, device, options)
+    def compile_part(graph, part_dump, frozen_inputs=frozenset()):
+        if target == "cpu":
+            return _compile_cpu(graph, part_dump, device, options, frozen_inputs)
+        return _compile_triton(graph, part_dump, device, options)
 
+    # (Objects taken out of the inputs would shift the positions: only DTensor training
+    # graphs have them.)
+    frozen_inputs = _frozen_inputs(options, inference) if compiled_gm is gm else frozenset()
     try:
-        call, num_kernels, num_externs = compile_part(compiled_gm, dump)
+        call, num_kernels, num_externs = compile_part(compiled_gm, dump, frozen_inputs)
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
         counters.bump(f"{target}_graphs")

@@ -97,6 +97,48 @@ def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tenso
     return out if epilogue is None else torch.nn.functional.gelu(out)
 
 
+def pack_linear_weight(weight: torch.Tensor, rows: int) -> torch.Tensor:
+    """A linear layer's [N, K] weight in oneDNN's blocked layout for inputs of about
+    `rows` rows (other row counts work too)."""
+    return torch.ops.mkldnn._reorder_linear_weight(weight, rows)
+
+
+class FrozenWeights:
+    """The packed GEMM weights of one graph compiled with `freezing` (its parameters are
+    promised not to change behind autograd's back). oneDNN's linear reorders a plain
+    weight into its blocked layout on every call; a weight packed once
+    (`mkldnn._reorder_linear_weight`) measured 1.5x faster in bf16 at 128x512x1024 and
+    up to 1.5x in fp32 (2 threads, Sapphire Rapids). A weight replaced or written in
+    place through autograd's view of it (its version counter) is packed again; writes
+    through `.data` are not seen, which is the promise freezing asks for."""
+
+    def __init__(self):
+        self._slots = {}  # slot -> (packed weight, the weight's identity when packed)
+
+    @staticmethod
+    def _packs(dtype: torch.dtype) -> bool:
+        return torch.backends.mkldnn.enabled and (
+            dtype == torch.float32 and torch.backends.mkldnn.is_available()
+            or _onednn_computes(dtype))
+
+    def linear(self, a: torch.Tensor, argument: torch.Tensor, transposed: bool, slot: int,
+               bias, epilogue=None) -> torch.Tensor:
+        """`a @ b (+ bias[n])` and its epilogue, where b is the frozen `argument`
+        (`transposed`: b is argument.t(), the [N, K] weight of a linear layer)."""
+        weight = argument if transposed else argument.t()  # [N, K]
+        if (a.device.type != "cpu" or not self._packs(a.dtype) or a.dtype != weight.dtype
+                or not weight.numel() or not a.shape[0]):
+            return linear(a, weight.t(), bias, epilogue)
+        identity = (weight.data_ptr(), argument._version, weight.shape, weight.stride())
+        packed, packed_identity = self._slots.get(slot, (None, None))
+        if packed_identity != identity:
+            packed = pack_linear_weight(weight.contiguous(), a.shape[0])
+            self._slots[slot] = (packed, identity)
+        attr, algorithm = _EPILOGUES[epilogue]
+        bias = bias.contiguous() if bias is not None else None
+        return torch.ops.mkldnn._linear_pointwise(a, packed, bias, attr, [], algorithm)
+
+
 def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
     """A dyno.extern "conv2d". bf16/f16 on a CPU whose oneDNN computes them: on a
     channels-last copy of the input (oneDNN's NCHW bf16 convolutions measured 1.2x-3.4x
@@ -185,4 +227,5 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_check_condition": check_condition,
         "_library_call": library_call,
         "_collective": collective,
+        "_frozen": FrozenWeights(),
     }

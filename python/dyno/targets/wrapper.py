@@ -132,12 +132,20 @@ def _kernel_name(callee) -> str:
 class WrapperBuilder:
     """Walks the host function (func.func @main) and emits the body of `call(args)`."""
 
-    def __init__(self, host_func, asm_state, pass_tensors: bool = False):
+    def __init__(self, host_func, asm_state, pass_tensors: bool = False,
+                 frozen_inputs: frozenset = frozenset()):
         """`pass_tensors`: launch kernels with the tensors themselves (Triton) rather than
         their data pointers (the CPU kernels' bare-pointer ABI, which also run on OpenMP
-        and so sync its thread count with torch's on every call)."""
+        and so sync its thread count with torch's on every call). `frozen_inputs`:
+        positions of the arguments that are frozen parameters (CompileOptions.freezing);
+        a matmul whose weight is one of them, or a transpose of one, calls
+        `_frozen.linear`, which keeps the weight packed."""
         self.func = host_func
         self.pass_tensors = pass_tensors
+        self.frozen_inputs = frozen_inputs
+        # name -> the frozen argument it is (or a transpose of), and whether transposed
+        self.frozen_weights: Dict[str, Tuple[str, bool]] = {}
+        self.frozen_slots: Dict[str, int] = {}  # frozen argument -> its slot in _frozen
         self.state = asm_state
         self.names: Dict[str, str] = {}
         self.contiguous = set()  # variables known to be dense row-major tensors
@@ -177,16 +185,29 @@ class WrapperBuilder:
     def emit(self, outputs: Sequence[torch.Tensor]) -> str:
         block = self.func.regions[0].blocks[0]
         arguments = []
-        for argument in block.arguments:
+        for position, argument in enumerate(block.arguments):
             arguments.append(self.define(argument, prefix="arg"))
+            if position in self.frozen_inputs and len(_shape(argument)) == 2:
+                self.frozen_weights[arguments[-1]] = (arguments[-1], False)
         if not self.pass_tensors:
             self.lines.append("_sync_threads(_get_num_threads())")
         for op in block.operations:
             self.emit_op(op.operation, outputs)
+        self.drop_unused_frozen_transposes()
         header = f"def call(args):\n    {', '.join(arguments)}{',' if len(arguments) == 1 else ''} = args\n" \
             if arguments else "def call(args):\n"
         prelude = "".join(f"_constant{i} = {line}\n" for i, line in enumerate(self.constants))
         return prelude + header + "".join(f"    {line}\n" for line in self.lines)
+
+    def drop_unused_frozen_transposes(self):
+        """A transposed frozen weight that only `_frozen.linear` took (as its argument)
+        is not made at all."""
+        arguments = {argument for argument, _ in self.frozen_weights.values()}
+        for name in set(self.frozen_weights) - arguments:
+            uses = re.compile(rf"\b{name}\b")
+            if sum(len(uses.findall(line)) for line in self.lines) == 1:
+                self.lines = [line for line in self.lines
+                              if not line.startswith(f"{name} = ")]
 
     def emit_op(self, op, outputs):
         from .. import ir
@@ -233,8 +254,12 @@ class WrapperBuilder:
             self.lines.append(f"{name} = torch.cat([{parts}], {dim})")
         elif kind == "linalg.transpose":
             permutation = _i64_array(op.attributes["permutation"])
+            source = self.name(op.operands[0])
             name = self.define(op.results[0])
-            self.lines.append(f"{name} = {self.name(op.operands[0])}.permute({permutation})")
+            self.lines.append(f"{name} = {source}.permute({permutation})")
+            if source in self.frozen_weights and permutation == [1, 0]:
+                argument, transposed = self.frozen_weights[source]
+                self.frozen_weights[name] = (argument, not transposed)
         elif kind == "tensor.empty":
             if all(_is_view_placeholder(use) for use in op.results[0].uses):
                 return  # only the `outs` of a transpose view: nothing to allocate
@@ -404,7 +429,16 @@ class WrapperBuilder:
         low_precision = torch_dtype(ir.RankedTensorType(op.results[0].type).element_type) \
             in (torch.bfloat16, torch.float16)
         bias_vector = len(operands) == 3 and len(_shape(op.operands[2])) == 1
-        if callee == "matmul" and (epilogue or (low_precision and bias_vector)):
+        if callee == "matmul" and operands[1] in self.frozen_weights \
+                and (bias_vector or len(operands) == 2):
+            # A linear layer with a frozen weight: oneDNN's linear on the weight packed
+            # once (host_runtime.FrozenWeights).
+            argument, transposed = self.frozen_weights[operands[1]]
+            slot = self.frozen_slots.setdefault(argument, len(self.frozen_slots))
+            bias = operands[2] if len(operands) == 3 else "None"
+            expression = (f"_frozen.linear({operands[0]}, {argument}, {transposed}, {slot}, "
+                          f"{bias}, {epilogue!r})")
+        elif callee == "matmul" and (epilogue or (low_precision and bias_vector)):
             # A linear layer in bf16/f16 (host_runtime.linear): oneDNN's linear, which adds
             # the bias (and applies the epilogue) in its accumulator. (Without either,
             # torch.mm measured 2-5% faster.)
