@@ -213,3 +213,23 @@ def test_freezing_option_is_checked():
     with pytest.raises(Exception, match="freezing must be True or False"):
         torch.compile(torch.nn.Linear(4, 4), backend="mlir",
                       options={"freezing": "yes"})(torch.randn(2, 4))
+
+
+def test_repeated_layers_compile_each_kernel_once():
+    """A model's repeated layers make the same kernels under other names; each is
+    compiled once (dyno-deduplicate-kernels), on both targets: four layers compile as
+    many kernels as two, and the results are eager's."""
+    def layers(n):
+        torch.manual_seed(0)
+        return torch.nn.Sequential(*[torch.nn.Sequential(
+            torch.nn.LayerNorm(32), torch.nn.Linear(32, 32), torch.nn.GELU())
+            for _ in range(n)]).eval()
+
+    x = torch.randn(8, 32)
+    kernels = {}
+    for n in (2, 4):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        assert_compiled_matches(layers(n), x, rtol=1e-4, atol=1e-4, extern_calls=n)
+        kernels[n] = dyno.stats()["kernels"]
+    assert kernels[4] == kernels[2] and kernels[2] >= 1, kernels

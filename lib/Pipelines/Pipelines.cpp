@@ -146,8 +146,10 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   kernels.addPass(createUBToLLVMConversionPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   kernels.addPass(createCanonicalizerPass());
+  // Kernels equal up to their names (a model's repeated layers): compiled once.
+  pm.addPass(createDynoDeduplicateKernels());
   // Each kernel buffer its own alias scope: LLVM hoists and vectorizes across them.
-  kernels.addPass(createDynoMarkDistinctKernelBuffers());
+  pm.nest<ModuleOp>().addPass(createDynoMarkDistinctKernelBuffers());
 }
 
 void dyno::buildTritonLoweringPipeline(OpPassManager &pm,
@@ -186,6 +188,8 @@ void dyno::buildTritonLoweringPipeline(OpPassManager &pm,
   kernels.addPass(createDynoConvertKernelsToTritonLevel());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
+  // Kernels equal up to their names (a model's repeated layers): compiled once.
+  pm.addPass(createDynoDeduplicateKernels());
 }
 
 void dyno::registerDynoPipelines() {

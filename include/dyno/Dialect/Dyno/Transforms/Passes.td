@@ -338,6 +338,35 @@ def DynoPreferVectorWidth : Pass<"dyno-prefer-vector-width", "ModuleOp"> {
   let dependentDialects = ["LLVM::LLVMDialect"];
 }
 
+def DynoDeduplicateKernels : Pass<"dyno-deduplicate-kernels", "ModuleOp"> {
+  let summary = "One kernel for the kernels of a graph that are equal up to their names";
+  let description = [{
+    A model's layers repeat their kernels: a 12-layer GPT-2 makes each of its per-layer
+    kernels 12 times, under 12 names. On the top-level module (the host function and
+    its nested `module @kernels`), kernels that are the same function under another
+    name (the same operation, attributes but the name, and body, up to locations:
+    `OperationEquivalence`) become one: every `dyno.launch` of a later copy calls the
+    first, and the copies are erased. Each distinct kernel is then compiled once: the
+    CPU's JIT and Triton's compiler take most of a cold compile's time.
+
+    It runs where kernels are final: on the CPU after lowering to the LLVM dialect
+    (before `dyno-mark-distinct-kernel-buffers`, whose alias scopes are per kernel), on
+    the Triton target after the block programs are formed (earlier passes there split
+    or re-sign one kernel per launch). Declarations are left alone.
+
+    ```mlir
+    // Before
+    %0 = dyno.launch @kernels::@kernel_0(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = dyno.launch @kernels::@kernel_1(%0) : (tensor<4xf32>) -> tensor<4xf32>
+    module @kernels { func.func @kernel_0(...) {...}  func.func @kernel_1(...) {...same} }
+    // After
+    %0 = dyno.launch @kernels::@kernel_0(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = dyno.launch @kernels::@kernel_0(%0) : (tensor<4xf32>) -> tensor<4xf32>
+    module @kernels { func.func @kernel_0(...) {...} }
+    ```
+  }];
+}
+
 def DynoMarkDistinctKernelBuffers : Pass<"dyno-mark-distinct-kernel-buffers", "ModuleOp"> {
   let summary = "Tell LLVM that a CPU kernel's buffers do not overlap";
   let description = [{
