@@ -64,6 +64,94 @@ def test_debug_dir_dumps_every_stage(tmp_path, monkeypatch):
     assert "llvm.func @kernel_" in (graph_dirs[0] / "04-llvm.mlir").read_text()
 
 
+_COMPILE_A_SOFTMAX = (
+    "import torch\n"
+    "f = torch.compile(lambda x, w: torch.softmax(x @ w, -1), backend='mlir')\n"
+    "x, w = torch.randn(8, 16), torch.randn(16, 16)\n"
+    "torch.testing.assert_close(f(x, w), torch.softmax(x @ w, -1))\n")
+
+
+def test_torch_logs_show_each_graph_and_its_stages():
+    """TORCH_LOGS="dyno": a line per compiled graph, with its kernels, library calls and
+    stage times; "+dyno": each stage as it ends (and no debug lines of the MLIR bindings
+    Dyno ships); without it, nothing."""
+    def stderr(logs):
+        env = dict(os.environ, TORCH_LOGS=logs) if logs else dict(os.environ)
+        if not logs:
+            env.pop("TORCH_LOGS", None)
+        result = subprocess.run([sys.executable, "-c", _COMPILE_A_SOFTMAX],
+                                capture_output=True, text=True, timeout=300, env=env)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result.stderr
+
+    summary = "graph 0 (forward, cpu): 1 kernels, 1 library calls, compiled in"
+    info = stderr("dyno")
+    assert summary in info and "kernel formation" in info and "JIT" in info, info[-3000:]
+    assert "graph 0: kernel formation:" not in info
+    debug = stderr("+dyno")
+    for stage in ("torch-mlir import", "linalg lowering", "kernel formation",
+                  "CPU lowering", "wrapper", "JIT"):
+        assert f"graph 0: {stage}: " in debug, debug[-3000:]
+    assert summary in debug and "Loading all available dialects" not in debug
+    assert "dyno" not in stderr("")
+
+
+def test_slow_stages_say_where_the_compile_is(monkeypatch):
+    """A stage that runs longer than SLOW_STAGE_SECONDS says so while it runs, and
+    again as often; nothing after it ends."""
+    import logging
+    import time
+
+    from dyno import debug
+
+    class Notes(logging.Handler):
+        def __init__(self):
+            super().__init__()
+            self.lines = []
+
+        def emit(self, record):
+            self.lines.append(record.getMessage())
+
+    notes = Notes()
+    monkeypatch.setattr(debug, "SLOW_STAGE_SECONDS", 0.05)
+    monkeypatch.setattr(debug.log, "level", logging.INFO)
+    debug.log.addHandler(notes)
+    try:
+        dump = debug.GraphDump()
+        with dump.stage("kernel formation"):
+            time.sleep(0.3)
+        ended = len(notes.lines)
+        time.sleep(0.2)
+    finally:
+        debug.log.removeHandler(notes)
+    assert ended >= 2 and len(notes.lines) == ended, notes.lines
+    assert all(f"graph {dump.graph_id}: still in kernel formation after" in line
+               for line in notes.lines), notes.lines
+    assert dump.summary().startswith("kernel formation 0.")
+
+
+def test_torch_trace_carries_every_stage_for_tlparse(tmp_path):
+    """TORCH_TRACE: each stage's IR and the wrapper are artifacts of the compile that made
+    them, which tlparse writes out beside Dynamo's and AOTAutograd's."""
+    trace = tmp_path / "trace"
+    result = subprocess.run([sys.executable, "-c", _COMPILE_A_SOFTMAX], capture_output=True,
+                            text=True, timeout=300, env=dict(os.environ, TORCH_TRACE=str(trace)))
+    assert result.returncode == 0, result.stderr[-3000:]
+    logs = list(trace.iterdir())
+    assert len(logs) == 1
+    parsed = tmp_path / "parsed"
+    tlparse = os.path.join(os.path.dirname(sys.executable), "tlparse")
+    done = subprocess.run([tlparse, str(logs[0]), "-o", str(parsed), "--no-browser"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    artifacts = {path.name.rsplit("_", 1)[0]: path for path in parsed.rglob("dyno_graph_*")}
+    assert sorted(artifacts) == [f"dyno_graph_0_{name}" for name in (
+        "00-aten-fx.py", "01-torch.mlir", "02-linalg.mlir", "03-kernels.mlir",
+        "04-llvm.mlir", "05-wrapper.py")], sorted(artifacts)
+    assert "dyno.launch" in artifacts["dyno_graph_0_03-kernels.mlir"].read_text()
+    assert "_kernels[" in artifacts["dyno_graph_0_05-wrapper.py"].read_text()
+
+
 def test_compile_failure_warns_once_with_reproducer_and_runs_eagerly(monkeypatch, tmp_path):
     broken = tmp_path / "dyno-opt"
     broken.write_text("#!/bin/sh\necho 'error: injected failure' >&2\nexit 1\n")

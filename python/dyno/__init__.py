@@ -6,6 +6,9 @@ the public API; it stays light (no MLIR or torch-mlir import) so that the backen
 is cheap.
 """
 from .counters import reset_stats, stats
+from .debug import register_logs as _register_logs
+
+_register_logs()  # TORCH_LOGS="dyno" / "+dyno": each graph's compile, its stages and times
 
 __all__ = ["stats", "reset_stats", "export_triton", "export_triton_training", "__version__"]
 

@@ -11,6 +11,7 @@ Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/ when set:
   05-kernels.py          Triton: the @triton.jit kernels (dyno-translate --mlir-to-triton)
   06-wrapper.py          Triton: the generated host wrapper
 """
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Callable, List
@@ -19,7 +20,7 @@ import torch
 
 from . import counters, frontend, opaque_inputs, pipeline
 from .targets import host_runtime
-from .debug import GraphDump
+from .debug import GraphDump, log
 from .errors import DynoCompileError
 from .library_calls import COLLECTIVE_NAMESPACE
 
@@ -121,9 +122,19 @@ def _lower_to_kernels(gm: torch.fx.GraphModule, dump: GraphDump):
     """ATen graph -> 03-kernels.mlir (host schedule + kernels); returns its path."""
     frontend.check_graph_ops(gm)
     directory = dump.directory()
-    frontend.import_to_linalg(frontend.without_none_outputs(gm), directory)
+    with dump.stage("torch-mlir import"):
+        torch_text = frontend.import_to_torch(frontend.without_none_outputs(gm))
+        (directory / "01-torch.mlir").write_text(torch_text)
+    dump.write("01-torch.mlir", torch_text, on_disk=False)
+    with dump.stage("linalg lowering"):
+        linalg = frontend.lower_to_linalg(directory / "01-torch.mlir",
+                                          directory / "02-linalg.mlir")
+    dump.write("02-linalg.mlir", linalg, on_disk=False)
     kernels_path = directory / "03-kernels.mlir"
-    pipeline.run_pipeline(pipeline.KERNEL_FORMATION, directory / "02-linalg.mlir", kernels_path)
+    with dump.stage("kernel formation"):
+        kernels = pipeline.run_pipeline(pipeline.KERNEL_FORMATION,
+                                        directory / "02-linalg.mlir", kernels_path)
+    dump.write("03-kernels.mlir", kernels, on_disk=False)
     return kernels_path
 
 
@@ -137,16 +148,19 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
     outputs = frontend.graph_outputs(gm)
     kernels_path = _lower_to_kernels(gm, dump)
     llvm_path = dump.directory() / "04-llvm.mlir"
-    lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path,
-                                    options.lowering_pipeline_options("cpu"))
+    with dump.stage("CPU lowering"):
+        lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path,
+                                        options.lowering_pipeline_options("cpu"))
+    dump.write("04-llvm.mlir", lowered, on_disk=False)
 
-    with ir.Context():
+    with dump.stage("wrapper"), ir.Context():
         module, host, kernels_module = _host_function(lowered)  # module keeps host alive
         builder = wrapper.WrapperBuilder(host, ir.AsmState(host), frozen_inputs=frozen_inputs)
         source = builder.emit(outputs)
     dump.write("05-wrapper.py", source)
 
-    kernels = cpu.CpuKernels(lowered, builder.kernel_signatures)
+    with dump.stage("JIT"):
+        kernels = cpu.CpuKernels(lowered, builder.kernel_signatures)
     namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
     exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
     dump.discard_temporary()
@@ -163,10 +177,15 @@ def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump,
     outputs = frontend.graph_outputs(gm)
     kernels_path = _lower_to_kernels(frontend.with_triton_library_calls(gm), dump)
     triton_path = dump.directory() / "04-triton.mlir"
-    lowered = pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels_path, triton_path,
-                                    options.lowering_pipeline_options("triton"))
-    kernels_source = pipeline.translate_to_triton(triton_path, dump.directory() / "05-kernels.py")
-    with ir.Context():
+    with dump.stage("Triton lowering"):
+        lowered = pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels_path, triton_path,
+                                        options.lowering_pipeline_options("triton"))
+    dump.write("04-triton.mlir", lowered, on_disk=False)
+    with dump.stage("Triton translation"):
+        kernels_source = pipeline.translate_to_triton(triton_path,
+                                                      dump.directory() / "05-kernels.py")
+    dump.write("05-kernels.py", kernels_source, on_disk=False)
+    with dump.stage("wrapper"), ir.Context():
         module, host, _ = _host_function(lowered)  # module keeps host alive
         builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True)
         source = builder.emit(outputs)
@@ -178,9 +197,10 @@ def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
     from .targets import triton_runtime
 
     kernels_source, source, num_kernels, num_externs = lower_to_triton(gm, dump, options)
-    kernels = triton_runtime.TritonKernels(
-        triton_runtime.write_kernels(kernels_source), device,
-        autotune=triton_runtime.autotune_requested(options.autotune))
+    with dump.stage("Triton load"):
+        kernels = triton_runtime.TritonKernels(
+            triton_runtime.write_kernels(kernels_source), device,
+            autotune=triton_runtime.autotune_requested(options.autotune))
     namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
     exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
     dump.discard_temporary()
@@ -287,7 +307,13 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
             counters.bump("dynamic_graphs")
         counters.bump("kernels", num_kernels)
         counters.bump("extern_calls", num_externs)
+        log.info("graph %d (%s, %s): %d kernels, %d library calls, compiled in %.2f s: %s",
+                 dump.graph_id, kind, target, num_kernels, num_externs,
+                 time.perf_counter() - dump.started, dump.summary())
     except DynoCompileError as error:
+        log.info("graph %d (%s, %s): not compiled whole after %.2f s: %s: %s",
+                 dump.graph_id, kind, target, time.perf_counter() - dump.started,
+                 error.stage, error.reason)
         call = _compile_with_eager_ops(compiled_gm, kind, dump, error, compile_part, target)
         if call is None:
             return fall_back(error)

@@ -402,7 +402,11 @@ def is_tensor_output(node) -> bool:
 
 def without_none_outputs(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """A copy of `gm` that returns only its tensor outputs (torch-mlir imports no None;
-    sizes are computed by the wrapper)."""
+    sizes are computed by the wrapper); `gm` itself when it returns only tensors (copying
+    and recompiling a 12-layer GPT-2's graph took 0.5 s)."""
+    values = next(node for node in gm.graph.nodes if node.op == "output").args[0]
+    if isinstance(values, (list, tuple)) and all(is_tensor_output(v) for v in values):
+        return gm
     stripped = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     output = next(node for node in stripped.graph.nodes if node.op == "output")
     values = output.args[0]
