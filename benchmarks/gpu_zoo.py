@@ -92,7 +92,13 @@ def run(args):
                 ungraphed = runtime.load(directory, device=device, cuda_graphs=False).bind(state)
                 with torch.no_grad(), autocast_region(dtype_name):
                     expected = model(*inputs)
-                    error = max(relative_error(program(*inputs), expected),
+                    # The first call compiles the program's kernels (Triton's JIT).
+                    torch.cuda.synchronize()
+                    start = time.perf_counter()
+                    first = program(*inputs)
+                    torch.cuda.synchronize()
+                    first_seconds = time.perf_counter() - start
+                    error = max(relative_error(first, expected),
                                 relative_error(ungraphed(*inputs), expected))
                     times = {"eager": median_ms(lambda: model(*inputs))}
                     compiled = torch.compile(model)
@@ -110,10 +116,11 @@ def run(args):
             except Exception as exc:  # one broken model must not hide the rest
                 traceback.print_exc()
                 rows.append((name, dtype_name, "ERROR", f"{type(exc).__name__}: {exc}"[:100],
-                             None, None))
+                             None, None, None))
                 continue
             verdict = "ok" if error <= TOLERANCE[dtype_name] else "MISMATCH"
-            rows.append((name, dtype_name, verdict, f"{error:.1e}", kernels, times))
+            rows.append((name, dtype_name, verdict, f"{error:.1e}", kernels, first_seconds,
+                         times))
             print(name, dtype_name, verdict, f"{error:.1e}",
                   {k: round(v, 3) for k, v in times.items()}, flush=True)
 
@@ -128,23 +135,26 @@ def run(args):
              "on CUDA devices), `dyno_no_cudagraphs` the same with cuda_graphs=False; "
              "`inductor_cudagraphs` is mode=\"reduce-overhead\". Times: medians of "
              "triton.testing.do_bench; speedup = eager "
-             "time / backend time, same run.", "",
-             "| model | dtype | numerics (rel. L2 vs eager) | kernels | "
+             "time / backend time, same run. `first call` is Dyno's first call, which "
+             "compiles its kernels (Triton's cache empty unless an earlier run filled it).", "",
+             "| model | dtype | numerics (rel. L2 vs eager) | kernels | first call s | "
              + " | ".join(f"{l} ms" for l in labels) + " | "
              + " | ".join(f"{l} speedup" for l in labels[1:]) + " |",
-             "|---" * (4 + 2 * len(labels) - 1) + "|"]
-    for name, dtype_name, verdict, error, kernels, times in rows:
+             "|---" * (5 + 2 * len(labels) - 1) + "|"]
+    for name, dtype_name, verdict, error, kernels, first_seconds, times in rows:
         if times is None:
-            lines.append(f"| {name} | {dtype_name} | {verdict}: {error} |" + " |" * (2 * len(labels)))
+            lines.append(f"| {name} | {dtype_name} | {verdict}: {error} |"
+                         + " |" * (1 + 2 * len(labels)))
             continue
         lines.append(f"| {name} | {dtype_name} | {verdict} ({error}) | {kernels} | "
+                     f"{first_seconds:.2f} | "
                      + " | ".join(f"{times[l]:.3f}" for l in labels) + " | "
                      + " | ".join(f"{times['eager'] / times[l]:.2f}x" for l in labels[1:])
                      + " |")
     lines += ["", "Geomean speedup over eager:", "",
               "| dtype | " + " | ".join(labels[1:]) + " |", "|---" * len(labels) + "|"]
     for dtype_name in args.dtypes:
-        timed = [t for _, d, _, _, _, t in rows if d == dtype_name and t]
+        timed = [t for _, d, _, _, _, _, t in rows if d == dtype_name and t]
         if timed:
             lines.append(f"| {dtype_name} | " + " | ".join(
                 f"{geomean([t['eager'] / t[l] for t in timed]):.2f}x" for l in labels[1:]) + " |")

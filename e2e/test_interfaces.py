@@ -114,7 +114,8 @@ def test_slow_stages_say_where_the_compile_is(monkeypatch):
 
     notes = Notes()
     monkeypatch.setattr(debug, "SLOW_STAGE_SECONDS", 0.05)
-    monkeypatch.setattr(debug.log, "level", logging.INFO)
+    level = debug.log.level
+    debug.log.setLevel(logging.INFO)  # (setLevel: the logger caches isEnabledFor)
     debug.log.addHandler(notes)
     try:
         dump = debug.GraphDump()
@@ -124,6 +125,7 @@ def test_slow_stages_say_where_the_compile_is(monkeypatch):
         time.sleep(0.2)
     finally:
         debug.log.removeHandler(notes)
+        debug.log.setLevel(level)
     assert ended >= 2 and len(notes.lines) == ended, notes.lines
     assert all(f"graph {dump.graph_id}: still in kernel formation after" in line
                for line in notes.lines), notes.lines

@@ -200,6 +200,25 @@ def test_freezing_packs_linear_weights_once_and_again_after_a_write(dtype, monke
     stats = dyno.stats()
     assert stats["fallback_graphs"] == 0 and stats["extern_calls"] >= 3, stats
 
+    # One square weight read both ways (x @ W.t() and x @ W): two packed forms.
+    class BothWays(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(64, 64).to(dtype))
+
+        def forward(self, x):
+            return torch.nn.functional.linear(x, self.weight) + x @ self.weight
+
+    packed.clear()
+    both = BothWays().eval()
+    compiled = torch.compile(both, backend="mlir",
+                             options={"target": TARGET["name"], "freezing": True})
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(compiled(x), both(x), rtol=tolerance,
+                                       atol=tolerance * 8)
+    assert len(packed) == (2 if cpu else 0), packed
+
     # Training: the forward graph's parameters change every step; nothing is packed.
     packed.clear()
     torch._dynamo.reset()

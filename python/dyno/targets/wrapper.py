@@ -145,7 +145,8 @@ class WrapperBuilder:
         self.frozen_inputs = frozen_inputs
         # name -> the frozen argument it is (or a transpose of), and whether transposed
         self.frozen_weights: Dict[str, Tuple[str, bool]] = {}
-        self.frozen_slots: Dict[str, int] = {}  # frozen argument -> its slot in _frozen
+        # (frozen argument, transposed) -> its packed weight's slot in `_frozen`
+        self.frozen_slots: Dict[Tuple[str, bool], int] = {}
         self.state = asm_state
         self.names: Dict[str, str] = {}
         self.contiguous = set()  # variables known to be dense row-major tensors
@@ -434,7 +435,7 @@ class WrapperBuilder:
             # A linear layer with a frozen weight: oneDNN's linear on the weight packed
             # once (host_runtime.FrozenWeights).
             argument, transposed = self.frozen_weights[operands[1]]
-            slot = self.frozen_slots.setdefault(argument, len(self.frozen_slots))
+            slot = self.frozen_slots.setdefault((argument, transposed), len(self.frozen_slots))
             bias = operands[2] if len(operands) == 3 else "None"
             expression = (f"_frozen.linear({operands[0]}, {argument}, {transposed}, {slot}, "
                           f"{bias}, {epilogue!r})")
