@@ -252,3 +252,35 @@ def test_repeated_layers_compile_each_kernel_once():
         assert_compiled_matches(layers(n), x, rtol=1e-4, atol=1e-4, extern_calls=n)
         kernels[n] = dyno.stats()["kernels"]
     assert kernels[4] == kernels[2] and kernels[2] >= 1, kernels
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_freezing_packs_convolution_filters(dtype, monkeypatch):
+    """options={"freezing": True} on the CPU target: a convolution's frozen filter is
+    packed once for oneDNN (host_runtime.FrozenWeights.conv2d) and the network agrees
+    with eager, before and after a filter is written in place; the Triton target packs
+    nothing."""
+    from conftest import TARGET
+    from dyno.targets import host_runtime
+    from models import SmallCNN
+
+    packed = []
+    pack = host_runtime.pack_convolution_weight
+    monkeypatch.setattr(host_runtime, "pack_convolution_weight",
+                        lambda weight, *rest: packed.append(weight.shape) or
+                        pack(weight, *rest))
+    model = SmallCNN().eval().to(dtype)
+    x = torch.randn(2, 3, 16, 16).to(dtype)
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-4
+    compiled = torch.compile(model, backend="mlir",
+                             options={"target": TARGET["name"], "freezing": True})
+    cpu = TARGET["name"] == "cpu"
+    convolutions = [m for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(compiled(x), model(x), rtol=tolerance, atol=tolerance)
+        assert len(packed) == (len(convolutions) if cpu else 0), packed
+        convolutions[0].weight.mul_(-1)
+        torch.testing.assert_close(compiled(x), model(x), rtol=tolerance, atol=tolerance)
+        assert len(packed) == (len(convolutions) + 1 if cpu else 0), packed
+    assert dyno.stats()["fallback_graphs"] == 0

@@ -143,7 +143,8 @@ class WrapperBuilder:
         self.func = host_func
         self.pass_tensors = pass_tensors
         self.frozen_inputs = frozen_inputs
-        # name -> the frozen argument it is (or a transpose of), and whether transposed
+        self.frozen_arguments = set()  # names of the frozen arguments
+        # name -> the frozen 2-d argument it is (or a transpose of), and whether transposed
         self.frozen_weights: Dict[str, Tuple[str, bool]] = {}
         # (frozen argument, transposed) -> its packed weight's slot in `_frozen`
         self.frozen_slots: Dict[Tuple[str, bool], int] = {}
@@ -188,8 +189,10 @@ class WrapperBuilder:
         arguments = []
         for position, argument in enumerate(block.arguments):
             arguments.append(self.define(argument, prefix="arg"))
-            if position in self.frozen_inputs and len(_shape(argument)) == 2:
-                self.frozen_weights[arguments[-1]] = (arguments[-1], False)
+            if position in self.frozen_inputs:
+                self.frozen_arguments.add(arguments[-1])
+                if len(_shape(argument)) == 2:
+                    self.frozen_weights[arguments[-1]] = (arguments[-1], False)
         if not self.pass_tensors:
             self.lines.append("_sync_threads(_get_num_threads())")
         for op in block.operations:
@@ -457,6 +460,11 @@ class WrapperBuilder:
             groups = ir_int(op.attributes["groups"])
             expression = (f"_conv2d({operands[0]}, {operands[1]}, {bias}, {stride}, "
                           f"{padding}, {dilation}, {groups})")
+            if operands[1] in self.frozen_arguments:
+                # A frozen filter: oneDNN's convolution on the filter packed once.
+                slot = self.frozen_slots.setdefault((operands[1], False),
+                                                    len(self.frozen_slots))
+                expression = f"_frozen.conv2d({slot}, " + expression[len("_conv2d("):]
             contiguous = False  # follows the input's memory format
         else:
             raise DynoCompileError("wrapper", f"unknown library operation {callee}")
