@@ -58,9 +58,8 @@ def main():
     models = suite()
     if args.zoo:
         models += [(name, *zoo.build(name, size="cpu")) for name in zoo.ZOO]
-    for name, model, inputs in models:
-        if wanted and name not in wanted:
-            continue
+    models = [entry for entry in models if not wanted or entry[0] in wanted]
+    for number, (name, model, inputs) in enumerate(models, 1):
         model = model.eval().to(dtype)
         inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
         backends = {"eager": model}
@@ -82,6 +81,9 @@ def main():
                     error = ((result.double() - expected.double()).norm()
                              / expected.double().norm()).item()
                     assert error < 3e-2, f"{name} ({label}): relative error {error:.2e}"
+            print(f"[{number}/{len(models)}] {name}: first call (compile and run) "
+                  + ", ".join(f"{label} {seconds:.2f} s" for label, seconds
+                              in compile_seconds.items()) + "; timing...", flush=True)
             stats = dyno.stats()
             if stats["fallback_graphs"] or stats["runtime_fallbacks"]:
                 print(f"warning: {name}: Dyno fell back: {stats['fallback_reasons']}")
@@ -110,13 +112,16 @@ def main():
         + (" --dynamic (dynamic=True: code for symbolic sizes)" if args.dynamic else ""),
         f"Parameters and inputs in {args.dtype}.",
         "Times are medians per call; speedups are eager time / backend time, from one run.",
+        "First calls include the compile (Inductor's on-disk caches as this machine has them;",
+        "benchmarks/cold_compile.py measures cold compiles in fresh processes).",
         "",
         "| model | " + " | ".join(f"{l} (us)" for l in labels) + " | "
-        + " | ".join(f"{l} speedup" for l in labels[1:]) + " | dyno kernels | dyno fallbacks |",
-        "|---" * (1 + 2 * len(labels) - 1 + 2) + "|",
+        + " | ".join(f"{l} speedup" for l in labels[1:]) + " | dyno kernels | dyno fallbacks | "
+        + " | ".join(f"{l} first call (s)" for l in labels[1:]) + " |",
+        "|---" * (1 + 2 * len(labels) - 1 + 2 + len(labels) - 1) + "|",
     ]
     speedups = {label: [] for label in labels[1:]}
-    for name, medians, stats, _ in rows:
+    for name, medians, stats, compile_seconds in rows:
         cells = [f"{medians[l] * 1e6:.0f}" for l in labels]
         ratios = []
         for label in labels[1:]:
@@ -124,9 +129,11 @@ def main():
             speedups[label].append(ratio)
             ratios.append(f"{ratio:.2f}x")
         lines.append(f"| {name} | " + " | ".join(cells + ratios)
-                     + f" | {stats['kernels']} | {stats['fallback_graphs']} |")
+                     + f" | {stats['kernels']} | {stats['fallback_graphs']} | "
+                     + " | ".join(f"{compile_seconds[l]:.2f}" for l in labels[1:]) + " |")
     geomeans = [f"{geomean(v):.2f}x" for v in speedups.values()]
-    lines.append("| **geomean** | " + " | ".join([""] * len(labels) + geomeans) + " | | |")
+    lines.append("| **geomean** | " + " | ".join([""] * len(labels) + geomeans) + " | | |"
+                 + " |" * (len(labels) - 1))
     publish(lines, args.out)
 
 
