@@ -6,7 +6,11 @@ import sys
 import pytest
 import torch
 
-import dyno
+# The on-disk compile cache stays off in the suite (tests compile the same graphs under
+# monkeypatched settings); e2e/test_compile_cache.py turns it on where it tests it.
+os.environ["DYNO_CACHE"] = "0"
+
+import dyno  # noqa: E402
 
 
 # The target assert_compiled_matches compiles for; `each_target` runs a test on both.

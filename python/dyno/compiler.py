@@ -18,7 +18,7 @@ from typing import Callable, List
 
 import torch
 
-from . import counters, frontend, opaque_inputs, pipeline
+from . import compile_cache, counters, frontend, opaque_inputs, pipeline
 from .targets import host_runtime
 from .debug import GraphDump, log
 from .errors import DynoCompileError
@@ -41,6 +41,9 @@ class CompileOptions:
     # run fastest (oneDNN's packed GEMM weights): the user promises not to change them
     # behind autograd's back (writes through `.data`). See host_runtime.FrozenWeights.
     freezing: bool = False
+    # CPU graphs are stored in, and loaded from, the on-disk compile cache
+    # (compile_cache.py; also off with DYNO_CACHE=0).
+    cache: bool = True
 
     @staticmethod
     def from_user(options) -> "CompileOptions":
@@ -48,10 +51,10 @@ class CompileOptions:
         target = options.pop("target", "auto")
         flags = {name: options.pop(name, default)
                  for name, default in (("autotune", False), ("block_long_sums", True),
-                                       ("freezing", False))}
+                                       ("freezing", False), ("cache", True))}
         if options:
-            raise ValueError(f"dyno: unknown options {sorted(options)}; "
-                             "known: ['autotune', 'block_long_sums', 'freezing', 'target']")
+            raise ValueError(f"dyno: unknown options {sorted(options)}; known: ['autotune', "
+                             "'block_long_sums', 'cache', 'freezing', 'target']")
         if target not in TARGETS:
             raise ValueError(f"dyno: target must be one of {list(TARGETS)}, got {target!r}")
         for name, value in flags.items():
@@ -139,9 +142,10 @@ def _lower_to_kernels(gm: torch.fx.GraphModule, dump: GraphDump):
 
 
 def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
-                 frozen_inputs: frozenset = frozenset()):
+                 frozen_inputs: frozenset = frozenset(), cache_key=None):
     """`frozen_inputs`: positions of the inputs that stay the same from call to call
-    (parameters under `freezing`), whose matmul weights are kept packed."""
+    (parameters under `freezing`), whose matmul weights are kept packed. `cache_key`:
+    the compile cache's key for this graph, under which the result is stored."""
     from . import ir
     from .targets import cpu, wrapper
 
@@ -161,6 +165,15 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
 
     with dump.stage("JIT"):
         kernels = cpu.CpuKernels(lowered, builder.kernel_signatures)
+    if cache_key is not None:
+        try:
+            with dump.stage("cache store"):
+                compile_cache.store_cpu(cache_key, source, kernels, builder.kernel_signatures,
+                                        len(builder.kernel_signatures), builder.extern_calls,
+                                        builder.library_calls, "@memrefCopy" in lowered)
+        except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
+            log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
+                     type(error).__name__, error)
     namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
     exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
     dump.discard_temporary()
@@ -267,12 +280,26 @@ def _frozen_inputs(options: CompileOptions, inference: bool) -> frozenset:
     return frozenset(getattr(metadata, "static_input_indices", None) or ())
 
 
+def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, target, dump):
+    """(the compile cache's key for this graph or None, the entry's contents or None).
+    A failure here is a miss, never the user's error."""
+    try:
+        with dump.stage("cache lookup"):
+            key = compile_cache.graph_key(gm, example_inputs, options, kind, frozen_inputs,
+                                          target)
+            return key, (compile_cache.load_cpu(key, dump.graph_id) if key else None)
+    except Exception as error:  # noqa: BLE001 (a cache problem costs a compile)
+        log.info("graph %d: compile cache lookup failed: %s: %s", dump.graph_id,
+                 type(error).__name__, error)
+        return None, None
+
+
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: CompileOptions,
                   kind: str, inference: bool = False) -> Callable:
     """AOTAutograd's compiler hook: returns a boxed callable running the graph.
     `inference`: AOTAutograd's inference graph (no backward follows)."""
     dump = GraphDump()
-    dump.write("00-aten-fx.py", gm.code)
+    dump.write("00-aten-fx.py", lambda: gm.code)
     eager = _boxed(lambda args: gm(*args))
 
     def fall_back(error: DynoCompileError) -> Callable:
@@ -290,16 +317,29 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     except DynoCompileError as error:
         return fall_back(error)
 
-    def compile_part(graph, part_dump, frozen_inputs=frozenset()):
+    def compile_part(graph, part_dump, frozen_inputs=frozenset(), cache_key=None):
         if target == "cpu":
-            return _compile_cpu(graph, part_dump, device, options, frozen_inputs)
+            return _compile_cpu(graph, part_dump, device, options, frozen_inputs, cache_key)
         return _compile_triton(graph, part_dump, device, options)
 
     # (Objects taken out of the inputs would shift the positions: only DTensor training
     # graphs have them.)
     frozen_inputs = _frozen_inputs(options, inference) if compiled_gm is gm else frozenset()
+    cache_key, hit = None, None
+    if target == "cpu" and options.cache and compile_cache.root() is not None:
+        cache_key, hit = _look_up_cache(compiled_gm, example_inputs, options,
+                                        f"{kind}{'/inference' if inference else ''}",
+                                        frozen_inputs, target, dump)
     try:
-        call, num_kernels, num_externs = compile_part(compiled_gm, dump, frozen_inputs)
+        if hit is not None:
+            call, num_kernels, num_externs, library_calls = hit
+            for name in library_calls:
+                counters.record_library_call(name)
+            log.info("graph %d (%s, %s): loaded from the compile cache in %.3f s",
+                     dump.graph_id, kind, target, time.perf_counter() - dump.started)
+        else:
+            call, num_kernels, num_externs = compile_part(compiled_gm, dump, frozen_inputs,
+                                                          cache_key)
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
         counters.bump(f"{target}_graphs")

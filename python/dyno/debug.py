@@ -36,15 +36,16 @@ def register_logs() -> None:
         bindings.propagate = False
 
 
-def _trace_artifact(name: str, text: str) -> None:
-    """`text` as a TORCH_TRACE artifact (tlparse shows it under the compile that made
-    it); nothing happens, and nothing is formatted, when no trace is being written."""
+def _trace_artifact(name: str, make_text) -> None:
+    """The text `make_text()` as a TORCH_TRACE artifact (tlparse shows it under the
+    compile that made it); nothing happens, and nothing is made, when no trace is being
+    written."""
     try:
         from torch._logging import trace_structured
     except ImportError:  # a torch without structured traces
         return
     trace_structured("artifact", metadata_fn=lambda: {"name": name, "encoding": "string"},
-                     payload_fn=lambda: text)
+                     payload_fn=make_text)
 
 
 class GraphDump:
@@ -66,12 +67,14 @@ class GraphDump:
             self.dir = pathlib.Path(root) / f"graph_{self.graph_id}"
             self.dir.mkdir(parents=True, exist_ok=True)
 
-    def write(self, name: str, text: str, on_disk: bool = True) -> None:
-        """A stage's output `name` (e.g. 03-kernels.mlir). `on_disk=False`: a tool
-        already wrote it to `directory()`; it only goes to the trace."""
+    def write(self, name: str, text, on_disk: bool = True) -> None:
+        """A stage's output `name` (e.g. 03-kernels.mlir): its text, or a function
+        that makes it (called only if it goes anywhere). `on_disk=False`: a tool already
+        wrote it to `directory()`; it only goes to the trace."""
+        make = text if callable(text) else (lambda: text)
         if on_disk and self.dir is not None:
-            (self.dir / name).write_text(text)
-        _trace_artifact(f"dyno_graph_{self.graph_id}_{name}", text)
+            (self.dir / name).write_text(make())
+        _trace_artifact(f"dyno_graph_{self.graph_id}_{name}", make)
 
     @contextlib.contextmanager
     def stage(self, name: str):

@@ -144,9 +144,10 @@ class CpuKernels:
                     kernels.body.append(op.detach_from_parent())
                 module = kernels
         try:
+            # (Position-independent code: the compile cache links it into a library.)
             self._engine = ExecutionEngine(
                 module, opt_level=3,
-                shared_libs=[runtime.library, runner_utils_library()])
+                shared_libs=[runtime.library, runner_utils_library()], enable_pic=True)
         except Exception as error:
             raise DynoCompileError("jit", str(error)) from None
         self.functions = {name: self._launcher(name, n) for name, n in signatures.items()}
@@ -157,29 +158,74 @@ class CpuKernels:
         address = self._engine.raw_lookup(name)
         if not address:
             raise DynoCompileError("jit", f"kernel {name} is missing after JIT compilation")
-        packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        Pointers = ctypes.c_void_p * num_pointers
-        stride = ctypes.sizeof(ctypes.c_void_p)
-        engine = self._engine  # the launcher keeps the JIT-compiled code alive
-        # Per calling thread, built once: the argument values, and the array of their
-        # addresses that the packed wrapper takes. A launch then only stores the
-        # pointers (a few microseconds less per call than building both arrays).
-        per_thread = threading.local()
+        return packed_launcher(address, num_pointers, self._engine)
 
-        def buffers():
-            values = Pointers()
-            base = ctypes.addressof(values)
-            addresses = Pointers(*range(base, base + stride * num_pointers, stride))
-            per_thread.buffers = (values, addresses)
-            return per_thread.buffers
+    def save(self, path: str) -> bool:
+        """Writes the compiled kernels as a shared library at `path` (for the compile
+        cache): the JIT's object code, linked by the system's C compiler driver. False
+        where there is none, or linking failed."""
+        import shutil
+        import subprocess
+        import tempfile
 
-        def launch(*pointers):
-            assert engine is not None
-            values, addresses = getattr(per_thread, "buffers", None) or buffers()
-            values[:] = pointers
-            packed(addresses)
+        linker = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+        if linker is None:
+            return False
+        with tempfile.TemporaryDirectory() as scratch:
+            obj = os.path.join(scratch, "kernels.o")
+            self._engine.dump_to_object_file(obj)
+            done = subprocess.run([linker, "-shared", "-o", path, obj, "-lm"],
+                                  capture_output=True, text=True, timeout=300)
+        return done.returncode == 0 and os.path.exists(path)
 
-        return launch
+    def __getitem__(self, name: str):
+        return self.functions[name]
+
+
+def packed_launcher(address: int, num_pointers: int, keep_alive):
+    """A Python callable that runs the packed wrapper at `address` on data pointers;
+    `keep_alive` is what holds the code (an ExecutionEngine, a loaded library)."""
+    packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+    Pointers = ctypes.c_void_p * num_pointers
+    stride = ctypes.sizeof(ctypes.c_void_p)
+    # Per calling thread, built once: the argument values, and the array of their
+    # addresses that the packed wrapper takes. A launch then only stores the
+    # pointers (a few microseconds less per call than building both arrays).
+    per_thread = threading.local()
+
+    def buffers():
+        values = Pointers()
+        base = ctypes.addressof(values)
+        addresses = Pointers(*range(base, base + stride * num_pointers, stride))
+        per_thread.buffers = (values, addresses)
+        return per_thread.buffers
+
+    def launch(*pointers):
+        assert keep_alive is not None
+        values, addresses = getattr(per_thread, "buffers", None) or buffers()
+        values[:] = pointers
+        packed(addresses)
+
+    return launch
+
+
+class LoadedKernels:
+    """Kernels from a shared library CpuKernels.save wrote (a compile-cache hit): the
+    same launchers, without MLIR."""
+
+    def __init__(self, path: str, signatures: Dict[str, int], runner_utils: bool):
+        """`runner_utils`: the kernels call MLIR's C runner utilities (memrefCopy), which
+        load libMLIR and libLLVM (40 ms): only then are they loaded."""
+        runtime = openmp_runtime()  # __kmpc_* (RTLD_GLOBAL) before the kernels need them
+        if runner_utils:
+            ctypes.CDLL(runner_utils_library(), mode=ctypes.RTLD_GLOBAL)
+        self._library = ctypes.CDLL(path)
+        self._runtime = runtime
+        self.functions = {}
+        for name, num_pointers in signatures.items():
+            address = ctypes.cast(getattr(self._library, "_mlir_" + name),
+                                  ctypes.c_void_p).value
+            self.functions[name] = packed_launcher(address, num_pointers, self._library)
 
     def __getitem__(self, name: str):
         return self.functions[name]

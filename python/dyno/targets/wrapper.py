@@ -156,6 +156,7 @@ class WrapperBuilder:
         self.constants: List[str] = []  # module-level: tensors made once, not per call
         self.kernel_signatures: Dict[str, int] = {}
         self.extern_calls = 0
+        self.library_calls: List[str] = []  # ATen routines called (dyno.stats()), in order
         self.counter = 0
 
     def key(self, value) -> str:
@@ -494,6 +495,7 @@ class WrapperBuilder:
             else "_library_call"
         call = f"{runner}(torch.ops.{callee}, {', '.join(arguments)})"
         counters.record_library_call(callee)
+        self.library_calls.append(callee)
         results = [self.define(result) for result in op.results]
         if not results:
             self.lines.append(call)

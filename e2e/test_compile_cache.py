@@ -1,0 +1,138 @@
+"""The on-disk compile cache (dyno/compile_cache.py): a later process loads a CPU graph
+compiled by an earlier one, with the same results and without compiling; processes
+compiling at once share one cache; a corrupt entry is compiled again; a graph that
+differs only in a constant's values is never served another's entry; the cache stays
+under its size limit; it can be turned off."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import dyno
+
+# Compiles a small network (kernels and a library call) and prints its stats and output.
+# Under CHECK_NO_COMPILE, Dyno's pass pipelines raise: only a cache hit can succeed.
+_CHILD = r'''
+import json, os, sys, torch
+import dyno, dyno.pipeline
+if os.environ.get("CHECK_NO_COMPILE"):
+    def refuse(*args, **kwargs):
+        raise RuntimeError("compiled although the cache holds this graph")
+    dyno.pipeline.run_pipeline = refuse
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8),
+                            torch.nn.LogSoftmax(-1)).eval()
+x = torch.randn(4, 16)
+with torch.no_grad():
+    out = torch.compile(model, backend="mlir")(x)
+    torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+stats = dyno.stats()
+print(json.dumps({"hits": stats.get("cache_hits", 0), "misses": stats.get("cache_misses", 0),
+                  "corrupt": stats.get("cache_corrupt_entries", 0),
+                  "compiled": stats["compiled_graphs"], "fallbacks": stats["fallback_graphs"],
+                  "kernels": stats["kernels"], "out": out.tolist()}))
+'''
+
+
+def _env(cache, **extra):
+    env = dict(os.environ, DYNO_CACHE="1", DYNO_CACHE_DIR=str(cache), **extra)
+    env.pop("DYNO_DEBUG_DIR", None)
+    return env
+
+
+def _run(cache, **extra):
+    done = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
+                          timeout=600, env=_env(cache, **extra))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _entries(cache):
+    return sorted(path for path in (cache / "v1").glob("??/*") if path.is_dir())
+
+
+def test_a_second_process_loads_the_graph_without_compiling(tmp_path):
+    cold = _run(tmp_path)
+    assert (cold["hits"], cold["misses"], cold["compiled"], cold["fallbacks"]) == (0, 1, 1, 0)
+    assert len(_entries(tmp_path)) == 1
+    names = sorted(p.name for p in _entries(tmp_path)[0].iterdir())
+    assert names == ["entry.json", "kernels.so", "wrapper.py"]
+    warm = _run(tmp_path, CHECK_NO_COMPILE="1")
+    assert (warm["hits"], warm["misses"], warm["compiled"]) == (1, 0, 1), warm
+    assert warm["kernels"] == cold["kernels"] and warm["out"] == cold["out"]
+
+
+def test_four_processes_compiling_at_once_share_one_cache(tmp_path):
+    children = [subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+                for _ in range(4)]
+    results = []
+    for child in children:
+        out, err = child.communicate(timeout=600)
+        assert child.returncode == 0, err[-3000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    assert all(r["fallbacks"] == 0 and r["out"] == results[0]["out"] for r in results)
+    assert len(_entries(tmp_path)) == 1  # one whole entry; no torn or extra copies
+    assert list((tmp_path / "v1" / "tmp").iterdir()) == []
+    warm = _run(tmp_path, CHECK_NO_COMPILE="1")
+    assert warm["hits"] == 1 and warm["out"] == results[0]["out"]
+
+
+@pytest.mark.parametrize("damaged", ["kernels.so", "wrapper.py", "entry.json"])
+def test_a_corrupt_entry_is_compiled_again(tmp_path, damaged):
+    cold = _run(tmp_path)
+    (entry,) = _entries(tmp_path)
+    path = entry / damaged
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data[: len(data) - 7]))
+    again = _run(tmp_path)
+    assert (again["hits"], again["misses"], again["corrupt"]) == (0, 1, 1), again
+    assert again["out"] == cold["out"] and again["fallbacks"] == 0
+    assert _run(tmp_path, CHECK_NO_COMPILE="1")["hits"] == 1  # stored whole again
+
+
+def test_graphs_differing_only_in_a_constant_get_their_own_entries(tmp_path, monkeypatch):
+    """The worst a cache can do is run another graph's code: a graph's constants are
+    part of its key."""
+    monkeypatch.setenv("DYNO_CACHE", "1")
+    monkeypatch.setenv("DYNO_CACHE_DIR", str(tmp_path))
+    x = torch.randn(4, 3)
+    for values in ([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [1.0, 2.0, 3.0]):
+        torch._dynamo.reset()
+
+        def fn(t):  # (a tensor made inside: a constant of the graph, not an input)
+            return (t * torch.tensor(values)).exp()
+
+        with torch.no_grad():
+            torch.testing.assert_close(torch.compile(fn, backend="mlir")(x), fn(x))
+    stats = dyno.stats()
+    assert (stats["cache_misses"], stats["cache_hits"]) == (2, 1), stats
+    assert len(_entries(tmp_path)) == 2
+
+
+def test_the_cache_stays_under_its_size_and_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNO_CACHE", "1")
+    monkeypatch.setenv("DYNO_CACHE_DIR", str(tmp_path / "small"))
+    monkeypatch.setenv("DYNO_CACHE_SIZE_MB", "0.000001")  # room for no entry but the newest
+    for scale in (2.0, 3.0, 3.0, 2.0):
+        torch._dynamo.reset()
+        with torch.no_grad():
+            torch.compile(lambda t: (t * scale).tanh(), backend="mlir")(torch.randn(8))
+        assert len(_entries(tmp_path / "small")) == 1
+    stats = dyno.stats()  # 3.0 was still there the second time; 2.0 was not
+    assert (stats["cache_misses"], stats["cache_hits"]) == (3, 1), stats
+
+    monkeypatch.setenv("DYNO_CACHE_DIR", str(tmp_path / "off"))
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(lambda t: t.sin() * 2, backend="mlir",
+                      options={"cache": False})(torch.randn(8))
+    monkeypatch.setenv("DYNO_CACHE", "0")
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(lambda t: t.cos() * 2, backend="mlir")(torch.randn(8))
+    assert not (tmp_path / "off").exists()

@@ -1,0 +1,248 @@
+"""The on-disk compile cache: a graph compiled for the CPU once is loaded by later
+processes without importing, lowering or JIT-compiling it again.
+
+Where: DYNO_CACHE_DIR (default ~/.cache/dyno). Off with DYNO_CACHE=0 or
+`options={"cache": False}`.
+
+An entry is keyed by everything its code depends on: the ATen graph's code and the
+values of its constants, each input's dtype, sizes, strides and device (symbolic sizes
+by name), the compile options, the graph's kind, its frozen inputs, the CPU's vector
+capability, and the versions of Dyno (a digest of its Python sources and the identity of
+its binaries), torch and torch-mlir. It holds the wrapper's source, the kernels as a
+shared library (the JIT's object code, linked with the system's `cc`; with no `cc`
+nothing is stored), and entry.json: the kernels' signatures, the graph's counts and a
+sha256 of each file.
+
+An entry is written to a temporary directory and renamed into place in one step, so a
+reader sees a whole entry or none; when several processes compile the same graph at once,
+the first rename wins and the others' copies are dropped. A file whose digest differs
+from entry.json's makes the entry corrupt: it is removed and the graph compiled again.
+The cache is kept under DYNO_CACHE_SIZE_MB (default 1024) by removing the entries used
+longest ago (the entry just written stays).
+"""
+import functools
+import hashlib
+import importlib.metadata
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+from typing import Optional
+
+import torch
+
+from . import counters
+from .debug import log
+
+_FORMAT = "v1"
+
+
+def root() -> Optional[pathlib.Path]:
+    """The cache directory, or None when the cache is off (DYNO_CACHE=0)."""
+    if os.environ.get("DYNO_CACHE", "1") == "0":
+        return None
+    directory = os.environ.get("DYNO_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "dyno")
+    return pathlib.Path(directory) / _FORMAT
+
+
+def _size_limit_bytes() -> int:
+    return int(float(os.environ.get("DYNO_CACHE_SIZE_MB", "1024")) * (1 << 20))
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+
+
+@functools.lru_cache(maxsize=None)
+def _dyno_fingerprint() -> str:
+    """Dyno's own code: its Python sources' contents and its binaries' sizes and times
+    (a rebuilt dyno-opt is another compiler)."""
+    package = pathlib.Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        if "_mlir_libs" in path.parts or "dialects" in path.parts:
+            continue
+        digest.update(str(path.relative_to(package)).encode())
+        digest.update(path.read_bytes())
+    installed = pathlib.Path(__file__).parent  # the build tree's binaries sit beside it
+    for pattern in ("_bin/*", "_mlir_libs/*.so"):
+        for path in sorted(installed.glob(pattern)):
+            info = path.stat()
+            digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}".encode())
+    for package_name in ("torch", "torch-mlir"):
+        digest.update(f"{package_name}={_version(package_name)}".encode())
+    digest.update(torch.__version__.encode())
+    return digest.hexdigest()
+
+
+def _constant_bytes(value) -> Optional[bytes]:
+    if isinstance(value, torch.Tensor):
+        from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
+
+        if isinstance(value, FakeTensor) or value.device.type == "meta":
+            return None
+        with unset_fake_temporarily():  # (AOTAutograd compiles under a fake mode)
+            data = value.detach().cpu().contiguous()
+            header = f"{data.dtype}|{tuple(data.shape)}".encode()
+            return header + data.reshape(-1).view(torch.uint8).numpy().tobytes()
+    if isinstance(value, torch.fx.GraphModule):
+        return value.code.encode()
+    return repr(value).encode()
+
+
+def _input_description(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return (f"tensor|{value.dtype}|{tuple(str(s) for s in value.shape)}|"
+                f"{tuple(str(s) for s in value.stride())}|{value.device.type}|"
+                f"{value.requires_grad}")
+    return f"{type(value).__name__}|{value}"
+
+
+def graph_key(gm: torch.fx.GraphModule, example_inputs, options, kind: str,
+              frozen_inputs, target: str) -> Optional[str]:
+    """The entry's key, or None when the graph cannot be keyed (a constant only known
+    as a fake tensor)."""
+    digest = hashlib.sha256()
+
+    def feed(part) -> None:
+        digest.update(part if isinstance(part, bytes) else str(part).encode())
+        digest.update(b"\0")
+
+    for part in (_FORMAT, _dyno_fingerprint(), target, kind, repr(options),
+                 sorted(frozen_inputs), torch.backends.cpu.get_cpu_capability()):
+        feed(part)
+    # The graph, node by node (what its Python code says, without generating it: 3 ms
+    # against 55 ms for a 12-layer GPT-2; a target printed with an address makes a key
+    # no other process computes, which only costs a compile).
+    for node in gm.graph.nodes:
+        feed(f"{node.op}|{node.name}|{node.target}|{node.args}|{node.kwargs}")
+    for node in gm.graph.nodes:
+        if node.op != "get_attr":
+            continue
+        value = gm
+        for attribute in node.target.split("."):
+            value = getattr(value, attribute)
+        data = _constant_bytes(value)
+        if data is None:
+            return None
+        feed(node.target)
+        feed(data)
+    for value in example_inputs:
+        feed(_input_description(value))
+    return digest.hexdigest()
+
+
+def _entry(key: str) -> Optional[pathlib.Path]:
+    directory = root()
+    return None if directory is None else directory / key[:2] / key
+
+
+def _sha256(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _remove(path: pathlib.Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def load_cpu(key: str, graph_id: int):
+    """(call, kernels, library calls, library routines) of the entry `key`, or None on a
+    miss (a corrupt entry is removed and counted as one)."""
+    from .targets import cpu, wrapper
+
+    entry = _entry(key)
+    if entry is None or not entry.is_dir():
+        counters.bump("cache_misses")
+        return None
+    try:
+        meta = json.loads((entry / "entry.json").read_text())
+        for name, digest in meta["files"].items():
+            if _sha256(entry / name) != digest:
+                raise ValueError(f"{name} does not match its digest")
+        source = (entry / "wrapper.py").read_text()
+        kernels = cpu.LoadedKernels(str(entry / "kernels.so"), meta["signatures"],
+                                    meta["runner_utils"])
+    except (OSError, ValueError, KeyError, AttributeError) as error:
+        log.info("graph %d: cache entry %s is corrupt (%s): compiling again", graph_id,
+                 key[:12], error)
+        counters.bump("cache_corrupt_entries")
+        counters.bump("cache_misses")
+        _remove(entry)
+        return None
+    namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
+    exec(compile(source, f"<dyno graph {graph_id}>", "exec"), namespace)
+    try:
+        os.utime(entry)  # used now: evicted last
+    except OSError:
+        pass
+    counters.bump("cache_hits")
+    return namespace["call"], meta["kernels"], meta["extern_calls"], meta["library_calls"]
+
+
+def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
+              num_externs: int, library_calls, runner_utils: bool) -> bool:
+    """Writes the entry `key` (a no-op when another process wrote it first).
+    `runner_utils`: the kernels call MLIR's C runner utilities."""
+    directory = root()
+    if directory is None:
+        return False
+    entry = _entry(key)
+    if entry.is_dir():
+        return True
+    try:
+        (directory / "tmp").mkdir(parents=True, exist_ok=True)
+        staging = pathlib.Path(tempfile.mkdtemp(dir=directory / "tmp"))
+    except OSError as error:
+        log.info("compile cache %s not writable: %s", directory, error)
+        return False
+    try:
+        if not kernels.save(str(staging / "kernels.so")):
+            log.debug("compile cache: no C compiler driver links the kernels; not stored")
+            return False
+        from .targets import cpu
+
+        # A library that would not load (a symbol the JIT resolved from somewhere a
+        # later process lacks) is not stored.
+        cpu.LoadedKernels(str(staging / "kernels.so"), signatures, runner_utils)
+        (staging / "wrapper.py").write_text(source)
+        meta = {"signatures": signatures, "kernels": num_kernels,
+                "extern_calls": num_externs, "library_calls": list(library_calls),
+                "runner_utils": runner_utils,
+                "files": {name: _sha256(staging / name)
+                          for name in ("wrapper.py", "kernels.so")}}
+        (staging / "entry.json").write_text(json.dumps(meta))
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(staging, entry)  # whole, or not at all
+        except OSError:
+            return entry.is_dir()  # another process's rename won
+        _evict(directory, keep=entry)
+        return True
+    finally:
+        _remove(staging)
+
+
+def _evict(directory: pathlib.Path, keep: pathlib.Path) -> None:
+    """Removes the entries used longest ago until the cache fits its size limit; `keep`
+    (the entry just written) stays."""
+    entries = []
+    for entry in directory.glob("??/*"):
+        if entry == keep:
+            continue
+        try:
+            size = sum(path.stat().st_size for path in entry.iterdir())
+            entries.append((entry.stat().st_mtime, size, entry))
+        except OSError:
+            continue  # removed meanwhile
+    kept = sum(path.stat().st_size for path in keep.iterdir())
+    total, limit = kept + sum(size for _, size, _ in entries), _size_limit_bytes()
+    for _, size, entry in sorted(entries, key=lambda item: item[0]):
+        if total <= limit:
+            break
+        _remove(entry)
+        total -= size
