@@ -4,11 +4,12 @@ processes without importing, lowering or JIT-compiling it again.
 Where: DYNO_CACHE_DIR (default ~/.cache/dyno). Off with DYNO_CACHE=0 or
 `options={"cache": False}`.
 
-An entry is keyed by everything its code depends on: the ATen graph's code and the
-values of its constants, each input's dtype, sizes, strides and device (symbolic sizes
-by name), the compile options, the graph's kind, its frozen inputs, the CPU's vector
-capability, and the versions of Dyno (a digest of its Python sources and the identity of
-its binaries), torch and torch-mlir. It holds the wrapper's source, the kernels as a
+An entry is keyed by everything its code depends on: the ATen graph (node by node) and
+the values of its constants, each input's dtype, sizes, strides and device (symbolic
+sizes by name), the compile options, the graph's kind, its frozen inputs, the CPU (its
+vector capability, model and instruction set extensions), and the versions of Dyno (a
+digest of its Python sources and the identity of its binaries), torch and torch-mlir.
+It holds the wrapper's source, the kernels as a
 shared library (the JIT's object code, linked with the system's `cc`; with no `cc`
 nothing is stored), and entry.json: the kernels' signatures, the graph's counts and a
 sha256 of each file.
@@ -80,6 +81,23 @@ def _dyno_fingerprint() -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def _host_cpu() -> str:
+    """The CPU the JIT compiled for (its model and instruction set extensions): a cache
+    shared by several machines must not hand one a library with instructions it lacks."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as info:
+            lines = info.read().split("\n\n")[0].splitlines()
+        wanted = ("vendor_id", "model name", "cpu family", "model", "flags")
+        return hashlib.sha256("\n".join(line for line in lines
+                                         if line.split(":")[0].strip() in wanted)
+                              .encode()).hexdigest()
+    except OSError:
+        return f"{platform.machine()}|{platform.processor()}"
+
+
 def _constant_bytes(value) -> Optional[bytes]:
     if isinstance(value, torch.Tensor):
         from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
@@ -114,7 +132,8 @@ def graph_key(gm: torch.fx.GraphModule, example_inputs, options, kind: str,
         digest.update(b"\0")
 
     for part in (_FORMAT, _dyno_fingerprint(), target, kind, repr(options),
-                 sorted(frozen_inputs), torch.backends.cpu.get_cpu_capability()):
+                 sorted(frozen_inputs), torch.backends.cpu.get_cpu_capability(),
+                 _host_cpu()):
         feed(part)
     # The graph, node by node (what its Python code says, without generating it: 3 ms
     # against 55 ms for a 12-layer GPT-2; a target printed with an address makes a key
@@ -229,7 +248,16 @@ def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
 
 def _evict(directory: pathlib.Path, keep: pathlib.Path) -> None:
     """Removes the entries used longest ago until the cache fits its size limit; `keep`
-    (the entry just written) stays."""
+    (the entry just written) stays. Staging directories an hour old (of a process that
+    died while storing) go too."""
+    import time
+
+    for staging in (directory / "tmp").glob("*"):
+        try:
+            if staging.stat().st_mtime < time.time() - 3600:
+                _remove(staging)
+        except OSError:
+            continue
     entries = []
     for entry in directory.glob("??/*"):
         if entry == keep:
