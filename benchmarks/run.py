@@ -112,8 +112,8 @@ def main():
         + (" --dynamic (dynamic=True: code for symbolic sizes)" if args.dynamic else ""),
         f"Parameters and inputs in {args.dtype}.",
         "Times are medians per call; speedups are eager time / backend time, from one run.",
-        "First calls include the compile (Inductor's on-disk caches as this machine has them;",
-        "benchmarks/cold_compile.py measures cold compiles in fresh processes).",
+        "First calls include the compile (Inductor's and Dyno's on-disk caches as this machine",
+        "has them; benchmarks/cold_compile.py measures cold and warm starts in fresh processes).",
         "",
         "| model | " + " | ".join(f"{l} (us)" for l in labels) + " | "
         + " | ".join(f"{l} speedup" for l in labels[1:]) + " | dyno kernels | dyno fallbacks | "
