@@ -9,9 +9,8 @@ the values of its constants, each input's dtype, sizes, strides and device (symb
 sizes by name), the compile options, the graph's kind, its frozen inputs, the CPU (its
 vector capability, model and instruction set extensions), and the versions of Dyno (a
 digest of its Python sources and the identity of its binaries), torch and torch-mlir.
-It holds the wrapper's source, the kernels as a
-shared library (the JIT's object code, linked with the system's `cc`; with no `cc`
-nothing is stored), and entry.json: the kernels' signatures, the graph's counts and a
+It holds the wrapper's source, the kernels as a shared library (the JIT's object
+code, linked with the system's `cc`; with no `cc` nothing is stored), and entry.json: the kernels' signatures, the graph's counts and a
 sha256 of each file.
 
 An entry is written to a temporary directory and renamed into place in one step, so a
@@ -25,6 +24,7 @@ import functools
 import hashlib
 import importlib.metadata
 import json
+import operator
 import os
 import pathlib
 import shutil
@@ -75,9 +75,7 @@ def _dyno_fingerprint() -> str:
         for path in sorted(installed.glob(pattern)):
             info = path.stat()
             digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}".encode())
-    for package_name in ("torch", "torch-mlir"):
-        digest.update(f"{package_name}={_version(package_name)}".encode())
-    digest.update(torch.__version__.encode())
+    digest.update(f"torch={torch.__version__}|torch-mlir={_version('torch-mlir')}".encode())
     return digest.hexdigest()
 
 
@@ -143,10 +141,7 @@ def graph_key(gm: torch.fx.GraphModule, example_inputs, options, kind: str,
     for node in gm.graph.nodes:
         if node.op != "get_attr":
             continue
-        value = gm
-        for attribute in node.target.split("."):
-            value = getattr(value, attribute)
-        data = _constant_bytes(value)
+        data = _constant_bytes(operator.attrgetter(node.target)(gm))
         if data is None:
             return None
         feed(node.target)
