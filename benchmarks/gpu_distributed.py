@@ -16,12 +16,17 @@ results are compared with the unsharded model in eager on one GPU, and with the 
 sharded model in eager; times are eager (one GPU), eager tensor-parallel and Dyno
 tensor-parallel, CUDA events, medians, in one run.
 
-Data parallelism (GPT-2 and Llama, float32): each model's training step (forward, loss,
-backward) is exported once (`dyno.export_triton_training`); on the GPUs each rank runs it
-on its own batches, all-reduces the gradients over NCCL and averages them as DDP does,
-then steps SGD. It is compared after every step with eager DDP on the same batches
-(losses, parameters), and a step is timed for eager DDP, Inductor (DDP around
-torch.compile) and Dyno. Here the all-reduces are DDP's, outside the compiled graphs.
+Data parallelism (GPT-2 and Llama, float32), with its communication inside Dyno's graph:
+each model's training step (forward, loss, backward) is exported through
+`dyno.data_parallel.DataParallel` (python/dyno/data_parallel.py), once replicated (the
+backward all-reduces and averages each gradient, as DDP) and once sharded (each rank keeps
+half of every parameter; the forward all-gathers it, the backward reduce-scatters its
+gradient, as FSDP2). On the GPUs each rank binds the same wrapper (that file needs only
+torch) and runs the step on its own batches, then steps SGD on what it keeps. It is
+compared after every step with PyTorch's eager DDP and FSDP2 (`fully_shard` per layer and
+at the root) on the same batches (losses, whole parameters), and a step is timed for
+eager, Inductor (DDP around torch.compile; torch.compile of the FSDP2 model) and Dyno
+(with and without its CUDA graph), in one run.
 """
 import argparse
 import os
@@ -93,13 +98,38 @@ def export(args):
         dist.destroy_process_group()
     if args.dtype != "float32":
         return
+    data_parallel = _data_parallel_module()
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=WORLD)
     for name in args.ddp_models.split(","):
-        model, inputs = zoo.build(name, size=args.ddp_size)
-        model.train()
-        directory = os.path.join(args.out, "ddp", name)
-        dyno.export_triton_training(model, zoo.training_loss, inputs, directory,
-                                    save_weights=False)
-        print(f"{name}: training step exported to {directory}")
+        for mode, sharded in (("ddp", False), ("fsdp", True)):
+            model, inputs = zoo.build(name, size=args.ddp_size)
+            step = data_parallel.DataParallel(model.train(), dist.group.WORLD.group_name,
+                                              WORLD, 0, shard=sharded)
+            directory = os.path.join(args.out, mode, name)
+            dyno.reset_stats()
+            dyno.export_triton_training(step, zoo.training_loss, inputs, directory,
+                                        save_weights=False)
+            calls = dyno.stats()["library_calls"]
+            with open(os.path.join(directory, "wrapper.py")) as wrapper:
+                source = wrapper.read()
+            counts = {op: source.count(f"_c10d_functional.{op}") for op in
+                      ("all_gather_into_tensor", "reduce_scatter_tensor", "all_reduce")}
+            print(f"{name} ({mode}): training step exported to {directory}; collectives in "
+                  f"the graph: {counts}; library calls: {calls}", flush=True)
+    dist.destroy_process_group()
+
+
+def _data_parallel_module():
+    """python/dyno/data_parallel.py, loaded by path: it needs only torch, and the GPU
+    machine has no Dyno installed."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python",
+                        "dyno", "data_parallel.py")
+    spec = importlib.util.spec_from_file_location("dyno_data_parallel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _median_ms(fn, repeat=20):
@@ -161,7 +191,8 @@ def _rank(rank, args):
                   ", ".join(f"{k} {v:.3f} ms" for k, v in rank_times.items()), flush=True)
     if args.dtype == "float32":
         for name in args.ddp_models.split(","):
-            _data_parallel(rank, args, name, device, load_runtime)
+            for shard in (False, True):
+                _data_parallel(rank, args, name, device, load_runtime, shard)
     dist.destroy_process_group()
 
 
@@ -170,23 +201,53 @@ def _relative(got, want):
     return ((got - want).norm() / want.norm().clamp(min=1e-30)).item()
 
 
-def _data_parallel(rank, args, name, device, load_runtime):
-    """Eager DDP, Inductor under DDP, and Dyno's exported step with DDP's all-reduce of the
-    gradients, on this rank's batches; compared with eager after every step."""
+def _blocks(model):
+    """The repeated layers of a zoo model (the first ModuleList): FSDP2's units."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module):
+            return list(module)
+    raise ValueError("no ModuleList of layers in the model")
+
+
+def _data_parallel(rank, args, name, device, load_runtime, shard):
+    """Eager and Inductor under PyTorch's data parallelism (FSDP2's `fully_shard` per
+    layer and at the root when `shard`, else DDP) against Dyno's exported step of
+    `DataParallel(model, shard=shard)`, whose all-gathers and reduce-scatters (or
+    all-reduces) run inside the compiled graph; each rank its own batches, SGD; compared
+    after every step (losses, whole parameters), then one step timed."""
     import copy
 
     import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
     from torch.nn.parallel import DistributedDataParallel
 
     model, inputs = zoo.build(name, size=args.ddp_size)
     model = model.to(device).train()
-    models = {label: copy.deepcopy(model) for label in ("eager", "inductor", "dyno")}
-    directory = os.path.join(args.artifacts, "ddp", name)
-    program = load_runtime(directory).load(directory, device=device).bind(models["dyno"])
-    runs = {"eager": DistributedDataParallel(models["eager"], device_ids=[rank]),
-            "inductor": DistributedDataParallel(torch.compile(models["inductor"]),
-                                                device_ids=[rank])}
-    optimizers = {label: torch.optim.SGD(m.parameters(), lr=0.01) for label, m in models.items()}
+    names = [parameter_name for parameter_name, _ in model.named_parameters()]
+    models = {label: copy.deepcopy(model) for label in ("eager", "inductor")}
+    runs = {}
+    for label in ("eager", "inductor"):
+        if shard:
+            for block in _blocks(models[label]):
+                fully_shard(block)
+            fully_shard(models[label])
+            runs[label] = models[label]
+        else:
+            runs[label] = DistributedDataParallel(models[label], device_ids=[rank])
+    runs["inductor"] = torch.compile(runs["inductor"]) if shard else \
+        DistributedDataParallel(torch.compile(models["inductor"]), device_ids=[rank])
+    data_parallel = _data_parallel_module()
+    wrapper = data_parallel.DataParallel(copy.deepcopy(model), dist.group.WORLD.group_name,
+                                         WORLD, rank, shard=shard)
+    directory = os.path.join(args.artifacts, "fsdp" if shard else "ddp", name)
+    runtime = load_runtime(directory)
+    programs = {"dyno": runtime.load(directory, device=device).bind(wrapper),
+                "dyno, no CUDA graph": runtime.load(directory, device=device,
+                                                    cuda_graphs=False).bind(wrapper)}
+    parameters = {"eager": models["eager"], "inductor": models["inductor"]}
+    optimizers = {label: torch.optim.SGD(m.parameters(), lr=0.01)
+                  for label, m in parameters.items()}
+    optimizers["dyno"] = torch.optim.SGD(wrapper.parameters(), lr=0.01)
     generator = torch.Generator().manual_seed(1000 + rank)  # each rank its own batches
 
     def batch():
@@ -194,37 +255,59 @@ def _data_parallel(rank, args, name, device, load_runtime):
                      for x in inputs)
 
     def step(label, data):
-        optimizers[label].zero_grad()
-        if label == "dyno":
-            loss = program(*data)
-            for parameter in models["dyno"].parameters():
-                if parameter.grad is not None:
-                    dist.all_reduce(parameter.grad)
-                    parameter.grad /= WORLD
+        optimizer = optimizers["dyno" if label.startswith("dyno") else label]
+        optimizer.zero_grad()
+        if label.startswith("dyno"):
+            loss = programs[label](*data)
         else:
             loss = zoo.training_loss(runs[label](*data), data[0])
             loss.backward()
-        optimizers[label].step()
+        optimizer.step()
         return loss.detach()
 
+    def whole(label):
+        if label == "dyno":
+            return wrapper.full_parameters()
+        found = dict(parameters[label].named_parameters())
+        return {key: found[key].full_tensor() if shard else found[key] for key in names}
+
     worst = {"loss": 0.0, "parameters": 0.0}
+    labels = ["eager", "inductor", "dyno", "dyno, no CUDA graph"]
+    failed, checked = {}, "dyno"  # without its CUDA graph if capturing one fails
     for _ in range(3):
         data = batch()
-        losses = {label: step(label, data) for label in ("eager", "inductor", "dyno")}
-        worst["loss"] = max(worst["loss"], _relative(losses["dyno"], losses["eager"]))
+        losses = {}
+        for label in ("eager", "inductor", checked):
+            try:
+                if label not in failed:
+                    losses[label] = step(label, data)
+            except Exception as error:  # reported in the table, the others still run
+                if label in ("eager", "dyno, no CUDA graph"):
+                    raise
+                failed[label] = f"{type(error).__name__}: {str(error)[:300]}"
+                labels.remove(label)
+                if label == "dyno":
+                    checked = "dyno, no CUDA graph"
+                    losses[checked] = step(checked, data)
+        worst["loss"] = max(worst["loss"], _relative(losses[checked], losses["eager"]))
+        eager, compiled = whole("eager"), whole("dyno")
         worst["parameters"] = max(worst["parameters"], max(
-            _relative(b, a) for a, b in zip(models["eager"].parameters(),
-                                            models["dyno"].parameters())))
+            _relative(compiled[key], eager[key]) for key in names))
     data = batch()
     times = {label: _median_ms(lambda label=label: step(label, data), repeat=10)
-             for label in ("eager", "inductor", "dyno")}
+             for label in labels}
     rows = [None] * WORLD
-    dist.all_gather_object(rows, (rank, worst, times))
+    dist.all_gather_object(rows, (rank, worst, times, failed))
     if rank == 0:
-        print(f"Data parallel: {name} ({args.ddp_size}, float32), SGD, 3 steps compared, "
-              f"then one step timed (median of 10)", flush=True)
-        for rank_, errors, step_times in rows:
-            print(f"rank {rank_}: rel. L2 vs eager DDP: loss {errors['loss']:.1e}, "
+        local = sum(p.numel() for p in wrapper.parameters())
+        print(f"{'FSDP2' if shard else 'DDP'}: {name} ({args.ddp_size}, float32), SGD, 3 "
+              f"steps compared, then one step timed (median of 10); Dyno keeps {local} of "
+              f"{sum(p.numel() for p in model.parameters())} parameters per rank",
+              flush=True)
+        for rank_, errors, step_times, failures in rows:
+            for label, reason in failures.items():
+                print(f"rank {rank_}: {label} failed: {reason}", flush=True)
+            print(f"rank {rank_}: rel. L2 vs eager: loss {errors['loss']:.1e}, "
                   f"parameters {errors['parameters']:.1e}; " + ", ".join(
                       f"{k} {v:.2f} ms ({step_times['eager'] / v:.2f}x)"
                       for k, v in step_times.items()), flush=True)

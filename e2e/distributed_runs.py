@@ -4,7 +4,7 @@ Every scenario runs the same program eagerly and through torch.compile(backend="
 the same process, on the same data, and records what differs and what Dyno compiled:
 the test process then asserts on each rank's report. Run as
 
-    python e2e/distributed_runs.py TARGET REPORT_DIR
+    python e2e/distributed_runs.py TARGET REPORT_DIR [SCENARIO,...]
 
 it starts the two processes itself (a file store: no ports), and each writes
 REPORT_DIR/rank<r>.json.
@@ -119,19 +119,68 @@ def data_parallel_training(target, rank):
     return {"losses": losses, "difference": difference}
 
 
+def _in_graph_data_parallel(target, rank, shard):
+    """dyno.data_parallel.DataParallel compiled (its collectives in the forward and
+    backward graphs) against PyTorch's own eager data parallelism on the same batches:
+    FSDP2 (`fully_shard`, per layer and at the root) when `shard`, else DDP."""
+    from torch.distributed.fsdp import fully_shard
+    from torch.nn.parallel import DistributedDataParallel
+
+    from dyno.data_parallel import DataParallel
+
+    def module():
+        torch.manual_seed(0)
+        layers = torch.nn.Sequential(torch.nn.Linear(16, 48), torch.nn.GELU(),
+                                     torch.nn.Linear(48, 37), torch.nn.Tanh(),
+                                     torch.nn.Linear(37, 8))  # 37: shards padded
+        return layers
+
+    if shard:
+        eager = module()
+        for index in (0, 2, 4):
+            fully_shard(eager[index])
+        fully_shard(eager)
+    else:
+        eager = DistributedDataParallel(module())
+    in_graph = DataParallel(module(), dist.group.WORLD.group_name, WORLD, rank, shard=shard)
+    torch.manual_seed(10 + rank)  # each rank its own batches
+    losses = _train_side_by_side((eager, _compile(in_graph, target)), (eager, in_graph))
+    whole = in_graph.full_parameters()
+    names = [name for name, _ in module().named_parameters()]
+    difference = 0.0
+    for name, parameter in zip(names, eager.parameters()):
+        if shard:
+            parameter = parameter.full_tensor()
+        difference = max(difference, _max_difference(parameter, whole[name]))
+    return {"losses": losses, "difference": difference,
+            "local_numel": sum(p.numel() for p in in_graph.parameters()),
+            "model_numel": sum(p.numel() for p in module().parameters())}
+
+
+def sharded_data_parallel_training(target, rank):
+    return _in_graph_data_parallel(target, rank, shard=True)
+
+
+def replicated_data_parallel_training(target, rank):
+    return _in_graph_data_parallel(target, rank, shard=False)
+
+
 SCENARIOS = {"functional_collectives": functional_collectives,
              "tensor_parallel_training": tensor_parallel_training,
-             "data_parallel_training": data_parallel_training}
+             "data_parallel_training": data_parallel_training,
+             "sharded_data_parallel_training": sharded_data_parallel_training,
+             "replicated_data_parallel_training": replicated_data_parallel_training}
 
 
-def process(rank, target, report_dir, store_file):
+def process(rank, target, report_dir, store_file, names):
     import dyno
 
     dist.init_process_group("gloo", init_method=f"file://{store_file}", rank=rank,
                             world_size=WORLD)
     report = {}
     try:
-        for name, scenario in SCENARIOS.items():
+        for name in names:
+            scenario = SCENARIOS[name]
             torch._dynamo.reset()
             dyno.reset_stats()
             result = scenario(target, rank)
@@ -150,9 +199,10 @@ def process(rank, target, report_dir, store_file):
 
 def main():
     target, report_dir = sys.argv[1], sys.argv[2]
+    names = sys.argv[3].split(",") if len(sys.argv) > 3 else list(SCENARIOS)
     torch.set_num_threads(1)  # two processes on two cores
     torch.multiprocessing.spawn(process, args=(target, report_dir,
-                                               os.path.join(report_dir, "store")),
+                                               os.path.join(report_dir, "store"), names),
                                 nprocs=WORLD, join=True)
 
 
