@@ -191,8 +191,8 @@ def _rank(rank, args):
                   ", ".join(f"{k} {v:.3f} ms" for k, v in rank_times.items()), flush=True)
     if args.dtype == "float32":
         for name in args.ddp_models.split(","):
-            for shard in (False, True):
-                _data_parallel(rank, args, name, device, load_runtime, shard)
+            for shard_parameters in (False, True):
+                _data_parallel(rank, args, name, device, load_runtime, shard_parameters)
     dist.destroy_process_group()
 
 
