@@ -74,6 +74,32 @@ def test_data_parallel_training_matches_eager(reports):
         reports[1]["data_parallel_training"]["losses"]
 
 
+@pytest.mark.parametrize("scenario, collectives", [
+    ("sharded_data_parallel_training", ("all_gather_into_tensor", "reduce_scatter_tensor")),
+    ("replicated_data_parallel_training", ("all_reduce",))])
+def test_in_graph_data_parallel_matches_fsdp2_and_ddp(reports, scenario, collectives):
+    """dyno.data_parallel.DataParallel, compiled: the all-gathers and reduce-scatters (or
+    all-reduces) are library calls in the forward and backward graphs, one per parameter
+    and step direction, and training matches eager FSDP2 (or DDP) on each rank's batches."""
+    for report in reports:
+        result = report[scenario]
+        assert_compiled_without_fallback(result)
+        assert result["compiled_graphs"] == 2  # the forward and the backward
+        calls = result["library_calls"]
+        for name in collectives:
+            assert calls.get(f"_c10d_functional.{name}.default") == 6, calls  # 6 parameters
+        assert calls["_c10d_functional.wait_tensor.default"] == 6 * len(collectives)
+        for eager, compiled in result["losses"]:
+            assert compiled == pytest.approx(eager, rel=1e-5, abs=1e-6)
+        assert result["difference"] < 1e-5
+        sharded = scenario.startswith("sharded")
+        # Sharded: each rank keeps half of every parameter (padded to an even size).
+        assert result["local_numel"] == (
+            sum((n + 1) // 2 for n in (16 * 48, 48, 48 * 37, 37, 37 * 8, 8)) if sharded
+            else result["model_numel"])
+    assert reports[0][scenario]["losses"] != reports[1][scenario]["losses"]
+
+
 def test_a_failed_collective_raises_and_is_not_replayed(tmp_path):
     """A graph that communicates is not run a second time eagerly after a failure (this
     process alone would issue its collectives again): the collective's error is raised."""
