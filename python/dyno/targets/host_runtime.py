@@ -77,6 +77,7 @@ def _onednn_computes(dtype: torch.dtype) -> bool:
 
 
 _EPILOGUES = {None: ("none", None), "gelu": ("gelu", "none")}
+_ONEDNN_GEMM_MIN_SIZE = 16 * 16 * 16
 
 
 def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tensor:
@@ -86,8 +87,11 @@ def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tenso
     accumulator before rounding once (eager's addmm copies the bias into its output
     first; 8-30% slower on 2 threads). Elsewhere: PyTorch's matmul, then its GELU."""
     # (oneDNN has no linear with no elements to multiply: K == 0, N == 0. Its weight and
-    # bias must be dense: an expanded operand has zero strides.)
+    # bias must be dense: an expanded operand has zero strides. At M*N*K <= 16**3 its
+    # primitive costs 15-25 us more than the product, where PyTorch's matmul takes 6-9 us
+    # (bf16, 2 threads: 4x16 @ 16x16, 1x64 @ 64x64); above it oneDNN is as fast or faster.)
     if (a.device.type == "cpu" and _onednn_computes(a.dtype) and b.numel()
+            and a.shape[0] * b.numel() > _ONEDNN_GEMM_MIN_SIZE
             and torch.backends.mkldnn.enabled):
         attr, algorithm = _EPILOGUES[epilogue]
         bias = bias.contiguous() if bias is not None else None
