@@ -1,8 +1,9 @@
-"""The on-disk compile cache (dyno/compile_cache.py): a later process loads a CPU graph
-compiled by an earlier one, with the same results and without compiling; processes
-compiling at once share one cache; a corrupt entry is compiled again; a graph that
-differs only in a constant's values is never served another's entry; the cache stays
-under its size limit; it can be turned off."""
+"""The on-disk compile cache (dyno/compile_cache.py): a later process loads a graph
+compiled by an earlier one (CPU and Triton targets), with the same results and without
+compiling; processes compiling at once share one cache; a corrupt entry is compiled
+again; a graph that differs only in a constant's values is never served another's entry;
+the cache stays under its size limit; it can be turned off; a process's entries travel
+to another cache as one archive (save_cache_artifacts / load_cache_artifacts)."""
 import json
 import os
 import subprocess
@@ -26,9 +27,16 @@ torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8),
                             torch.nn.LogSoftmax(-1)).eval()
 x = torch.randn(4, 16)
+if os.environ.get("LOAD_ARTIFACTS"):
+    with open(os.environ["LOAD_ARTIFACTS"], "rb") as artifacts:
+        print("installed", dyno.load_cache_artifacts(artifacts.read()), file=sys.stderr)
+options = {"target": os.environ.get("TARGET", "cpu")}
 with torch.no_grad():
-    out = torch.compile(model, backend="mlir")(x)
+    out = torch.compile(model, backend="mlir", options=options)(x)
     torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+if os.environ.get("SAVE_ARTIFACTS"):
+    with open(os.environ["SAVE_ARTIFACTS"], "wb") as artifacts:
+        artifacts.write(dyno.save_cache_artifacts())
 stats = dyno.stats()
 print(json.dumps({"hits": stats.get("cache_hits", 0), "misses": stats.get("cache_misses", 0),
                   "corrupt": stats.get("cache_corrupt_entries", 0),
@@ -136,3 +144,72 @@ def test_the_cache_stays_under_its_size_and_can_be_turned_off(tmp_path, monkeypa
     with torch.no_grad():
         torch.compile(lambda t: t.cos() * 2, backend="mlir")(torch.randn(8))
     assert not (tmp_path / "off").exists()
+
+
+def test_a_triton_graph_is_loaded_without_compiling(tmp_path):
+    """The Triton target's entry holds the kernels' Triton source and the wrapper: a warm
+    process runs neither Dyno's pipelines nor its Triton translation."""
+    cold = _run(tmp_path, TARGET="triton")
+    assert (cold["hits"], cold["misses"], cold["compiled"], cold["fallbacks"]) == (0, 1, 1, 0)
+    (entry,) = _entries(tmp_path)
+    assert sorted(p.name for p in entry.iterdir()) == ["entry.json", "kernels.py",
+                                                       "wrapper.py"]
+    warm = _run(tmp_path, TARGET="triton", CHECK_NO_COMPILE="1")
+    assert (warm["hits"], warm["misses"], warm["compiled"]) == (1, 0, 1), warm
+    assert warm["kernels"] == cold["kernels"] and warm["out"] == cold["out"]
+    # The CPU target's graph is another entry.
+    assert _run(tmp_path)["misses"] == 1 and len(_entries(tmp_path)) == 2
+
+
+@pytest.mark.parametrize("target", ["cpu", "triton"])
+def test_cache_artifacts_start_another_cache_warm(tmp_path, target):
+    """Compile where the cache is A, bundle what was compiled; install the bundle into
+    an empty cache B: the graph is loaded there without compiling, with the same results."""
+    artifacts = tmp_path / "artifacts.tar.gz"
+    cold = _run(tmp_path / "a", TARGET=target, SAVE_ARTIFACTS=str(artifacts))
+    assert cold["misses"] == 1
+    warm = _run(tmp_path / "b", TARGET=target, LOAD_ARTIFACTS=str(artifacts),
+                CHECK_NO_COMPILE="1")
+    assert (warm["hits"], warm["misses"], warm["compiled"]) == (1, 0, 1), warm
+    assert warm["out"] == cold["out"]
+    assert [p.name for p in _entries(tmp_path / "b")] == \
+        [p.name for p in _entries(tmp_path / "a")]
+
+
+def test_damaged_or_foreign_cache_artifacts_are_refused(tmp_path, monkeypatch):
+    import io
+    import tarfile
+
+    monkeypatch.setenv("DYNO_CACHE", "1")
+    monkeypatch.setenv("DYNO_CACHE_DIR", str(tmp_path / "cache"))
+
+    def archive(members):
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
+
+    import hashlib
+
+    key = "ab" * 32
+    wrapper, kernels = b"def call(args):\n    return []\n", b"# kernels\n"
+    meta = {"target": "triton", "kernels": 0, "extern_calls": 0, "library_calls": [],
+            "files": {"wrapper.py": hashlib.sha256(wrapper).hexdigest(),
+                      "kernels.py": hashlib.sha256(kernels).hexdigest()}}
+    whole = {f"{key}/entry.json": json.dumps(meta).encode(), f"{key}/wrapper.py": wrapper,
+             f"{key}/kernels.py": kernels}
+    assert dyno.load_cache_artifacts(archive(whole)) == 1
+    assert dyno.load_cache_artifacts(archive(whole)) == 0  # already there
+    other = "cd" * 32
+    tampered = {name.replace(key, other): data for name, data in whole.items()}
+    tampered[f"{other}/wrapper.py"] = wrapper + b"import os\n"
+    with pytest.raises(ValueError, match="digests"):
+        dyno.load_cache_artifacts(archive(tampered))
+    for bad in ({f"../{key}/wrapper.py": wrapper}, {f"{key}/evil.so": b"x"},
+                {"/etc/passwd": b"x"}):
+        with pytest.raises(ValueError, match="not a Dyno cache artifact"):
+            dyno.load_cache_artifacts(archive(bad))
+    assert sorted(p.name for p in _entries(tmp_path / "cache")) == [key]

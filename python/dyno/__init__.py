@@ -10,7 +10,8 @@ from .debug import register_logs as _register_logs
 
 _register_logs()  # TORCH_LOGS="dyno" / "+dyno": each graph's compile, its stages and times
 
-__all__ = ["stats", "reset_stats", "export_triton", "export_triton_training", "__version__"]
+__all__ = ["stats", "reset_stats", "export_triton", "export_triton_training",
+           "save_cache_artifacts", "load_cache_artifacts", "__version__"]
 
 
 def export_triton(model, example_inputs, directory, save_weights=True, autocast=None,
@@ -32,6 +33,26 @@ def export_triton_training(model, loss_fn, example_inputs, directory, save_weigh
     from .export import export_triton_training as export
 
     return export(model, loss_fn, example_inputs, directory, save_weights=save_weights)
+
+
+def save_cache_artifacts():
+    """The compile-cache entries this process compiled or loaded (CPU and Triton graphs),
+    as bytes for load_cache_artifacts on another machine with the same Dyno build, torch
+    and torch-mlir (and CPU model for CPU code, triton for Triton code); None when there
+    are none. Like torch.compiler.save_cache_artifacts."""
+    from .compile_cache import save_artifacts
+
+    return save_artifacts()
+
+
+def load_cache_artifacts(data: bytes) -> int:
+    """Installs what save_cache_artifacts returned into this machine's compile cache
+    (DYNO_CACHE_DIR); returns the number of entries added. Later compiles of the same
+    graphs load them instead of compiling. Raises ValueError for bytes that are not such
+    an archive or whose files do not match their digests."""
+    from .compile_cache import load_artifacts
+
+    return load_artifacts(data)
 
 
 __version__ = "0.1.0"

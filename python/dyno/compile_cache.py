@@ -1,17 +1,19 @@
-"""The on-disk compile cache: a graph compiled for the CPU once is loaded by later
-processes without importing, lowering or JIT-compiling it again.
+"""The on-disk compile cache: a graph compiled once is loaded by later processes without
+importing, lowering or JIT-compiling it again (CPU and Triton targets).
 
 Where: DYNO_CACHE_DIR (default ~/.cache/dyno). Off with DYNO_CACHE=0 or
 `options={"cache": False}`.
 
 An entry is keyed by everything its code depends on: the ATen graph (node by node) and
 the values of its constants, each input's dtype, sizes, strides and device (symbolic
-sizes by name), the compile options, the graph's kind, its frozen inputs, the CPU (its
-vector capability, model and instruction set extensions), and the versions of Dyno (a
-digest of its Python sources and the identity of its binaries), torch and torch-mlir.
-It holds the wrapper's source, the kernels as a shared library (the JIT's object
-code, linked with the system's `cc`; with no `cc` nothing is stored), and entry.json: the kernels' signatures, the graph's counts and a
-sha256 of each file.
+sizes by name), the compile options, the graph's kind, its frozen inputs, the versions
+of Dyno (a digest of its Python sources and of its binaries' contents), torch and
+torch-mlir, and per target: the CPU (its vector capability, model and instruction set
+extensions) for machine code, triton's version for Triton source. A CPU entry holds the
+wrapper's source and the kernels as a shared library (the JIT's object code, linked with
+the system's `cc`; with no `cc` nothing is stored); a Triton entry the wrapper's and the
+kernels' sources (Triton caches what it compiles from them per device). Each has
+entry.json: the kernels' signatures, the graph's counts and a sha256 of each file.
 
 An entry is written to a temporary directory and renamed into place in one step, so a
 reader sees a whole entry or none; when several processes compile the same graph at once,
@@ -19,6 +21,11 @@ the first rename wins and the others' copies are dropped. A file whose digest di
 from entry.json's makes the entry corrupt: it is removed and the graph compiled again.
 The cache is kept under DYNO_CACHE_SIZE_MB (default 1024) by removing the entries used
 longest ago (the entry just written stays).
+
+save_artifacts() bundles the entries a process used into one archive, which
+load_artifacts() installs into another cache (checked as a hit checks an entry): a build
+machine's compiles start the others warm (dyno.save_cache_artifacts /
+dyno.load_cache_artifacts).
 """
 import functools
 import hashlib
@@ -61,8 +68,9 @@ def _version(package: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _dyno_fingerprint() -> str:
-    """Dyno's own code: its Python sources' contents and its binaries' sizes and times
-    (a rebuilt dyno-opt is another compiler)."""
+    """Dyno's own code: its Python sources' contents and its binaries' contents (a rebuilt
+    dyno-opt is another compiler; the same build installed on two machines is the same
+    one, so their caches can be shared: save_artifacts/load_artifacts)."""
     package = pathlib.Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
@@ -71,12 +79,41 @@ def _dyno_fingerprint() -> str:
         digest.update(str(path.relative_to(package)).encode())
         digest.update(path.read_bytes())
     installed = pathlib.Path(__file__).parent  # the build tree's binaries sit beside it
-    for pattern in ("_bin/*", "_mlir_libs/*.so"):
-        for path in sorted(installed.glob(pattern)):
-            info = path.stat()
-            digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}".encode())
+    binaries = [path for pattern in ("_bin/*", "_mlir_libs/*.so")
+                for path in sorted(installed.glob(pattern))]
+    digest.update(_binaries_digest(binaries).encode())
     digest.update(f"torch={torch.__version__}|torch-mlir={_version('torch-mlir')}".encode())
     return digest.hexdigest()
+
+
+def _binaries_digest(paths) -> str:
+    """sha256 of the binaries' contents (about 0.9 s for Dyno's 500 MB), remembered in
+    the cache directory under each file's size, time and inode: computed once per build."""
+    identity = "|".join(f"{path.name}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+                        for path in paths for info in [path.stat()])
+    memo_key = hashlib.sha256(identity.encode()).hexdigest()
+    directory = root()
+    memo = directory / "binaries" / memo_key if directory is not None else None
+    try:
+        if memo is not None:
+            return memo.read_text().strip()
+    except OSError:
+        pass
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode())
+        with open(path, "rb") as binary:
+            for block in iter(lambda: binary.read(1 << 22), b""):
+                digest.update(block)
+    value = digest.hexdigest()
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        temporary = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
+        temporary.write_text(value)
+        os.replace(temporary, memo)
+    except OSError:
+        pass
+    return value
 
 
 @functools.lru_cache(maxsize=None)
@@ -130,9 +167,13 @@ def graph_key(gm: torch.fx.GraphModule, example_inputs, options, kind: str,
         digest.update(b"\0")
 
     for part in (_FORMAT, _dyno_fingerprint(), target, kind, repr(options),
-                 sorted(frozen_inputs), torch.backends.cpu.get_cpu_capability(),
-                 _host_cpu()):
+                 sorted(frozen_inputs)):
         feed(part)
+    if target == "cpu":  # machine code for this CPU
+        feed(torch.backends.cpu.get_cpu_capability())
+        feed(_host_cpu())
+    else:  # Triton source, compiled by Triton for each device (Triton caches that)
+        feed(f"triton={_version('triton')}")
     # The graph, node by node (what its Python code says, without generating it: 3 ms
     # against 55 ms for a 12-layer GPT-2; a target printed with an address makes a key
     # no other process computes, which only costs a compile).
@@ -164,10 +205,16 @@ def _remove(path: pathlib.Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def load_cpu(key: str, graph_id: int):
+# Entries this process stored or loaded: what save_artifacts bundles.
+_used_entries = set()
+_ENTRY_FILES = {"cpu": ("wrapper.py", "kernels.so"), "triton": ("wrapper.py", "kernels.py")}
+
+
+def load(key: str, graph_id: int, device=None, autotune: bool = False):
     """(call, kernels, library calls, library routines) of the entry `key`, or None on a
-    miss (a corrupt entry is removed and counted as one)."""
-    from .targets import cpu, wrapper
+    miss (a corrupt entry is removed and counted as one). `device` and `autotune`: where
+    and how a Triton entry's kernels run."""
+    from .targets import cpu, host_runtime, triton_runtime, wrapper
 
     entry = _entry(key)
     if entry is None or not entry.is_dir():
@@ -179,42 +226,37 @@ def load_cpu(key: str, graph_id: int):
             if _sha256(entry / name) != digest:
                 raise ValueError(f"{name} does not match its digest")
         source = (entry / "wrapper.py").read_text()
-        kernels = cpu.LoadedKernels(str(entry / "kernels.so"), meta["signatures"],
-                                    meta["runner_utils"])
-    except (OSError, ValueError, KeyError, AttributeError) as error:
+        if meta.get("target", "cpu") == "cpu":
+            kernels = cpu.LoadedKernels(str(entry / "kernels.so"), meta["signatures"],
+                                        meta["runner_utils"])
+            namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
+        else:
+            kernels = triton_runtime.TritonKernels(
+                triton_runtime.write_kernels((entry / "kernels.py").read_text()), device,
+                autotune=autotune)
+            namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
+    except (OSError, ValueError, KeyError, AttributeError, SyntaxError) as error:
         log.info("graph %d: cache entry %s is corrupt (%s): compiling again", graph_id,
                  key[:12], error)
         counters.bump("cache_corrupt_entries")
         counters.bump("cache_misses")
         _remove(entry)
         return None
-    namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
     exec(compile(source, f"<dyno graph {graph_id}>", "exec"), namespace)
     try:
         os.utime(entry)  # used now: evicted last
     except OSError:
         pass
     counters.bump("cache_hits")
+    _used_entries.add(key)
     return namespace["call"], meta["kernels"], meta["extern_calls"], meta["library_calls"]
 
 
 def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
               num_externs: int, library_calls, runner_utils: bool) -> bool:
-    """Writes the entry `key` (a no-op when another process wrote it first).
+    """Writes the CPU entry `key` (a no-op when another process wrote it first).
     `runner_utils`: the kernels call MLIR's C runner utilities."""
-    directory = root()
-    if directory is None:
-        return False
-    entry = _entry(key)
-    if entry.is_dir():
-        return True
-    try:
-        (directory / "tmp").mkdir(parents=True, exist_ok=True)
-        staging = pathlib.Path(tempfile.mkdtemp(dir=directory / "tmp"))
-    except OSError as error:
-        log.info("compile cache %s not writable: %s", directory, error)
-        return False
-    try:
+    def write(staging: pathlib.Path) -> bool:
         if not kernels.save(str(staging / "kernels.so")):
             log.debug("compile cache: no C compiler driver links the kernels; not stored")
             return False
@@ -224,21 +266,142 @@ def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
         # later process lacks) is not stored.
         cpu.LoadedKernels(str(staging / "kernels.so"), signatures, runner_utils)
         (staging / "wrapper.py").write_text(source)
-        meta = {"signatures": signatures, "kernels": num_kernels,
-                "extern_calls": num_externs, "library_calls": list(library_calls),
-                "runner_utils": runner_utils,
-                "files": {name: _sha256(staging / name)
-                          for name in ("wrapper.py", "kernels.so")}}
+        return True
+
+    return _store(key, "cpu", write, {"signatures": signatures, "kernels": num_kernels,
+                                      "extern_calls": num_externs,
+                                      "library_calls": list(library_calls),
+                                      "runner_utils": runner_utils})
+
+
+def store_triton(key: str, kernels_source: str, source: str, num_kernels: int,
+                 num_externs: int, library_calls) -> bool:
+    """Writes the Triton entry `key`: the kernels' Triton source and the wrapper."""
+    def write(staging: pathlib.Path) -> bool:
+        (staging / "kernels.py").write_text(kernels_source)
+        (staging / "wrapper.py").write_text(source)
+        return True
+
+    return _store(key, "triton", write, {"kernels": num_kernels, "extern_calls": num_externs,
+                                         "library_calls": list(library_calls)})
+
+
+def _store(key: str, target: str, write, meta: dict) -> bool:
+    """Stages an entry (`write(staging)` writes its files; False: nothing to store), adds
+    entry.json with each file's digest and renames it into place."""
+    directory = root()
+    if directory is None:
+        return False
+    entry = _entry(key)
+    if entry.is_dir():
+        _used_entries.add(key)
+        return True
+    try:
+        (directory / "tmp").mkdir(parents=True, exist_ok=True)
+        staging = pathlib.Path(tempfile.mkdtemp(dir=directory / "tmp"))
+    except OSError as error:
+        log.info("compile cache %s not writable: %s", directory, error)
+        return False
+    try:
+        if not write(staging):
+            return False
+        meta = {**meta, "target": target,
+                "files": {name: _sha256(staging / name) for name in _ENTRY_FILES[target]}}
         (staging / "entry.json").write_text(json.dumps(meta))
         entry.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.rename(staging, entry)  # whole, or not at all
         except OSError:
-            return entry.is_dir()  # another process's rename won
-        _evict(directory, keep=entry)
+            if not entry.is_dir():
+                return False
+        else:
+            _evict(directory, keep=entry)
+        _used_entries.add(key)
         return True
     finally:
         _remove(staging)
+
+
+_KEY_CHARACTERS = frozenset("0123456789abcdef")
+
+
+def save_artifacts() -> Optional[bytes]:
+    """The entries this process compiled or loaded, as one archive (bytes) that
+    load_artifacts installs in another machine's cache; None when there are none. (Like
+    torch.compiler.save_cache_artifacts: compile on a build machine, start warm on the
+    others. An entry is only ever used where its key matches: the same Dyno build, torch
+    and torch-mlir, and for CPU code the same CPU model; Triton entries need the same
+    triton.)"""
+    import io
+    import tarfile
+
+    directory = root()
+    if directory is None:
+        return None
+    buffer = io.BytesIO()
+    count = 0
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for key in sorted(_used_entries):
+            entry = _entry(key)
+            if entry is None or not entry.is_dir():
+                continue  # evicted since
+            for path in sorted(entry.iterdir()):
+                archive.add(path, arcname=f"{key}/{path.name}", recursive=False)
+            count += 1
+    return buffer.getvalue() if count else None
+
+
+def load_artifacts(data: bytes) -> int:
+    """Installs the entries of an archive from save_artifacts into this machine's cache
+    and returns how many it added. Each entry is checked as a cache hit checks it (its
+    files against entry.json's digests) and renamed into place whole; members that are
+    not an entry's files (other names, links, paths outside) are refused: ValueError."""
+    import io
+    import tarfile
+
+    directory = root()
+    if directory is None:
+        raise ValueError("the compile cache is off (DYNO_CACHE=0)")
+    members = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+        for member in archive.getmembers():
+            key, _, name = member.name.partition("/")
+            allowed = {"entry.json", *_ENTRY_FILES["cpu"], *_ENTRY_FILES["triton"]}
+            if (not member.isfile() or len(key) != 64 or not set(key) <= _KEY_CHARACTERS
+                    or name not in allowed):
+                raise ValueError(f"not a Dyno cache artifact member: {member.name!r}")
+            members.setdefault(key, {})[name] = archive.extractfile(member).read()
+    added = 0
+    (directory / "tmp").mkdir(parents=True, exist_ok=True)
+    for key, files in members.items():
+        entry = _entry(key)
+        if entry.is_dir():
+            continue
+        try:
+            meta = json.loads(files["entry.json"])
+            expected = _ENTRY_FILES[meta.get("target", "cpu")]
+            whole = set(meta["files"]) == set(expected) and all(
+                hashlib.sha256(files.get(name, b"")).hexdigest() == meta["files"][name]
+                for name in expected)
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ValueError(f"cache artifact entry {key[:12]}: {error!r}") from None
+        if not whole:
+            raise ValueError(f"cache artifact entry {key[:12]} does not match its digests")
+        staging = pathlib.Path(tempfile.mkdtemp(dir=directory / "tmp"))
+        try:
+            for name, content in files.items():
+                (staging / name).write_bytes(content)
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(staging, entry)
+                added += 1
+            except OSError:
+                pass  # another process installed it meanwhile
+        finally:
+            _remove(staging)
+    if added:
+        _evict(directory, keep=_entry(next(iter(members))))
+    return added
 
 
 def _evict(directory: pathlib.Path, keep: pathlib.Path) -> None:

@@ -183,7 +183,8 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
 def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump,
                     options: CompileOptions = CompileOptions()):
     """ATen graph -> (Triton kernels source, wrapper source, number of kernels, number of
-    library calls): everything the Triton target runs, without running it."""
+    library calls, the ATen routines it calls): everything the Triton target runs,
+    without running it."""
     from . import ir
     from .targets import wrapper
 
@@ -203,13 +204,26 @@ def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump,
         builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True)
         source = builder.emit(outputs)
     dump.write("06-wrapper.py", source)
-    return kernels_source, source, len(builder.kernel_signatures), builder.extern_calls
+    return (kernels_source, source, len(builder.kernel_signatures), builder.extern_calls,
+            builder.library_calls)
 
 
-def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options):
+def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
+                    cache_key=None):
+    """`cache_key`: the compile cache's key for this graph, under which the kernels' and
+    the wrapper's sources are stored."""
     from .targets import triton_runtime
 
-    kernels_source, source, num_kernels, num_externs = lower_to_triton(gm, dump, options)
+    kernels_source, source, num_kernels, num_externs, library_calls = lower_to_triton(
+        gm, dump, options)
+    if cache_key is not None:
+        try:
+            with dump.stage("cache store"):
+                compile_cache.store_triton(cache_key, kernels_source, source, num_kernels,
+                                           num_externs, library_calls)
+        except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
+            log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
+                     type(error).__name__, error)
     with dump.stage("Triton load"):
         kernels = triton_runtime.TritonKernels(
             triton_runtime.write_kernels(kernels_source), device,
@@ -280,14 +294,19 @@ def _frozen_inputs(options: CompileOptions, inference: bool) -> frozenset:
     return frozenset(getattr(metadata, "static_input_indices", None) or ())
 
 
-def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, target, dump):
+def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, target, device, dump):
     """(the compile cache's key for this graph or None, the entry's contents or None).
     A failure here is a miss, never the user's error."""
     try:
         with dump.stage("cache lookup"):
             key = compile_cache.graph_key(gm, example_inputs, options, kind, frozen_inputs,
                                           target)
-            return key, (compile_cache.load_cpu(key, dump.graph_id) if key else None)
+            autotune = False
+            if target == "triton":
+                from .targets import triton_runtime
+                autotune = triton_runtime.autotune_requested(options.autotune)
+            return key, (compile_cache.load(key, dump.graph_id, device, autotune)
+                         if key else None)
     except Exception as error:  # noqa: BLE001 (a cache problem costs a compile)
         log.info("graph %d: compile cache lookup failed: %s: %s", dump.graph_id,
                  type(error).__name__, error)
@@ -320,16 +339,16 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     def compile_part(graph, part_dump, frozen_inputs=frozenset(), cache_key=None):
         if target == "cpu":
             return _compile_cpu(graph, part_dump, device, options, frozen_inputs, cache_key)
-        return _compile_triton(graph, part_dump, device, options)
+        return _compile_triton(graph, part_dump, device, options, cache_key)
 
     # (Objects taken out of the inputs would shift the positions: only DTensor training
     # graphs have them.)
     frozen_inputs = _frozen_inputs(options, inference) if compiled_gm is gm else frozenset()
     cache_key, hit = None, None
-    if target == "cpu" and options.cache and compile_cache.root() is not None:
+    if options.cache and compile_cache.root() is not None:
         cache_key, hit = _look_up_cache(compiled_gm, example_inputs, options,
                                         f"{kind}{'/inference' if inference else ''}",
-                                        frozen_inputs, target, dump)
+                                        frozen_inputs, target, device, dump)
     try:
         if hit is not None:
             call, num_kernels, num_externs, library_calls = hit

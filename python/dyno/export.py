@@ -199,7 +199,7 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
 
     dump = GraphDump()
     dump.write("00-aten-fx.py", graph_module.code)
-    kernels_source, wrapper_source, _, _ = compiler.lower_to_triton(
+    kernels_source, wrapper_source, _, _, _ = compiler.lower_to_triton(
         graph_module, dump, options or compiler.CompileOptions())
     dump.discard_temporary()
 
