@@ -253,9 +253,10 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
 
 
 def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
-              num_externs: int, library_calls, runner_utils: bool) -> bool:
-    """Writes the CPU entry `key` (a no-op when another process wrote it first).
-    `runner_utils`: the kernels call MLIR's C runner utilities."""
+              num_externs: int, library_calls, runner_utils: bool) -> Optional[pathlib.Path]:
+    """Writes the CPU entry `key` (a no-op when another process wrote it first) and
+    returns its directory, or None when it was not stored. `runner_utils`: the kernels
+    call MLIR's C runner utilities."""
     def write(staging: pathlib.Path) -> bool:
         if not kernels.save(str(staging / "kernels.so")):
             log.debug("compile cache: no C compiler driver links the kernels; not stored")
@@ -275,7 +276,7 @@ def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
 
 
 def store_triton(key: str, kernels_source: str, source: str, num_kernels: int,
-                 num_externs: int, library_calls) -> bool:
+                 num_externs: int, library_calls) -> Optional[pathlib.Path]:
     """Writes the Triton entry `key`: the kernels' Triton source and the wrapper."""
     def write(staging: pathlib.Path) -> bool:
         (staging / "kernels.py").write_text(kernels_source)
@@ -286,25 +287,26 @@ def store_triton(key: str, kernels_source: str, source: str, num_kernels: int,
                                          "library_calls": list(library_calls)})
 
 
-def _store(key: str, target: str, write, meta: dict) -> bool:
+def _store(key: str, target: str, write, meta: dict) -> Optional[pathlib.Path]:
     """Stages an entry (`write(staging)` writes its files; False: nothing to store), adds
-    entry.json with each file's digest and renames it into place."""
+    entry.json with each file's digest and renames it into place; returns the entry's
+    directory (None: not stored)."""
     directory = root()
     if directory is None:
-        return False
+        return None
     entry = _entry(key)
     if entry.is_dir():
         _used_entries.add(key)
-        return True
+        return entry
     try:
         (directory / "tmp").mkdir(parents=True, exist_ok=True)
         staging = pathlib.Path(tempfile.mkdtemp(dir=directory / "tmp"))
     except OSError as error:
         log.info("compile cache %s not writable: %s", directory, error)
-        return False
+        return None
     try:
         if not write(staging):
-            return False
+            return None
         meta = {**meta, "target": target,
                 "files": {name: _sha256(staging / name) for name in _ENTRY_FILES[target]}}
         (staging / "entry.json").write_text(json.dumps(meta))
@@ -313,11 +315,11 @@ def _store(key: str, target: str, write, meta: dict) -> bool:
             os.rename(staging, entry)  # whole, or not at all
         except OSError:
             if not entry.is_dir():
-                return False
+                return None
         else:
             _evict(directory, keep=entry)
         _used_entries.add(key)
-        return True
+        return entry
     finally:
         _remove(staging)
 
