@@ -213,3 +213,17 @@ def test_damaged_or_foreign_cache_artifacts_are_refused(tmp_path, monkeypatch):
         with pytest.raises(ValueError, match="not a Dyno cache artifact"):
             dyno.load_cache_artifacts(archive(bad))
     assert sorted(p.name for p in _entries(tmp_path / "cache")) == [key]
+    # Triton autotuning results travel too (per kernel and GPU model); a file under
+    # autotune/ that is not a result is refused.
+    result = json.dumps({"kernel": "kernel_0", "config": {"XBLOCK": 128}}).encode()
+    assert dyno.load_cache_artifacts(archive({f"autotune/{'0' * 24}.json": result})) == 1
+    assert (tmp_path / "cache" / "autotune" / f"{'0' * 24}.json").read_bytes() == result
+    with pytest.raises(ValueError, match="not an autotuning result"):
+        dyno.load_cache_artifacts(archive({f"autotune/{'1' * 24}.json": b"[1]"}))
+    # What a process tuned is bundled by save_cache_artifacts.
+    from dyno.targets import triton_runtime
+
+    monkeypatch.setattr(triton_runtime, "autotune_results_used",
+                        {str(tmp_path / "cache" / "autotune" / f"{'0' * 24}.json")})
+    with tarfile.open(fileobj=io.BytesIO(dyno.save_cache_artifacts())) as saved:
+        assert saved.getnames() == [f"autotune/{'0' * 24}.json"]

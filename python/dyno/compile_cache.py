@@ -328,7 +328,8 @@ _KEY_CHARACTERS = frozenset("0123456789abcdef")
 
 
 def save_artifacts() -> Optional[bytes]:
-    """The entries this process compiled or loaded, as one archive (bytes) that
+    """The entries this process compiled or loaded, and the Triton autotuning results it
+    read or wrote (per kernel and GPU model), as one archive (bytes) that
     load_artifacts installs in another machine's cache; None when there are none. (Like
     torch.compiler.save_cache_artifacts: compile on a build machine, start warm on the
     others. An entry is only ever used where its key matches: the same Dyno build, torch
@@ -350,25 +351,41 @@ def save_artifacts() -> Optional[bytes]:
             for path in sorted(entry.iterdir()):
                 archive.add(path, arcname=f"{key}/{path.name}", recursive=False)
             count += 1
+        for path in sorted(_autotune_results_used()):
+            if os.path.isfile(path):
+                archive.add(path, arcname=f"autotune/{os.path.basename(path)}",
+                            recursive=False)
+                count += 1
     return buffer.getvalue() if count else None
 
 
+def _autotune_results_used():
+    import sys
+
+    runtime = sys.modules.get(f"{__package__}.targets.triton_runtime")
+    return getattr(runtime, "autotune_results_used", ())
+
+
 def load_artifacts(data: bytes) -> int:
-    """Installs the entries of an archive from save_artifacts into this machine's cache
-    and returns how many it added. Each entry is checked as a cache hit checks it (its
-    files against entry.json's digests) and renamed into place whole; members that are
-    not an entry's files (other names, links, paths outside) are refused: ValueError."""
+    """Installs the entries (and Triton autotuning results) of an archive from
+    save_artifacts into this machine's cache and returns how many it added. Each entry
+    is checked as a cache hit checks it (its files against entry.json's digests) and
+    renamed into place whole; members that are not an entry's files or an autotuning
+    result (other names, links, paths outside) are refused: ValueError."""
     import io
     import tarfile
 
     directory = root()
     if directory is None:
         raise ValueError("the compile cache is off (DYNO_CACHE=0)")
-    members = {}
+    members, tuned = {}, {}
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
         for member in archive.getmembers():
             key, _, name = member.name.partition("/")
             allowed = {"entry.json", *_ENTRY_FILES["cpu"], *_ENTRY_FILES["triton"]}
+            if member.isfile() and key == "autotune" and _is_autotune_name(name):
+                tuned[name] = archive.extractfile(member).read()
+                continue
             if (not member.isfile() or len(key) != 64 or not set(key) <= _KEY_CHARACTERS
                     or name not in allowed):
                 raise ValueError(f"not a Dyno cache artifact member: {member.name!r}")
@@ -403,6 +420,35 @@ def load_artifacts(data: bytes) -> int:
             _remove(staging)
     if added:
         _evict(directory, keep=_entry(next(iter(members))))
+    return added + _install_autotune_results(tuned)
+
+
+def _is_autotune_name(name: str) -> bool:
+    stem, dot, suffix = name.partition(".")
+    return dot == "." and suffix == "json" and len(stem) == 24 and set(stem) <= _KEY_CHARACTERS
+
+
+def _install_autotune_results(tuned: dict) -> int:
+    """Autotuning results (the Triton runtime's `autotune/<key>.json`, keyed by kernel
+    source and GPU model) that this cache lacks; each must be a result."""
+    if not tuned:
+        return 0
+    directory = pathlib.Path(root()).parent / "autotune"  # triton_runtime.cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    added = 0
+    for name, content in tuned.items():
+        try:
+            if not isinstance(json.loads(content).get("config"), dict):
+                raise ValueError
+        except (ValueError, AttributeError):
+            raise ValueError(f"autotune/{name} is not an autotuning result") from None
+        path = directory / name
+        if path.exists():
+            continue
+        temporary = path.with_name(f"{name}.{os.getpid()}.tmp")
+        temporary.write_bytes(content)
+        os.replace(temporary, path)
+        added += 1
     return added
 
 

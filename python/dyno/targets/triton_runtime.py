@@ -31,6 +31,11 @@ import triton
 _lock = threading.Lock()
 
 
+# The autotuning results this process read or wrote (what dyno.save_cache_artifacts
+# bundles with the compile cache's entries).
+autotune_results_used = set()
+
+
 def cache_dir() -> str:
     root = os.environ.get("DYNO_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "dyno")
@@ -305,6 +310,7 @@ class Launcher:
 
     def _tune(self, tensors):
         path = os.path.join(cache_dir(), "autotune", f"{self.key}.json")
+        autotune_results_used.add(path)
         if os.path.exists(path):
             with open(path) as file:
                 self.config = json.load(file)["config"]
