@@ -3,6 +3,7 @@ block-size autotuning with its disk cache, and the ahead-of-time export that run
 only torch and triton. Kernels run under Triton's interpreter on CPU tensors."""
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -50,6 +51,12 @@ def test_debug_dir_holds_every_triton_stage(tmp_path, monkeypatch):
         assert stage in stages, stages
     kernels = (next(tmp_path.iterdir()) / "05-kernels.py").read_text()
     assert "@triton.jit" in kernels and "KERNELS = {" in kernels
+    # The prelude is lib/Target/Triton/TritonPrelude.py's code (its docstring dropped),
+    # embedded in dyno-translate at build time.
+    prelude = (pathlib.Path(__file__).parents[1] / "lib" / "Target" / "Triton" /
+               "TritonPrelude.py").read_text()
+    code = prelude[prelude.index('"""\n', 3) + 4:]
+    assert code.startswith("import triton") and code in kernels
 
 
 def test_argmax_and_max_with_indices_compile():
