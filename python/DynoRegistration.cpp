@@ -1,8 +1,10 @@
 //===- DynoRegistration.cpp - Dyno's Python site initializer ----*- C++ -*-===//
 //
-// Loaded by dyno._mlir_libs as `_site_initialize_0`: adds Dyno's dialect (and every
-// upstream dialect and LLVM IR translation) to each context, and registers Dyno's passes
-// and pipelines so that PassManager.parse("builtin.module(dyno-cpu-pipeline)") works.
+// Loaded by dyno._mlir_libs as `_site_initialize_0`: adds Dyno's dialects (dyno and the
+// Triton-level tl), every upstream dialect and extension and the LLVM IR translations to
+// each context, and registers Dyno's passes, conversions and pipelines so that
+// PassManager.parse("builtin.module(dyno-cpu-pipeline)") works (upstream passes are
+// registered by the upstream bindings themselves).
 //
 //===----------------------------------------------------------------------===//
 #include "dyno-c/Dyno.h"

@@ -141,7 +141,7 @@ def _lower_to_kernels(gm: torch.fx.GraphModule, dump: GraphDump):
     return kernels_path
 
 
-def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
+def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
                  frozen_inputs: frozenset = frozenset(), cache_key=None):
     """`frozen_inputs`: positions of the inputs that stay the same from call to call
     (parameters under `freezing`), whose matmul weights are kept packed. `cache_key`:
@@ -256,7 +256,7 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
         return call
 
     try:
-        fused, compiled, _ = partition.compile_partitions(gm, compile_subgraph, target)
+        fused, compiled = partition.compile_partitions(gm, compile_subgraph, target)
     except Exception:  # partitioning is best effort; the caller falls back to eager
         return None
     if compiled == 0:
@@ -345,7 +345,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
 
     def compile_part(graph, part_dump, frozen_inputs=frozenset(), cache_key=None):
         if target == "cpu":
-            return _compile_cpu(graph, part_dump, device, options, frozen_inputs, cache_key)
+            return _compile_cpu(graph, part_dump, options, frozen_inputs, cache_key)
         return _compile_triton(graph, part_dump, device, options, cache_key)
 
     # (Objects taken out of the inputs would shift the positions: only DTensor training

@@ -177,7 +177,7 @@ def eager_op_names(gm: torch.fx.GraphModule) -> List[str]:
 
 def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable,
                        target: str = "cpu"):
-    """Returns (graph module, compiled partitions, partitions left eager).
+    """Returns (graph module, number of partitions compiled, wholly or op by op).
 
     `compile_subgraph(submodule)` returns a boxed callable or raises DynoCompileError.
     """
@@ -192,7 +192,7 @@ def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable,
     if not partitions:
         raise DynoCompileError("partition", "no op of the graph is supported")
     fused = partitioner.fuse_partitions(partitions)
-    compiled, failed = 0, 0
+    compiled = 0
     for node in fused.graph.nodes:
         if node.op != "call_module":
             continue
@@ -205,10 +205,8 @@ def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable,
             # Op by op, then; what does not compile alone stays eager.
             if _compile_ops_one_by_one(submodule, compile_subgraph):
                 compiled += 1
-            else:
-                failed += 1
             continue
         setattr(fused, node.target, _CompiledPartition(call, returns_tuple))
         compiled += 1
     fused.recompile()
-    return fused, compiled, failed
+    return fused, compiled

@@ -16,9 +16,9 @@ ATen's CPU kernel is (its accumulator type for float is double). Its first loop 
 until q + i > 9, unbounded for negative q; there the sum is split exactly into zetas of
 positive arguments (see `zeta`).
 
-Not here (they stay eager through per-op fallback): the orthogonal polynomials of
-special.* (a recurrence as long as the tensor n's values). The Bessel functions are in
-bessel_functions.py.
+Elsewhere: the orthogonal polynomials of special.* (a recurrence as long as the tensor
+n's values) are lowerings with a loop in the elementwise body (polynomial_lowerings.py);
+the Bessel functions are in bessel_functions.py.
 """
 import math
 
