@@ -32,7 +32,7 @@ aten = torch.ops.aten
 
 def _plain_two_pass_var_and_mean(x, dim, correction, keepdim):
     """Dyno's variance before issue 19: the mean, then the sum of squared deviations."""
-    from dyno import moment_decompositions
+    from dyno.ops import moment_decompositions
 
     dims = moment_decompositions._reduced_dims(x, dim)
     count = math.prod(x.shape[d] for d in dims) if x.dim() else 1
@@ -50,7 +50,8 @@ def _plain_two_pass_var_and_mean(x, dim, correction, keepdim):
 def variance_before_issue_19():
     """The plain two-pass variance, and x - mean(x) left as it is (centred_differences
     would otherwise rewrite that variance's deviations)."""
-    from dyno import frontend, moment_decompositions
+    from dyno import frontend
+    from dyno.ops import moment_decompositions
 
     shipped = moment_decompositions._var_and_mean, frontend.with_centred_differences
     moment_decompositions._var_and_mean = _plain_two_pass_var_and_mean

@@ -34,7 +34,7 @@ from report import geomean, publish  # noqa: E402
 from report import time_calls  # noqa: E402
 
 import dyno  # noqa: E402
-from dyno import attention_decompositions, decompositions  # noqa: E402
+from dyno.ops import attention_decompositions, decompositions  # noqa: E402
 
 SHAPES = {  # batch, heads, tokens, head width
     "short": (4, 4, 64, 64), "zoo-cpu": (4, 4, 128, 64), "mid": (4, 4, 192, 64),

@@ -179,7 +179,7 @@ def test_failure_inside_aot_autograd_runs_the_graph_eagerly(monkeypatch):
     # A decomposition that raises (as one that built a tensor with torch.tensor did:
     # "aot_autograd expected to have an entirely functional graph") reached the user as
     # BackendCompilerFailed. The graph now runs eagerly with the reason recorded.
-    from dyno import decompositions
+    from dyno.ops import decompositions
 
     table = decompositions.table("cpu")
 

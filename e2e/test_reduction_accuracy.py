@@ -120,7 +120,7 @@ def test_batch_norm_decompositions_match_pytorchs():
     """moment_decompositions' training batch norm against ATen's own kernels, for every
     op that spells it (the functional and in-place forms, without running statistics,
     and torch.export's _batch_norm_with_update_functional), on inputs of rank 2 and 4."""
-    from dyno import moment_decompositions as moments
+    from dyno.ops import moment_decompositions as moments
 
     aten = torch.ops.aten
     torch.manual_seed(0)

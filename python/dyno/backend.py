@@ -35,7 +35,7 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
     (CompileOptions.freezing)."""
     from torch._dynamo.backends.common import aot_autograd
 
-    from . import decompositions
+    from .ops import decompositions
 
     compile_options = CompileOptions.from_user(options)
 

@@ -22,7 +22,7 @@ from . import compile_cache, counters, frontend, opaque_inputs, pipeline
 from .targets import host_runtime
 from .debug import GraphDump, log
 from .errors import DynoCompileError
-from .library_calls import COLLECTIVE_NAMESPACE
+from .ops.library_calls import COLLECTIVE_NAMESPACE
 
 _warned = set()
 

@@ -104,7 +104,7 @@ def _exported(model, example_inputs, autocast, on_cuda: bool):
     """torch.export's program of `model` with Dyno's decompositions; `on_cuda` traces it
     as on the GPU (cuda_autocast.tracing) under `autocast` (a dtype, or None for the
     model's own regions only)."""
-    from . import decompositions
+    from .ops import decompositions
 
     with contextlib.ExitStack() as stack:
         traced, traced_inputs = model, example_inputs
@@ -127,7 +127,7 @@ def export_triton_training(model: torch.nn.Module, loss_fn, example_inputs,
     step updates (batch norm's running statistics) are updated in place."""
     from torch._functorch.aot_autograd import aot_export_module
 
-    from . import decompositions
+    from .ops import decompositions
 
     step = _LossOf(model, loss_fn)
     example_inputs = tuple(example_inputs)

@@ -14,26 +14,11 @@ import shlex
 
 import torch
 
-from .aten_lowerings import lower_unsupported_ops
+from .ops.aten_lowerings import lower_unsupported_ops
 from .centred_differences import with_centred_differences
+from .ops.eager import ROUTED_TO_EAGER
 from .collective_scheduling import with_collectives_overlapped
 from .errors import DynoCompileError
-
-
-def _routed_to_eager():
-    """Ops whose import gives wrong results, with the reason; they always run eagerly
-    (per-op fallback compiles the rest of their graph). Each entry was found by a sweep
-    and is covered by a regression test."""
-    aten = torch.ops.aten
-    wrong_weights = ("torch-mlir's lowering ignores per_sample_weights "
-                     "(wrong results, found by the OpInfo sweep)")
-    return {
-        aten._embedding_bag.default: wrong_weights,
-        aten._embedding_bag_forward_only.default: wrong_weights,
-    }
-
-
-ROUTED_TO_EAGER = _routed_to_eager()
 
 
 def check_graph_ops(gm: torch.fx.GraphModule) -> None:

@@ -17,6 +17,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from . import frontend
 from .errors import DynoCompileError
+from .ops.eager import ROUTED_TO_EAGER
 
 _support_cache: Dict[Tuple, bool] = {}
 
@@ -84,7 +85,7 @@ def op_is_supported(node: torch.fx.Node, target: str = "cpu") -> bool:
     the Triton target, also whether its kernels lower to Triton."""
     if node.op != "call_function" or node.target is operator.getitem:
         return node.op == "call_function"
-    if node.target in frontend.ROUTED_TO_EAGER:
+    if node.target in ROUTED_TO_EAGER:
         return False
     if not isinstance(node.meta.get("val"), (torch.Tensor, tuple, list)):
         return False

@@ -14,7 +14,7 @@ import torch
 
 from .. import counters
 from ..errors import DynoCompileError
-from ..library_calls import COLLECTIVE_NAMESPACE
+from ..ops.library_calls import COLLECTIVE_NAMESPACE
 from .host_runtime import as_eager, wrapper_globals  # noqa: F401 (re-exported)
 
 _DTYPES = {

@@ -1,7 +1,7 @@
 """Scans torch-mlir does not lower (cummax, cummin) or lowers in a way that overflows
 (logcumsumexp), as scans with their own combiners (see aten_lowerings)."""
 from .aten_lowerings import TensorType, Unsupported, dimension, lowering
-from .errors import DynoCompileError
+from ..errors import DynoCompileError
 
 
 def _running_extreme(island, operands, results, greater: bool):

@@ -17,7 +17,7 @@ then rejects it and per-op fallback runs it eagerly, as before.
 import re
 from typing import Callable, Dict, List, Optional
 
-from .errors import DynoCompileError
+from ..errors import DynoCompileError
 
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
 
