@@ -106,6 +106,8 @@ def _binaries_digest(paths) -> str:
             for block in iter(lambda: binary.read(1 << 22), b""):
                 digest.update(block)
     value = digest.hexdigest()
+    if memo is None:
+        return value
     try:
         memo.parent.mkdir(parents=True, exist_ok=True)
         temporary = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")

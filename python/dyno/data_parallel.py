@@ -97,7 +97,7 @@ class DataParallel(torch.nn.Module):
         # What this rank keeps and its optimizer steps: the shards, or the whole parameters.
         self.local = torch.nn.ParameterList(local)
 
-    def forward(self, *inputs):
+    def forward(self, *inputs, **keyword_inputs):
         parameters = {}
         for local, qualified, shape in zip(self.local, self._names, self._shapes):
             if self.shard:
@@ -106,7 +106,8 @@ class DataParallel(torch.nn.Module):
             else:
                 value = _AverageGradient.apply(local, self.world_size, self.group_name)
             parameters.update((name, value) for name in qualified)
-        return torch.func.functional_call(self.model, parameters, inputs, strict=False)
+        return torch.func.functional_call(self.model, parameters, inputs, keyword_inputs,
+                                          strict=False)
 
     @torch.no_grad()
     def full_parameters(self) -> dict:
