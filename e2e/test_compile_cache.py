@@ -176,7 +176,10 @@ def test_cache_artifacts_start_another_cache_warm(tmp_path, target):
         [p.name for p in _entries(tmp_path / "a")]
 
 
-def test_damaged_or_foreign_cache_artifacts_are_refused(tmp_path, monkeypatch):
+def test_damaged_or_malformed_cache_artifacts_are_refused_whole(tmp_path, monkeypatch):
+    """An archive whose entries are not whole (a file that does not match its digest, a
+    file the entry does not list) or that holds anything but entries and autotuning
+    results is refused, and nothing of it is installed."""
     import io
     import tarfile
 
@@ -208,6 +211,15 @@ def test_damaged_or_foreign_cache_artifacts_are_refused(tmp_path, monkeypatch):
     tampered[f"{other}/wrapper.py"] = wrapper + b"import os\n"
     with pytest.raises(ValueError, match="digests"):
         dyno.load_cache_artifacts(archive(tampered))
+    # A whole entry beside a damaged one: neither is installed.
+    third = "ef" * 32
+    both = dict(tampered, **{name.replace(key, third): data for name, data in whole.items()})
+    with pytest.raises(ValueError, match="digests"):
+        dyno.load_cache_artifacts(archive(both))
+    extra = dict({name.replace(key, third): data for name, data in whole.items()},
+                 **{f"{third}/kernels.so": b"not listed"})
+    with pytest.raises(ValueError, match="not whole"):
+        dyno.load_cache_artifacts(archive(extra))
     for bad in ({f"../{key}/wrapper.py": wrapper}, {f"{key}/evil.so": b"x"},
                 {"/etc/passwd": b"x"}):
         with pytest.raises(ValueError, match="not a Dyno cache artifact"):

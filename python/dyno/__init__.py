@@ -48,8 +48,10 @@ def save_cache_artifacts():
 def load_cache_artifacts(data: bytes) -> int:
     """Installs what save_cache_artifacts returned into this machine's compile cache
     (DYNO_CACHE_DIR); returns the number of entries added. Later compiles of the same
-    graphs load them instead of compiling. Raises ValueError for bytes that are not such
-    an archive or whose files do not match their digests."""
+    graphs load them instead of compiling, so the bytes must come from a source you trust
+    (they hold code, as a wheel does). Raises ValueError, installing nothing, for bytes
+    that are not such an archive or whose entries are not whole (their digests catch
+    damage, not tampering)."""
     from .compile_cache import load_artifacts
 
     return load_artifacts(data)

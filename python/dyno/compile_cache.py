@@ -89,7 +89,8 @@ def _dyno_fingerprint() -> str:
 def _binaries_digest(paths) -> str:
     """sha256 of the binaries' contents (about 0.9 s for Dyno's 500 MB), remembered in
     the cache directory under each file's size, time and inode: computed once per build."""
-    identity = "|".join(f"{path.name}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+    identity = "|".join(f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}:"
+                        f"{info.st_ino}:{info.st_dev}"
                         for path in paths for info in [path.stat()])
     memo_key = hashlib.sha256(identity.encode()).hexdigest()
     directory = root()
@@ -228,15 +229,13 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
             if _sha256(entry / name) != digest:
                 raise ValueError(f"{name} does not match its digest")
         source = (entry / "wrapper.py").read_text()
-        if meta.get("target", "cpu") == "cpu":
+        triton = meta.get("target", "cpu") == "triton"
+        if not triton:
             kernels = cpu.LoadedKernels(str(entry / "kernels.so"), meta["signatures"],
                                         meta["runner_utils"])
             namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
         else:
-            kernels = triton_runtime.TritonKernels(
-                triton_runtime.write_kernels((entry / "kernels.py").read_text()), device,
-                autotune=autotune)
-            namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
+            kernels_source = (entry / "kernels.py").read_text()
     except (OSError, ValueError, KeyError, AttributeError, SyntaxError) as error:
         log.info("graph %d: cache entry %s is corrupt (%s): compiling again", graph_id,
                  key[:12], error)
@@ -244,6 +243,16 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
         counters.bump("cache_misses")
         _remove(entry)
         return None
+    if triton:
+        try:
+            kernels = triton_runtime.TritonKernels(
+                triton_runtime.write_kernels(kernels_source), device, autotune=autotune)
+        except Exception as error:  # noqa: BLE001 (this machine, not the entry: a miss)
+            log.info("graph %d: cache entry %s did not load here (%s: %s): compiling "
+                     "again", graph_id, key[:12], type(error).__name__, error)
+            counters.bump("cache_misses")
+            return None
+        namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
     exec(compile(source, f"<dyno graph {graph_id}>", "exec"), namespace)
     try:
         os.utime(entry)  # used now: evicted last
@@ -345,20 +354,46 @@ def save_artifacts() -> Optional[bytes]:
         return None
     buffer = io.BytesIO()
     count = 0
+    def add(archive, name: str, data: bytes) -> None:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for key in sorted(_used_entries):
-            entry = _entry(key)
-            if entry is None or not entry.is_dir():
-                continue  # evicted since
-            for path in sorted(entry.iterdir()):
-                archive.add(path, arcname=f"{key}/{path.name}", recursive=False)
+            files = _read_entry(_entry(key))
+            if files is None:
+                continue  # evicted or damaged since: not bundled
+            for name, data in sorted(files.items()):
+                add(archive, f"{key}/{name}", data)
             count += 1
         for path in sorted(_autotune_results_used()):
-            if os.path.isfile(path):
-                archive.add(path, arcname=f"autotune/{os.path.basename(path)}",
-                            recursive=False)
-                count += 1
+            try:
+                with open(path, "rb") as result:
+                    data = result.read()
+                json.loads(data)["config"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            add(archive, f"autotune/{os.path.basename(path)}", data)
+            count += 1
     return buffer.getvalue() if count else None
+
+
+def _read_entry(entry: Optional[pathlib.Path]) -> Optional[dict]:
+    """An entry's files (name -> bytes) if it is whole: entry.json and the files it lists,
+    each matching its digest; None otherwise."""
+    if entry is None:
+        return None
+    try:
+        files = {"entry.json": (entry / "entry.json").read_bytes()}
+        meta = json.loads(files["entry.json"])
+        for name in _ENTRY_FILES[meta.get("target", "cpu")]:
+            files[name] = (entry / name).read_bytes()
+            if hashlib.sha256(files[name]).hexdigest() != meta["files"][name]:
+                return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return files
 
 
 def _autotune_results_used():
@@ -368,12 +403,19 @@ def _autotune_results_used():
     return getattr(runtime, "autotune_results_used", ())
 
 
+_ARTIFACT_MEMBER_LIMIT = 1 << 30  # bytes: no compiled graph's file comes near it
+
+
 def load_artifacts(data: bytes) -> int:
     """Installs the entries (and Triton autotuning results) of an archive from
-    save_artifacts into this machine's cache and returns how many it added. Each entry
-    is checked as a cache hit checks it (its files against entry.json's digests) and
-    renamed into place whole; members that are not an entry's files or an autotuning
-    result (other names, links, paths outside) are refused: ValueError."""
+    save_artifacts into this machine's cache and returns how many it added.
+
+    The archive must come from a source you trust, as a wheel would: its entries are code
+    that later compiles run (the wrapper, the kernels). What is checked is its integrity,
+    not its origin: every entry must be whole (entry.json and exactly the files it
+    lists, each matching its digest), every autotuning result a result, and no member
+    may be anything else (other names, links, paths outside); otherwise ValueError, and
+    nothing is installed. Each entry is renamed into place whole."""
     import io
     import tarfile
 
@@ -385,29 +427,40 @@ def load_artifacts(data: bytes) -> int:
         for member in archive.getmembers():
             key, _, name = member.name.partition("/")
             allowed = {"entry.json", *_ENTRY_FILES["cpu"], *_ENTRY_FILES["triton"]}
-            if member.isfile() and key == "autotune" and _is_autotune_name(name):
+            if not member.isfile() or member.size > _ARTIFACT_MEMBER_LIMIT:
+                raise ValueError(f"not a Dyno cache artifact member: {member.name!r}")
+            if key == "autotune" and _is_autotune_name(name):
                 tuned[name] = archive.extractfile(member).read()
                 continue
-            if (not member.isfile() or len(key) != 64 or not set(key) <= _KEY_CHARACTERS
-                    or name not in allowed):
+            if len(key) != 64 or not set(key) <= _KEY_CHARACTERS or name not in allowed:
                 raise ValueError(f"not a Dyno cache artifact member: {member.name!r}")
             members.setdefault(key, {})[name] = archive.extractfile(member).read()
+    # Everything is checked before anything is written.
+    for key, files in members.items():
+        try:
+            meta = json.loads(files["entry.json"])
+            expected = _ENTRY_FILES[meta.get("target", "cpu")]
+            whole = set(files) == {"entry.json", *expected} and \
+                set(meta["files"]) == set(expected) and all(
+                    hashlib.sha256(files[name]).hexdigest() == meta["files"][name]
+                    for name in expected)
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            raise ValueError(f"cache artifact entry {key[:12]}: {error!r}") from None
+        if not whole:
+            raise ValueError(f"cache artifact entry {key[:12]} is not whole or does not "
+                             "match its digests")
+    for name, content in tuned.items():
+        try:
+            if not isinstance(json.loads(content).get("config"), dict):
+                raise ValueError
+        except (ValueError, AttributeError):
+            raise ValueError(f"autotune/{name} is not an autotuning result") from None
     added = 0
     (directory / "tmp").mkdir(parents=True, exist_ok=True)
     for key, files in members.items():
         entry = _entry(key)
         if entry.is_dir():
             continue
-        try:
-            meta = json.loads(files["entry.json"])
-            expected = _ENTRY_FILES[meta.get("target", "cpu")]
-            whole = set(meta["files"]) == set(expected) and all(
-                hashlib.sha256(files.get(name, b"")).hexdigest() == meta["files"][name]
-                for name in expected)
-        except (KeyError, TypeError, AttributeError) as error:
-            raise ValueError(f"cache artifact entry {key[:12]}: {error!r}") from None
-        if not whole:
-            raise ValueError(f"cache artifact entry {key[:12]} does not match its digests")
         staging = pathlib.Path(tempfile.mkdtemp(dir=directory / "tmp"))
         try:
             for name, content in files.items():
@@ -420,8 +473,8 @@ def load_artifacts(data: bytes) -> int:
                 pass  # another process installed it meanwhile
         finally:
             _remove(staging)
-    if added:
-        _evict(directory, keep=_entry(next(iter(members))))
+    # (The size limit is kept by the next entry stored, which evicts the entries used
+    # longest ago; these were just installed.)
     return added + _install_autotune_results(tuned)
 
 
@@ -438,12 +491,7 @@ def _install_autotune_results(tuned: dict) -> int:
     directory = pathlib.Path(root()).parent / "autotune"  # triton_runtime.cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
     added = 0
-    for name, content in tuned.items():
-        try:
-            if not isinstance(json.loads(content).get("config"), dict):
-                raise ValueError
-        except (ValueError, AttributeError):
-            raise ValueError(f"autotune/{name} is not an autotuning result") from None
+    for name, content in tuned.items():  # (checked by load_artifacts)
         path = directory / name
         if path.exists():
             continue

@@ -223,7 +223,11 @@ def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
 
     kernels_source, source, num_kernels, num_externs, library_calls = lower_to_triton(
         gm, dump, options)
-    if cache_key is not None:
+    with dump.stage("Triton load"):
+        kernels = triton_runtime.TritonKernels(
+            triton_runtime.write_kernels(kernels_source), device,
+            autotune=triton_runtime.autotune_requested(options.autotune))
+    if cache_key is not None:  # (stored once its kernels have loaded)
         try:
             with dump.stage("cache store"):
                 compile_cache.store_triton(cache_key, kernels_source, source, num_kernels,
@@ -231,10 +235,6 @@ def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
         except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
             log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
                      type(error).__name__, error)
-    with dump.stage("Triton load"):
-        kernels = triton_runtime.TritonKernels(
-            triton_runtime.write_kernels(kernels_source), device,
-            autotune=triton_runtime.autotune_requested(options.autotune))
     namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
     exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
     dump.discard_temporary()

@@ -18,7 +18,9 @@ graph and schedules around the independent work:
 Losses and parameters match FSDP2 (`fully_shard`) and DDP on the same batches within
 floating-point reordering (the sum of ranks' gradients is the same reduction). Tied
 parameters (GPT-2's embedding and output projection) stay one parameter: one shard,
-gathered once per step, whose gradient sums both uses.
+gathered once per step, whose gradient sums both uses. Frozen parameters stay frozen.
+Buffers are not synchronized (DDP broadcasts them from rank 0 by default): each rank
+keeps its own, e.g. batch norm's running statistics of its own batches.
 
 Only torch is needed (no Dyno import), so the GPU machine builds the same wrapper to bind
 an exported program's parameters: load this file by path there.
@@ -89,11 +91,13 @@ class DataParallel(torch.nn.Module):
                 flat = parameter.detach().reshape(-1)
                 padded_numel = -(-flat.numel() // world_size) * world_size
                 padded = torch.nn.functional.pad(flat, (0, padded_numel - flat.numel()))
-                parameter = torch.nn.Parameter(padded.chunk(world_size)[rank].clone())
+                parameter = torch.nn.Parameter(padded.chunk(world_size)[rank].clone(),
+                                               requires_grad=parameter.requires_grad)
             local.append(parameter)
             for name in qualified:  # the model itself keeps no parameter
                 owner, _, attribute = name.rpartition(".")
-                del model.get_submodule(owner)._parameters[attribute]
+                # (A submodule registered under two names is seen twice.)
+                model.get_submodule(owner)._parameters.pop(attribute, None)
         # What this rank keeps and its optimizer steps: the shards, or the whole parameters.
         self.local = torch.nn.ParameterList(local)
 
@@ -115,12 +119,15 @@ class DataParallel(torch.nn.Module):
         shards eagerly (a collective: every rank must call it)."""
         import torch.distributed as dist
 
+        from torch.distributed.distributed_c10d import _resolve_process_group
+
+        group = _resolve_process_group(self.group_name)
         whole = {}
         for local, qualified, shape in zip(self.local, self._names, self._shapes):
             if not self.shard:
                 whole[qualified[0]] = local.detach()
                 continue
             gathered = local.new_empty(local.numel() * self.world_size)
-            dist.all_gather_into_tensor(gathered, local.detach().contiguous())
+            dist.all_gather_into_tensor(gathered, local.detach().contiguous(), group=group)
             whole[qualified[0]] = gathered[:shape.numel()].view(shape)
         return whole

@@ -311,11 +311,14 @@ class Launcher:
     def _tune(self, tensors):
         path = os.path.join(cache_dir(), "autotune", f"{self.key}.json")
         autotune_results_used.add(path)
-        if os.path.exists(path):
+        try:
             with open(path) as file:
-                self.config = json.load(file)["config"]
-            self.tuned = True
-            return
+                config = json.load(file)["config"]
+            if config in self.configs:  # (a result for another launch table is retuned)
+                self.config, self.tuned = config, True
+                return
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
         from triton.testing import do_bench
 
         timings = []
@@ -327,9 +330,11 @@ class Launcher:
         if timings:
             best_time, self.config = min(timings, key=lambda pair: pair[0])
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as file:
+            temporary = f"{path}.{os.getpid()}.tmp"  # whole, or not at all
+            with open(temporary, "w") as file:
                 json.dump({"kernel": self.name, "config": self.config, "ms": best_time,
                            "timings": [[t, c] for t, c in timings]}, file)
+            os.replace(temporary, path)
         self.tuned = True
 
     def __call__(self, *tensors):
