@@ -122,14 +122,10 @@ def export(args):
 def _data_parallel_module():
     """python/dyno/data_parallel.py, loaded by path: it needs only torch, and the GPU
     machine has no Dyno installed."""
-    import importlib.util
+    from gpu_run import load_file
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python",
-                        "dyno", "data_parallel.py")
-    spec = importlib.util.spec_from_file_location("dyno_data_parallel", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                  "python", "dyno", "data_parallel.py"), "dyno_data_parallel")
 
 
 def _median_ms(fn, repeat=20):

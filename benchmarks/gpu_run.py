@@ -24,12 +24,17 @@ from gpu_suite import build, cases, make_inputs  # noqa: E402
 from report import geomean, publish  # noqa: E402
 
 
-def load_runtime(directory):
-    spec = importlib.util.spec_from_file_location(
-        "dyno_triton_runtime", os.path.join(directory, "triton_runtime.py"))
+def load_file(path, name):
+    """The Python file at `path` as module `name`, without importing its package (the
+    GPU machine has no Dyno installed)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_runtime(directory):
+    return load_file(os.path.join(directory, "triton_runtime.py"), "dyno_triton_runtime")
 
 
 def load_programs(runtime, directory, device, state):

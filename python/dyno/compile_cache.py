@@ -111,9 +111,7 @@ def _binaries_digest(paths) -> str:
         return value
     try:
         memo.parent.mkdir(parents=True, exist_ok=True)
-        temporary = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
-        temporary.write_text(value)
-        os.replace(temporary, memo)
+        _write_atomically(memo, value.encode())
     except OSError:
         pass
     return value
@@ -224,18 +222,18 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
         counters.bump("cache_misses")
         return None
     try:
-        meta = json.loads((entry / "entry.json").read_text())
-        for name, digest in meta["files"].items():
-            if _sha256(entry / name) != digest:
-                raise ValueError(f"{name} does not match its digest")
-        source = (entry / "wrapper.py").read_text()
+        files = _read_entry(entry)
+        if files is None:
+            raise ValueError("not whole, or a file does not match its digest")
+        meta = json.loads(files["entry.json"])
+        source = files["wrapper.py"].decode()
         triton = meta.get("target", "cpu") == "triton"
         if not triton:
             kernels = cpu.LoadedKernels(str(entry / "kernels.so"), meta["signatures"],
                                         meta["runner_utils"])
             namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
         else:
-            kernels_source = (entry / "kernels.py").read_text()
+            kernels_source = files["kernels.py"].decode()
     except (OSError, ValueError, KeyError, AttributeError, SyntaxError) as error:
         log.info("graph %d: cache entry %s is corrupt (%s): compiling again", graph_id,
                  key[:12], error)
@@ -371,8 +369,9 @@ def save_artifacts() -> Optional[bytes]:
             try:
                 with open(path, "rb") as result:
                     data = result.read()
-                json.loads(data)["config"]
-            except (OSError, ValueError, KeyError, TypeError):
+            except OSError:
+                continue
+            if not _is_autotune_result(data):
                 continue
             add(archive, f"autotune/{os.path.basename(path)}", data)
             count += 1
@@ -380,20 +379,46 @@ def save_artifacts() -> Optional[bytes]:
 
 
 def _read_entry(entry: Optional[pathlib.Path]) -> Optional[dict]:
-    """An entry's files (name -> bytes) if it is whole: entry.json and the files it lists,
-    each matching its digest; None otherwise."""
+    """An entry's files (name -> bytes) if it is whole (_check_whole); None otherwise."""
     if entry is None:
         return None
     try:
         files = {"entry.json": (entry / "entry.json").read_bytes()}
-        meta = json.loads(files["entry.json"])
-        for name in _ENTRY_FILES[meta.get("target", "cpu")]:
+        for name in _ENTRY_FILES[json.loads(files["entry.json"]).get("target", "cpu")]:
             files[name] = (entry / name).read_bytes()
-            if hashlib.sha256(files[name]).hexdigest() != meta["files"][name]:
-                return None
+        _check_whole(files)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return files
+
+
+def _check_whole(files: dict) -> None:
+    """Raises ValueError unless `files` (name -> bytes) is a whole entry: entry.json and
+    exactly the files of its target, each matching entry.json's digest."""
+    try:
+        meta = json.loads(files["entry.json"])
+        expected = _ENTRY_FILES[meta.get("target", "cpu")]
+        whole = set(files) == {"entry.json", *expected} and \
+            set(meta["files"]) == set(expected) and all(
+                hashlib.sha256(files[name]).hexdigest() == meta["files"][name]
+                for name in expected)
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise ValueError(f"entry.json: {error!r}") from None
+    if not whole:
+        raise ValueError("not whole or does not match its digests")
+
+
+def _is_autotune_result(data: bytes) -> bool:
+    try:
+        return isinstance(json.loads(data).get("config"), dict)
+    except (ValueError, AttributeError):
+        return False
+
+
+def _write_atomically(path: pathlib.Path, data: bytes) -> None:
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
 
 
 def _autotune_results_used():
@@ -438,23 +463,12 @@ def load_artifacts(data: bytes) -> int:
     # Everything is checked before anything is written.
     for key, files in members.items():
         try:
-            meta = json.loads(files["entry.json"])
-            expected = _ENTRY_FILES[meta.get("target", "cpu")]
-            whole = set(files) == {"entry.json", *expected} and \
-                set(meta["files"]) == set(expected) and all(
-                    hashlib.sha256(files[name]).hexdigest() == meta["files"][name]
-                    for name in expected)
-        except (KeyError, TypeError, AttributeError, ValueError) as error:
-            raise ValueError(f"cache artifact entry {key[:12]}: {error!r}") from None
-        if not whole:
-            raise ValueError(f"cache artifact entry {key[:12]} is not whole or does not "
-                             "match its digests")
+            _check_whole(files)
+        except ValueError as error:
+            raise ValueError(f"cache artifact entry {key[:12]}: {error}") from None
     for name, content in tuned.items():
-        try:
-            if not isinstance(json.loads(content).get("config"), dict):
-                raise ValueError
-        except (ValueError, AttributeError):
-            raise ValueError(f"autotune/{name} is not an autotuning result") from None
+        if not _is_autotune_result(content):
+            raise ValueError(f"autotune/{name} is not an autotuning result")
     added = 0
     (directory / "tmp").mkdir(parents=True, exist_ok=True)
     for key, files in members.items():
@@ -495,9 +509,7 @@ def _install_autotune_results(tuned: dict) -> int:
         path = directory / name
         if path.exists():
             continue
-        temporary = path.with_name(f"{name}.{os.getpid()}.tmp")
-        temporary.write_bytes(content)
-        os.replace(temporary, path)
+        _write_atomically(path, content)
         added += 1
     return added
 
