@@ -1,8 +1,10 @@
 """Scaled dot-product attention. On the CPU target it stays one operation, PyTorch's fused
-flash kernels as dyno.library_calls, forward and backward (library_calls.ATTENTION_OPS);
-the Triton target, whose exports run on GPUs, computes it with Dyno's decomposition
-(attention_decompositions.py) and never calls the CPU-only kernels."""
+flash kernels as dyno.library_calls, forward and backward (library_calls.ATTENTION_OPS).
+The Triton target, whose exports run on GPUs, never calls the CPU-only kernels: inference
+calls aten.scaled_dot_product_attention (PyTorch's kernel for the device the program runs
+on), training graphs compute it with Dyno's decomposition (attention_decompositions.py)."""
 import os
+import re
 import tempfile
 
 import pytest
@@ -13,6 +15,7 @@ import dyno
 
 FLASH = "aten._scaled_dot_product_flash_attention_for_cpu.default"
 FLASH_BACKWARD = "aten._scaled_dot_product_flash_attention_for_cpu_backward.default"
+DEVICE_ATTENTION = "aten.scaled_dot_product_attention.default"
 VARIANTS = ["causal", "additive_mask", "boolean_mask", "grouped_query", "scaled"]
 
 
@@ -86,15 +89,37 @@ def test_cpu_attention_training_calls_the_flash_backward(variant):
     assert stats["library_calls"] == {FLASH: 1, FLASH_BACKWARD: 1}, stats["library_calls"]
 
 
-def test_triton_target_decomposes_attention():
-    (q, k, v), mask = _inputs("additive_mask", torch.float32)
-    attention = _attention("additive_mask", mask)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_triton_inference_attention_is_pytorchs_device_kernel(variant):
+    """The Triton target's inference graphs call aten.scaled_dot_product_attention, which
+    PyTorch dispatches per device when the program runs (flash on CUDA; the fused CPU
+    kernel here): eager's own result, and no [N, H, L, S] scores in Dyno's kernels."""
+    (q, k, v), mask = _inputs(variant, torch.float32)
+    attention = _attention(variant, mask)
     with torch.no_grad():
         want = attention(q, k, v)
         got = torch.compile(attention, backend="mlir", options={"target": "triton"})(q, k, v)
     stats = _assert_compiled_whole()
+    assert stats["library_calls"] == {DEVICE_ATTENTION: 1}, stats["library_calls"]
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("variant", ["causal", "grouped_query"])
+def test_triton_training_decomposes_attention(variant):
+    """A training graph's backward reads the forward's logsumexp: both are Dyno's
+    decomposition (attention_decompositions.py), and no attention library call is made."""
+    inputs, mask = _inputs(variant, torch.float32, requires_grad=True)
+    attention = _attention(variant, mask)
+
+    def loss(q, k, v):
+        return attention(q, k, v).square().sum()
+    want = torch.autograd.grad(loss(*inputs), inputs)
+    compiled = torch.compile(loss, backend="mlir", options={"target": "triton"})
+    got = torch.autograd.grad(compiled(*inputs), inputs)
+    for name, g, w in zip("qkv", got, want):
+        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4, msg=f"gradient of {name}")
+    stats = _assert_compiled_whole()
     assert not stats.get("library_calls"), stats["library_calls"]
-    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
 class _Block(torch.nn.Module):
@@ -109,7 +134,7 @@ class _Block(torch.nn.Module):
 
 def test_gpu_export_has_no_cpu_attention_call():
     """export_triton traces on CPU tensors, where attention is the CPU flash kernel: the
-    export must compute it with kernels the GPU runs, not call a CPU-only op."""
+    export must call the device-generic op, which runs on the GPU, not the CPU-only one."""
     from dyno.targets import triton_runtime
 
     model, x = _Block().eval(), torch.randn(2, 7, 32)
@@ -120,7 +145,8 @@ def test_gpu_export_has_no_cpu_attention_call():
         program = triton_runtime.load(directory, device="cpu")
         with torch.no_grad():
             torch.testing.assert_close(program(x), model(x), rtol=1e-5, atol=1e-5)
-    assert "flash_attention" not in wrapper and "_library_call(" not in wrapper
+    assert "flash_attention" not in wrapper
+    assert re.findall(r"_library_call\(torch\.ops\.([\w.]+),", wrapper) == [DEVICE_ATTENTION]
 
 
 @pytest.mark.parametrize("tokens", [128, 256])

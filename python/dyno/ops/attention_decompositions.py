@@ -15,7 +15,9 @@ graphs compile whole: dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dO O)),
 dQ = scale dS K, dK = scale dS^T Q (summed over the query heads of a group under
 grouped-query attention).
 """
+import functools
 import math
+from typing import Optional
 
 import torch
 
@@ -112,9 +114,54 @@ def library_target_table():
             short_low_precision_backward}
 
 
+@functools.lru_cache(maxsize=None)
+def attention_op():
+    """dyno::attention: aten.scaled_dot_product_attention (whose schema it shares) under a
+    name torch-mlir imports as a `torch.operator`; library_calls lowers it to a call of
+    the aten op, which PyTorch dispatches per device: its flash or memory-efficient kernels
+    on CUDA, its fused kernel on the CPU."""
+    @torch.library.custom_op("dyno::attention", mutates_args=())
+    def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                  attn_mask: Optional[torch.Tensor], dropout_p: float, is_causal: bool,
+                  scale: Optional[float], enable_gqa: bool) -> torch.Tensor:
+        return aten.scaled_dot_product_attention.default(
+            query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+            enable_gqa=enable_gqa)
+
+    @attention.register_fake
+    def _(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+        return aten.scaled_dot_product_attention.default(
+            query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+            enable_gqa=enable_gqa)
+
+    return torch.ops.dyno.attention.default
+
+
+def inference_attention(query, key, value, dropout_p=0.0, is_causal=False, *,
+                        attn_mask=None, scale=None):
+    """The Triton target's forward. In an inference graph (traced without grad, the only
+    case in which no backward reads the logsumexp) the output is a library call of PyTorch's
+    fused attention (dyno::attention), which never holds the [N, H, L, S] scores: on an
+    H100 (benchmarks/gpu_zoo.py) bf16 GPT-2 ran 0.54 ms with the decomposition where
+    Inductor's CUDA graph, calling the flash kernel, ran 0.28 ms. The logsumexp stays the
+    decomposition's, which nothing reads there and dead-code elimination removes. A
+    training graph (grad enabled while tracing) decomposes the whole forward, so that the
+    backward's decomposition reads the probabilities of the same computation."""
+    if dropout_p != 0.0:
+        return NotImplemented
+    if torch.is_grad_enabled():
+        return flash_attention_for_cpu(query, key, value, dropout_p, is_causal,
+                                       attn_mask=attn_mask, scale=scale)
+    output = attention_op()(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                            query.shape[1] != key.shape[1])
+    scores, _, _, _ = _scores(query, key, is_causal, attn_mask, scale)
+    return output, torch.logsumexp(scores, dim=-1).to(torch.float32)
+
+
 def table():
+    """The Triton target's."""
     return {
-        aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
+        aten._scaled_dot_product_flash_attention_for_cpu.default: inference_attention,
         aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
             flash_attention_for_cpu_backward,
     }

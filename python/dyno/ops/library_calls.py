@@ -110,12 +110,17 @@ SORT_OPS = ("sort.stable",)
 # Other scatters (index_put, index_add, scatter_reduce) stay Dyno's kernels.
 SCATTER_OPS = {"torch.dyno.scatter_add": "aten.scatter_add.default"}
 
+# Attention in the Triton target's inference graphs (attention_decompositions.
+# inference_attention marks it as dyno::attention): PyTorch's fused kernels, chosen per
+# device when the program runs (flash or memory-efficient on CUDA).
+DEVICE_ATTENTION_OPS = {"torch.dyno.attention": "aten.scaled_dot_product_attention.default"}
+
 
 for _op in LIBRARY_OPS + ATTENTION_OPS + SORT_OPS:
     _aten = "aten." + _op + ("" if "." in _op else ".default")
     lowering("torch.aten." + _op)(_library_call(_aten))
 
-for _imported, _aten in SCATTER_OPS.items():
+for _imported, _aten in {**SCATTER_OPS, **DEVICE_ATTENTION_OPS}.items():
     lowering(_imported)(_library_call(_aten))
 
 for _op in COLLECTIVE_OPS:

@@ -499,9 +499,10 @@ def _sibling_module(directory: str, name: str):
         return module
 
 
-# Library routines that never read results on the host (sorts, scatter-adds): CUDA graphs
-# capture them.
-_GRAPH_SAFE_LIBRARY_CALLS = ("torch.ops.aten.sort.stable", "torch.ops.aten.scatter_add.default")
+# Library routines that never read results on the host (sorts, scatter-adds, attention):
+# CUDA graphs capture them.
+_GRAPH_SAFE_LIBRARY_CALLS = ("torch.ops.aten.sort.stable", "torch.ops.aten.scatter_add.default",
+                             "torch.ops.aten.scaled_dot_product_attention.default")
 
 
 def _synchronizing_library_calls(source: str) -> bool:
