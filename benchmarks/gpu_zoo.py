@@ -1,7 +1,7 @@
 """The transformers zoo on a GPU: exported here, run there.
 
     python benchmarks/gpu_zoo.py export [--out build/gpu-zoo] [--models a,b] [--dtypes float32,autocast-bfloat16]
-    python3 benchmarks/gpu_zoo.py run --artifacts build/gpu-zoo [--out results.md]   # GPU machine
+    python3 benchmarks/gpu_zoo.py run --artifacts build/gpu-zoo [--out results.md] [--profile kernels.txt]   # GPU machine
 
 `export` compiles every zoo model (benchmarks/zoo.py, "bench" size) for the Triton target
 on this CPU-only machine (dyno.export_triton, without weights). `run` needs only torch,
@@ -113,6 +113,11 @@ def run(args):
                     times["dyno_no_cudagraphs"] = median_ms(lambda: ungraphed(*inputs))
                     torch._dynamo.reset()
                 kernels = len(ungraphed.call.__globals__["_kernels"].launchers)
+                if args.profile:
+                    with torch.no_grad(), autocast_region(dtype_name):
+                        profile_kernels(args.profile, f"{name} {dtype_name}",
+                                        {"dyno_no_cudagraphs": ungraphed, "inductor": compiled},
+                                        inputs)
             except Exception as exc:  # one broken model must not hide the rest
                 traceback.print_exc()
                 rows.append((name, dtype_name, "ERROR", f"{type(exc).__name__}: {exc}"[:100],
@@ -161,6 +166,24 @@ def run(args):
     publish(lines, args.out)
 
 
+def profile_kernels(path, title, programs, inputs, calls=10, rows=12):
+    """Appends to `path` each program's GPU time per kernel (torch.profiler, `calls`
+    calls), the `rows` costliest: where a model's time goes, side by side."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with open(path, "a") as out:
+        for label, program in programs.items():
+            program(*inputs)
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(calls):
+                    program(*inputs)
+                torch.cuda.synchronize()
+            table = prof.key_averages().table(sort_by="self_device_time_total", row_limit=rows,
+                                              max_name_column_width=70)
+            out.write(f"## {title}: {label}, {calls} calls\n\n{table}\n")
+
+
 def export_here_run_there(export, run, artifacts: str, models: str, **extra):
     """The command line both zoo benchmarks share: `export` on this machine, `run` on the
     GPU machine, over --models; `extra` adds options (name -> argparse keywords)."""
@@ -190,7 +213,9 @@ def main():
         export(args)
 
     export_here_run_there(export_dtypes, run_dtypes, "build/gpu-zoo", ",".join(zoo.ZOO),
-                          dtypes=dict(default=",".join([*DTYPES, *AUTOCAST])))
+                          dtypes=dict(default=",".join([*DTYPES, *AUTOCAST])),
+                          profile=dict(default="", help="append per-kernel GPU times of "
+                                       "Dyno (no CUDA graph) and Inductor to this file"))
 
 
 if __name__ == "__main__":
