@@ -13,10 +13,11 @@ one package. The rule, in order:
 2. Needs loops, bit casts or a library -> a **lowering**: registered with
    `aten_lowerings.lowering("torch.aten.<op>")`, it replaces the op in the imported torch
    dialect by builtin-tensor ops (`aten_lowerings.py`; families: `bit_lowerings.py`,
-   `polynomial_lowerings.py` (recurrences), `scan_lowerings.py`), or by a
+   `polynomial_lowerings.py` (recurrences), `scan_lowerings.py`,
+   `low_precision_lowerings.py` (an op's rounding, `dyno::op_round`)), or by a
    `dyno.library_call` of PyTorch's own routine (`library_calls.py`: LAPACK, FFTs,
-   attention's flash kernels, collectives, the Triton target's long sorts and
-   scatter-adds).
+   attention's flash kernels, collectives, the Triton target's long sorts,
+   scatter-adds and inference attention).
 3. Cannot be compiled correctly -> **eager, with a reason**: `eager.ROUTED_TO_EAGER`
    (per-op fallback runs it; the rest of its graph is compiled).
 

@@ -473,5 +473,5 @@ def dimension(operand: Operand, rank: int) -> int:
     return dim + rank if dim < 0 else dim
 
 
-from . import (bit_lowerings, library_calls, polynomial_lowerings,  # noqa: E402,F401
-               scan_lowerings)  # (they register their lowerings)
+from . import (bit_lowerings, library_calls, low_precision_lowerings,  # noqa: E402,F401
+               polynomial_lowerings, scan_lowerings)  # (they register their lowerings)
