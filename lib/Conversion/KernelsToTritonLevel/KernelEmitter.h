@@ -99,6 +99,10 @@ private:
   Value linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
                      ArrayRef<int64_t> strides);
   Value linearOffset(OpBuilder &b, ArrayRef<Value> positions, ArrayRef<Value> strides);
+  /// The program's linear X index, where `positions` are its X slots' positions (as
+  /// decomposed from it) and `strides` those of a row-major buffer of their static
+  /// extents; null otherwise.
+  Value rowMajorLinearIndex(ArrayRef<Value> positions, ArrayRef<int64_t> strides);
   /// The element offset of `memory` at `positions` (static or dynamic strides, and
   /// offsets known at run time); fails when such an offset cannot be computed.
   FailureOr<Value> offsetOf(OpBuilder &b, const MemoryOperand &memory,
@@ -165,6 +169,8 @@ private:
   SizeArguments sizeArguments; // the launch ABI's size arguments
   SmallVector<Type> positionTypes; // old argument types, then old result types
   SmallVector<Value> xExtents, rExtents; // per slot, at kernel entry
+  Value xLinearIndex;                    // the program's X index, before its decomposition
+  SmallVector<Value> xSlotPositions;     // the X slots' positions decomposed from it
   Value xNumel, rNumel;
   std::optional<OpBuilder> hoistBuilder;
   IRMapping hoisted;

@@ -57,6 +57,25 @@ SmallVector<Value> KernelEmitter::decompose(OpBuilder &b, Value linear,
   return indices;
 }
 
+Value KernelEmitter::rowMajorLinearIndex(ArrayRef<Value> positions,
+                                         ArrayRef<int64_t> strides) {
+  if (!xLinearIndex || positions.size() != xSlotPositions.size() ||
+      !llvm::equal(positions, xSlotPositions))
+    return Value();
+  int64_t expected = 1;
+  for (int64_t i = static_cast<int64_t>(positions.size()) - 1; i >= 0; --i) {
+    std::optional<int64_t> extent = getConstantIntValue(xExtents[i]);
+    if (!extent)
+      return Value();
+    if (*extent == 1)
+      continue; // its position is 0 whatever the stride
+    if (strides[i] != expected)
+      return Value();
+    expected *= *extent;
+  }
+  return xLinearIndex;
+}
+
 Value KernelEmitter::productOf(ArrayRef<Value> values) {
   OpBuilder &b = *hoistBuilder;
   int64_t constant = 1;
@@ -381,6 +400,11 @@ Value KernelEmitter::linearOffset(OpBuilder &b, ArrayRef<Value> positions,
 Value KernelEmitter::linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> positions,
                                   ArrayRef<int64_t> strides) {
   Value offsets = base ? index(b, base) : Value();
+  // The program's own slot positions into a row-major buffer of the iteration space's
+  // shape: sum(position * stride) is the linear index they were decomposed from (dim 0 is
+  // not reduced modulo its extent, so also in masked lanes).
+  if (Value linear = rowMajorLinearIndex(positions, strides))
+    return offsets ? indexOp<arith::AddIOp>(b, offsets, linear) : linear;
   for (auto [position, stride] : llvm::zip(positions, strides)) {
     assert(!ShapedType::isDynamic(stride) && "dynamic strides take the Value overload");
     Value term = stride == 1 ? position : indexOp<arith::MulIOp>(b, position, index(b, stride));
@@ -849,6 +873,8 @@ LogicalResult KernelEmitter::emit() {
   xindex = indexOp<arith::AddIOp>(b, indexOp<arith::MulIOp>(b, pid, xblock), xindex);
   outer->xmask = lessThan(b, xindex, xNumel);
   outer->slotIndex = decompose(b, xindex, xExtents);
+  xLinearIndex = xindex;
+  xSlotPositions.assign(outer->slotIndex.begin(), outer->slotIndex.end());
   outer->slotIndex.resize(space.numXSlots() + space.numRSlots());
   // Scalars go before the program's index arithmetic.
   hoistBuilder->setInsertionPoint(pid.getDefiningOp());

@@ -18,7 +18,8 @@
 // CHECK:         %[[XMASK:.*]] = arith.cmpi slt, %[[XI]], %{{.*}} : tensor<?xindex>
 // CHECK:         %[[ROW:.*]] = arith.divsi %[[XI]]
 // CHECK:         %[[COL:.*]] = arith.remsi %[[XI]]
-// CHECK:         tl.load %[[X]][%{{.*}}] mask %[[XMASK]]
+// A row-major read of the iteration space's shape is at the program's linear index.
+// CHECK:         tl.load %[[X]][%[[XI]]] mask %[[XMASK]]
 // CHECK:         tl.load %[[B]][%[[COL]]] mask %[[XMASK]]
 // Transposed: element (row, col) of T^T is T[col][row] at col * 4 + row.
 // CHECK:         %[[TOFF:.*]] = arith.muli %[[COL]], %{{.*}} : tensor<?xindex>
@@ -26,7 +27,7 @@
 // CHECK:         tl.load %[[T]][%[[TOFF2]]] mask %[[XMASK]]
 // CHECK:         arith.addf
 // CHECK:         arith.mulf
-// CHECK:         tl.store %{{.*}}, %[[OUT]][%{{.*}}] mask %[[XMASK]]
+// CHECK:         tl.store %{{.*}}, %[[OUT]][%[[XI]]] mask %[[XMASK]]
 func.func @kernel$pointwise(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %t: tensor<8x4xf32>) -> tensor<4x8xf32> {
   %e = tensor.empty() : tensor<4x8xf32>
   %r = linalg.generic {indexing_maps = [#id, #col, #t, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %b, %t : tensor<4x8xf32>, tensor<8xf32>, tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) {
@@ -36,6 +37,29 @@ func.func @kernel$pointwise(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %t: tensor<8
     linalg.yield %m : f32
   } -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
+}
+
+// -----
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// Reads and writes of row-major buffers of the loop's own shape: the program's linear
+// index is their offset, with no division or remainder to recover positions (GPT-2's
+// GELU kernel computed three of each per element and summed them back).
+// CHECK-LABEL: func.func @kernel$contiguous
+// CHECK:         %[[XI:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<?xindex>
+// CHECK-NOT:     arith.divsi
+// CHECK-NOT:     arith.remsi
+// CHECK:         tl.load %{{.*}}[%[[XI]]]
+// CHECK:         tl.store %{{.*}}, %{{.*}}[%[[XI]]]
+func.func @kernel$contiguous(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
+  %e = tensor.empty() : tensor<2x3x8xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<2x3x8xf32>) outs(%e : tensor<2x3x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x8xf32>
+  return %r : tensor<2x3x8xf32>
 }
 
 // -----
