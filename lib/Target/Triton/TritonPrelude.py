@@ -222,7 +222,7 @@ def _dyno_tanh(x):
 
 @triton.jit
 def _dyno_tanh_f32(x):
-    # Eigen's float tanh (generic_fast_tanh_float, also PyTorch's vectorized CPU tanh):
+    # Eigen's float tanh (generic_fast_tanh_float):
     # an odd degree-13 over an even degree-6 polynomial on [-7.9053, 7.9053], beyond
     # which tanh rounds to +-1; x itself below 4e-4 (so tiny values and -0.0 keep their
     # bits). One division where the expm1 form took an exp, a log and two: GPT-2's GELU
