@@ -401,8 +401,8 @@ Value KernelEmitter::linearOffset(OpBuilder &b, int64_t base, ArrayRef<Value> po
                                   ArrayRef<int64_t> strides) {
   Value offsets = base ? index(b, base) : Value();
   // The program's own slot positions into a row-major buffer of the iteration space's
-  // shape: sum(position * stride) is the linear index they were decomposed from (dim 0 is
-  // not reduced modulo its extent, so also in masked lanes).
+  // shape: sum(position * stride) is the linear index they were decomposed from, in
+  // every lane the mask keeps.
   if (Value linear = rowMajorLinearIndex(positions, strides))
     return offsets ? indexOp<arith::AddIOp>(b, offsets, linear) : linear;
   for (auto [position, stride] : llvm::zip(positions, strides)) {
