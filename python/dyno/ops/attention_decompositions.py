@@ -120,7 +120,6 @@ def attention_op():
     name torch-mlir imports as a `torch.operator`; library_calls lowers it to a call of
     the aten op, which PyTorch dispatches per device: its flash or memory-efficient kernels
     on CUDA, its fused kernel on the CPU."""
-    @torch.library.custom_op("dyno::attention", mutates_args=())
     def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                   attn_mask: Optional[torch.Tensor], dropout_p: float, is_causal: bool,
                   scale: Optional[float], enable_gqa: bool) -> torch.Tensor:
@@ -128,12 +127,9 @@ def attention_op():
             query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
             enable_gqa=enable_gqa)
 
-    @attention.register_fake
-    def _(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
-        return aten.scaled_dot_product_attention.default(
-            query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
-            enable_gqa=enable_gqa)
-
+    # The aten op computes its fake tensors too.
+    torch.library.custom_op("dyno::attention", mutates_args=())(attention).register_fake(
+        attention)
     return torch.ops.dyno.attention.default
 
 
