@@ -49,11 +49,11 @@ def main():
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16"])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    from dyno.targets.host_runtime import _onednn_computes, conv2d, linear
+    from dyno.targets.host_runtime import onednn_computes, conv2d, linear
 
     dtype = getattr(torch, args.dtype)
     print(f"threads {torch.get_num_threads()}, {args.dtype}, oneDNN computes it: "
-          f"{_onednn_computes(dtype)}")
+          f"{onednn_computes(dtype)}")
     print("| rows x in -> out | addmm | linear | addmm, then GELU | linear + GELU epilogue "
           "| linear x | GELU epilogue x |")
     print("|---|---|---|---|---|---|---|")

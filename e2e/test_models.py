@@ -74,6 +74,65 @@ def test_small_cnn_in_low_precision(dtype):
         assert_compiled_matches(pool, torch.randn(2, 4, 8, 8).to(dtype), rtol=0, atol=0)
 
 
+class ResidualConvNet(torch.nn.Module):
+    """Convolutions with batch norm, ReLU, a residual add and pooling between them."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(8)
+        self.conv3 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.head = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        skip = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(skip)) + skip)
+        y = torch.relu(self.conv3(torch.nn.functional.max_pool2d(y, 2)))
+        return self.head(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_kernels_around_low_precision_convolutions_use_channels_last(dtype):
+    """On the CPU, oneDNN runs bf16/f16 convolutions on channels-last tensors
+    (dyno-channels-last-convolutions): the kernels between them read the convolutions'
+    results and write their inputs in that order, so the only copy a call makes is the
+    graph input's, to channels-last (there were two per convolution: 7 here). The
+    results match eager and are no less accurate against float64. The Triton target
+    keeps NCHW and must match too."""
+    from conftest import TARGET
+    from dyno.targets import host_runtime
+
+    torch.manual_seed(0)
+    model = ResidualConvNet().eval()
+    for bn in (model.bn1, model.bn2):
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 1.5)
+    model.to(dtype)
+    x = torch.randn(2, 3, 16, 16).to(dtype)
+    reference = copy.deepcopy(model).double()(x.double())
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 2e-3
+    got = assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, extern_calls=4)
+    with torch.no_grad():
+        eager = model(x)
+    error = lambda t: ((t.double() - reference).norm() / reference.norm()).item()
+    assert error(got) <= 1.25 * error(eager), (error(got), error(eager))
+    if TARGET["name"] != "cpu" or not host_runtime.onednn_computes(dtype):
+        return
+    compiled = torch.compile(model, backend="mlir", options={"target": "cpu"})
+    with torch.no_grad():
+        compiled(x)
+        with torch.profiler.profile(record_shapes=True) as profile:
+            compiled(x)
+    # Copies of activations (batch 2; no filter has 2 output channels). oneDNN also
+    # copies each unpacked filter to channels-last, as in eager.
+    copied = [event.input_shapes[0] for event in profile.events()
+              if event.name == "aten::copy_" and len(event.input_shapes[0]) == 4
+              and event.input_shapes[0][0] == 2]
+    assert copied == [[2, 3, 16, 16]], copied
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_gelu_after_a_low_precision_linear_is_its_epilogue(dtype):
     """A transformer's feed-forward block in bf16/fp16. On the CPU target, in bf16, the

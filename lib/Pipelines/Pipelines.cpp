@@ -54,6 +54,12 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
                                     const LoweringPipelineOptions &options) {
   // A GELU after a bf16/f16 library matmul: the library's epilogue, not a kernel.
   pm.addPass(createDynoFuseMatmulEpilogues());
+  // Kernels around bf16/f16 convolutions read and write channels-last tensors.
+  if (!options.channelsLastConvolutions.empty()) {
+    DynoChannelsLastConvolutionsOptions channelsLast;
+    channelsLast.elementTypes = llvm::to_vector(options.channelsLastConvolutions);
+    pm.addPass(createDynoChannelsLastConvolutions(channelsLast));
+  }
   // Everything below runs on the nested `module @kernels`; the host function stays.
   OpPassManager &kernels = pm.nest<ModuleOp>();
   // A concatenation's reader split where its pieces meet; their producers fuse in.

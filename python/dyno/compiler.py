@@ -69,6 +69,14 @@ class CompileOptions:
             # PyTorch's kernels use 512-bit vectors here; LLVM's x86 tuning would stop
             # at 256 (dyno-prefer-vector-width).
             options.append("vector-width=512")
+        if target == "cpu":
+            # The runtime runs these convolutions channels-last (host_runtime.conv2d):
+            # kernels read and write their tensors in that order.
+            channels_last = [name for name, dtype in (("bf16", torch.bfloat16),
+                                                      ("f16", torch.float16))
+                             if host_runtime.onednn_computes(dtype)]
+            if channels_last:
+                options.append("channels-last-convolutions=" + ",".join(channels_last))
         return " ".join(options)
 
 

@@ -20,6 +20,11 @@ struct LoweringPipelineOptions : public PassPipelineOptions<LoweringPipelineOpti
       llvm::cl::desc("CPU: the widest vectors (bits) LLVM vectorizes kernel loops with "
                      "(dyno-prefer-vector-width); 0: the CPU's default"),
       llvm::cl::init(0)};
+  PassOptions::ListOption<std::string> channelsLastConvolutions{
+      *this, "channels-last-convolutions",
+      llvm::cl::desc("CPU: element types (bf16, f16, f32) of the convolutions the runtime "
+                     "runs channels-last; kernels then read and write their tensors in "
+                     "that order (dyno-channels-last-convolutions)")};
 };
 
 /// linalg-on-tensors graph -> host schedule + `module @kernels` on tensors.

@@ -63,7 +63,7 @@ def remsi(a: int, b: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def _onednn_computes(dtype: torch.dtype) -> bool:
+def onednn_computes(dtype: torch.dtype) -> bool:
     """Whether this CPU runs oneDNN's kernels for `dtype` (bf16: AVX-512 BF16, AMX or
     AVX-512 emulation; f16: AVX-512 FP16 or AMX-FP16), as eager's own bf16/f16 matmuls do."""
     mkldnn = torch.ops.mkldnn
@@ -90,7 +90,7 @@ def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tenso
     # bias must be dense: an expanded operand has zero strides. At M*N*K <= 16**3 its
     # primitive costs 15-25 us more than the product, where PyTorch's matmul takes 6-9 us
     # (bf16, 2 threads: 4x16 @ 16x16, 1x64 @ 64x64); above it oneDNN is as fast or faster.)
-    if (a.device.type == "cpu" and _onednn_computes(a.dtype) and b.numel()
+    if (a.device.type == "cpu" and onednn_computes(a.dtype) and b.numel()
             and a.shape[0] * b.numel() > _ONEDNN_GEMM_MIN_SIZE
             and torch.backends.mkldnn.enabled):
         attr, algorithm = _EPILOGUES[epilogue]
@@ -130,7 +130,7 @@ class FrozenWeights:
     def _packs(dtype: torch.dtype) -> bool:
         return torch.backends.mkldnn.enabled and (
             dtype == torch.float32 and torch.backends.mkldnn.is_available()
-            or _onednn_computes(dtype))
+            or onednn_computes(dtype))
 
     def linear(self, a: torch.Tensor, argument: torch.Tensor, transposed: bool, slot: int,
                bias, epilogue=None) -> torch.Tensor:
@@ -177,7 +177,7 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
     slower than channels-last ones, the copy included; benchmarks/cpu_library_calls.py).
     The result is channels-last, as PyTorch returns it: the wrapper copies it to NCHW
     only for a kernel, and a convolution that reads it directly reads it as it is."""
-    if x.device.type == "cpu" and _onednn_computes(x.dtype) and torch.backends.mkldnn.enabled:
+    if x.device.type == "cpu" and onednn_computes(x.dtype) and torch.backends.mkldnn.enabled:
         x = x.contiguous(memory_format=torch.channels_last)
     return torch.conv2d(x, weight, bias, stride, padding, dilation, groups)
 

@@ -1,0 +1,120 @@
+// RUN: dyno-opt %s --dyno-channels-last-convolutions="element-types=bf16" --split-input-file | FileCheck %s
+// RUN: dyno-opt %s --dyno-channels-last-convolutions --split-input-file | FileCheck %s --check-prefix=OFF
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#channel = affine_map<(d0, d1, d2, d3) -> (d1)>
+
+// A kernel computes a bf16 convolution's input and another reads its result. The first
+// writes NHWC through a permuted output map; the convolution takes an NCHW view of it.
+// The second reads the convolution's NHWC view through a permuted map (its per-channel
+// operand keeps its map).
+// CHECK-LABEL: func.func @conv_between_kernels
+// CHECK:         %[[IN:.*]] = dyno.launch @kernels::@relu(%arg0) : (tensor<2x3x8x8xbf16>) -> tensor<2x8x8x3xbf16>
+// CHECK:         %[[INV:.*]] = linalg.transpose ins(%[[IN]] : tensor<2x8x8x3xbf16>) outs(%{{.*}} : tensor<2x3x8x8xbf16>) permutation = [0, 3, 1, 2]
+// CHECK:         %[[Y:.*]] = dyno.extern "conv2d"(%[[INV]], %arg1)
+// CHECK:         %[[YV:.*]] = linalg.transpose ins(%[[Y]] : tensor<2x4x8x8xbf16>) outs(%{{.*}} : tensor<2x8x8x4xbf16>) permutation = [0, 2, 3, 1]
+// CHECK:         dyno.launch @kernels::@scale(%[[YV]], %arg2) : (tensor<2x8x8x4xbf16>, tensor<4xbf16>) -> tensor<2x4x8x8xbf16>
+// CHECK:       func.func @relu(%{{.*}}: tensor<2x3x8x8xbf16>) -> tensor<2x8x8x3xbf16>
+// CHECK:         tensor.empty() : tensor<2x8x8x3xbf16>
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[NHWC:.*]]],
+// CHECK:       func.func @scale(%{{.*}}: tensor<2x8x8x4xbf16>, %{{.*}}: tensor<4xbf16>) -> tensor<2x4x8x8xbf16>
+// CHECK:         linalg.generic {indexing_maps = [#[[NHWC]], #{{.*}}, #{{.*}}],
+// OFF-LABEL:   func.func @conv_between_kernels
+// OFF-NOT:       linalg.transpose
+module {
+  func.func @conv_between_kernels(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %s: tensor<4xbf16>) -> tensor<2x4x8x8xbf16> {
+    %0 = dyno.launch @kernels::@relu(%x) : (tensor<2x3x8x8xbf16>) -> tensor<2x3x8x8xbf16>
+    %1 = dyno.extern "conv2d"(%0, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+    %2 = dyno.launch @kernels::@scale(%1, %s) : (tensor<2x4x8x8xbf16>, tensor<4xbf16>) -> tensor<2x4x8x8xbf16>
+    return %2 : tensor<2x4x8x8xbf16>
+  }
+  module @kernels {
+    func.func @relu(%arg0: tensor<2x3x8x8xbf16>) -> tensor<2x3x8x8xbf16> {
+      %e = tensor.empty() : tensor<2x3x8x8xbf16>
+      %zero = arith.constant 0.0 : bf16
+      %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x3x8x8xbf16>) outs(%e : tensor<2x3x8x8xbf16>) {
+      ^bb0(%in: bf16, %out: bf16):
+        %m = arith.maximumf %in, %zero : bf16
+        linalg.yield %m : bf16
+      } -> tensor<2x3x8x8xbf16>
+      return %r : tensor<2x3x8x8xbf16>
+    }
+    func.func @scale(%arg0: tensor<2x4x8x8xbf16>, %arg1: tensor<4xbf16>) -> tensor<2x4x8x8xbf16> {
+      %e = tensor.empty() : tensor<2x4x8x8xbf16>
+      %r = linalg.generic {indexing_maps = [#id, #channel, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %arg1 : tensor<2x4x8x8xbf16>, tensor<4xbf16>) outs(%e : tensor<2x4x8x8xbf16>) {
+      ^bb0(%in: bf16, %c: bf16, %out: bf16):
+        %m = arith.mulf %in, %c : bf16
+        linalg.yield %m : bf16
+      } -> tensor<2x4x8x8xbf16>
+      return %r : tensor<2x4x8x8xbf16>
+    }
+  }
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// The convolution's input is also reshaped on the host (a view PyTorch could not take
+// of a permuted tensor): its kernel keeps writing NCHW. A reader that is not a generic
+// (tensor.extract) reads an NCHW transpose made in its kernel.
+// CHECK-LABEL: func.func @input_also_reshaped
+// CHECK:         dyno.launch @kernels::@copy(%arg0) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
+// CHECK:         %[[Y:.*]] = dyno.extern "conv2d"
+// CHECK:         %[[YV:.*]] = linalg.transpose ins(%[[Y]] : tensor<1x2x2x2xbf16>) outs(%{{.*}} : tensor<1x2x2x2xbf16>) permutation = [0, 2, 3, 1]
+// CHECK:         dyno.launch @kernels::@first(%[[YV]])
+// CHECK:       func.func @first(%[[ARG:.*]]: tensor<1x2x2x2xbf16>) -> tensor<bf16>
+// CHECK:         %[[NCHW:.*]] = linalg.transpose ins(%[[ARG]] : tensor<1x2x2x2xbf16>) outs(%{{.*}} : tensor<1x2x2x2xbf16>) permutation = [0, 3, 1, 2]
+// CHECK:         tensor.extract %[[NCHW]]
+module {
+  func.func @input_also_reshaped(%x: tensor<1x2x2x2xbf16>, %w: tensor<2x2x1x1xbf16>) -> (tensor<bf16>, tensor<8xbf16>) {
+    %0 = dyno.launch @kernels::@copy(%x) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
+    %flat = tensor.collapse_shape %0 [[0, 1, 2, 3]] : tensor<1x2x2x2xbf16> into tensor<8xbf16>
+    %1 = dyno.extern "conv2d"(%0, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x2x2xbf16>, tensor<2x2x1x1xbf16>) -> tensor<1x2x2x2xbf16>
+    %2 = dyno.launch @kernels::@first(%1) : (tensor<1x2x2x2xbf16>) -> tensor<bf16>
+    return %2, %flat : tensor<bf16>, tensor<8xbf16>
+  }
+  module @kernels {
+    func.func @copy(%arg0: tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16> {
+      %e = tensor.empty() : tensor<1x2x2x2xbf16>
+      %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x2x2x2xbf16>) outs(%e : tensor<1x2x2x2xbf16>) {
+      ^bb0(%in: bf16, %out: bf16):
+        linalg.yield %in : bf16
+      } -> tensor<1x2x2x2xbf16>
+      return %r : tensor<1x2x2x2xbf16>
+    }
+    func.func @first(%arg0: tensor<1x2x2x2xbf16>) -> tensor<bf16> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %v = tensor.extract %arg0[%c0, %c1, %c0, %c0] : tensor<1x2x2x2xbf16>
+      %t = tensor.from_elements %v : tensor<bf16>
+      return %t : tensor<bf16>
+    }
+  }
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// An f32 convolution (not listed): nothing changes.
+// CHECK-LABEL: func.func @f32_convolution
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return
+module {
+  func.func @f32_convolution(%x: tensor<1x2x2x2xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32> {
+    %1 = dyno.extern "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+    %2 = dyno.launch @kernels::@copy(%1) : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+    return %2 : tensor<1x2x2x2xf32>
+  }
+  module @kernels {
+    func.func @copy(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> {
+      %e = tensor.empty() : tensor<1x2x2x2xf32>
+      %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x2x2x2xf32>) outs(%e : tensor<1x2x2x2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        linalg.yield %in : f32
+      } -> tensor<1x2x2x2xf32>
+      return %r : tensor<1x2x2x2xf32>
+    }
+  }
+}
