@@ -14,8 +14,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
 
 #define DEBUG_TYPE "dyno-channels-last-convolutions"
 
@@ -98,6 +101,7 @@ public:
         unsigned position = use.getOperandNumber();
         maps[position] = channelsLastMap(maps[position]);
         generic.setIndexingMapsAttr(OpBuilder(generic).getAffineMapArrayAttr(maps));
+        permuted.insert(generic);
         continue;
       }
       if (!nchw) {
@@ -201,6 +205,7 @@ public:
     maps[position] = channelsLastMap(maps[position]);
     init->set(newInit);
     generic.setIndexingMapsAttr(builder.getAffineMapArrayAttr(maps));
+    permuted.insert(generic);
     value.setType(nhwcType);
     SmallVector<Type> results(kernel.getFunctionType().getResults());
     results[index] = nhwcType;
@@ -209,8 +214,39 @@ public:
     return true;
   }
 
+  /// Puts the channel loop innermost in each generic given a channels-last map, where
+  /// more of its operands end in that loop than in its innermost one: they are then
+  /// read and written contiguously (and vectorized along the channels) instead of with
+  /// the channel count as stride. Loop 0 (the batch) stays first, as tiling wants.
+  void interchangeChannelLoops() {
+    IRRewriter rewriter(module.getContext());
+    for (linalg::GenericOp generic : permuted) {
+      unsigned numLoops = generic.getNumLoops();
+      DenseMap<unsigned, int> votes; // loop -> operands whose last index it is
+      for (AffineMap map : generic.getIndexingMapsArray())
+        if (map.getNumResults() >= 3)
+          if (auto dim = dyn_cast<AffineDimExpr>(map.getResults().back()))
+            ++votes[dim.getPosition()];
+      std::optional<unsigned> channel;
+      for (auto [loop, count] : votes)
+        if (loop != 0 && (!channel || count > votes[*channel]))
+          channel = loop;
+      if (!channel || *channel == numLoops - 1 || votes[*channel] <= votes[numLoops - 1])
+        continue;
+      SmallVector<unsigned> order;
+      for (unsigned loop = 0; loop < numLoops; ++loop)
+        if (loop != *channel)
+          order.push_back(loop);
+      order.push_back(*channel);
+      rewriter.setInsertionPoint(generic);
+      (void)linalg::interchangeGenericOp(rewriter, generic, order);
+    }
+  }
+
 private:
   ModuleOp module;
+  /// Generics given a channels-last map.
+  llvm::SetVector<linalg::GenericOp> permuted;
 };
 
 struct ChannelsLastConvolutionsPass
@@ -238,6 +274,7 @@ struct ChannelsLastConvolutionsPass
       rewriter.convolutionInputFromKernel(conv);
       rewriter.convolutionResultToKernels(conv);
     }
+    rewriter.interchangeChannelLoops();
   }
 };
 

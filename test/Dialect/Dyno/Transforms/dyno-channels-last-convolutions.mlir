@@ -118,3 +118,39 @@ module {
     }
   }
 }
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#channel = affine_map<(d0, d1, d2, d3) -> (d1)>
+
+// A kernel between two convolutions reads one's result and writes the other's input:
+// both channels-last, so its channel loop moves innermost (every 4-d access is then
+// contiguous); the batch loop stays first.
+// (The maps are printed before the module.)
+// CHECK-DAG:   #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG:   #[[LAST:.*]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func.func @between_two_convolutions
+// CHECK:       func.func @bias_relu(%{{.*}}: tensor<2x4x4x8xbf16>, %{{.*}}: tensor<8xbf16>) -> tensor<2x4x4x8xbf16>
+// CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[LAST]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+module {
+  func.func @between_two_convolutions(%x: tensor<2x8x4x4xbf16>, %w: tensor<8x8x1x1xbf16>, %b: tensor<8xbf16>) -> tensor<2x8x4x4xbf16> {
+    %0 = dyno.extern "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8x4x4xbf16>, tensor<8x8x1x1xbf16>) -> tensor<2x8x4x4xbf16>
+    %1 = dyno.launch @kernels::@bias_relu(%0, %b) : (tensor<2x8x4x4xbf16>, tensor<8xbf16>) -> tensor<2x8x4x4xbf16>
+    %2 = dyno.extern "conv2d"(%1, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8x4x4xbf16>, tensor<8x8x1x1xbf16>) -> tensor<2x8x4x4xbf16>
+    return %2 : tensor<2x8x4x4xbf16>
+  }
+  module @kernels {
+    func.func @bias_relu(%arg0: tensor<2x8x4x4xbf16>, %arg1: tensor<8xbf16>) -> tensor<2x8x4x4xbf16> {
+      %e = tensor.empty() : tensor<2x8x4x4xbf16>
+      %zero = arith.constant 0.0 : bf16
+      %r = linalg.generic {indexing_maps = [#id, #channel, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %arg1 : tensor<2x8x4x4xbf16>, tensor<8xbf16>) outs(%e : tensor<2x8x4x4xbf16>) {
+      ^bb0(%in: bf16, %c: bf16, %out: bf16):
+        %s = arith.addf %in, %c : bf16
+        %m = arith.maximumf %s, %zero : bf16
+        linalg.yield %m : bf16
+      } -> tensor<2x8x4x4xbf16>
+      return %r : tensor<2x8x4x4xbf16>
+    }
+  }
+}
