@@ -93,14 +93,15 @@ class ResidualConvNet(torch.nn.Module):
         return self.head(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1))
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_kernels_around_low_precision_convolutions_use_channels_last(dtype):
-    """On the CPU, oneDNN runs bf16/f16 convolutions on channels-last tensors
-    (dyno-channels-last-convolutions): the kernels between them read the convolutions'
-    results and write their inputs in that order, so the only copy a call makes is the
-    graph input's, to channels-last (there were two per convolution: 7 here). The
-    results match eager and are no less accurate against float64. The Triton target
-    keeps NCHW and must match too."""
+@pytest.mark.parametrize("dtype,freezing", [(torch.bfloat16, False), (torch.float16, False),
+                                            (torch.float32, True)])
+def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
+    """On the CPU, oneDNN runs bf16/f16 convolutions, and f32 ones with frozen filters,
+    on channels-last tensors (dyno-channels-last-convolutions): the kernels between
+    them read the convolutions' results and write their inputs in that order, so the
+    only copy of an activation a call makes is the graph input's, to channels-last
+    (there were two per convolution: 6 here). The results match eager and are no less
+    accurate against float64. The Triton target keeps NCHW and must match too."""
     from conftest import TARGET
     from dyno.targets import host_runtime
 
@@ -112,15 +113,18 @@ def test_kernels_around_low_precision_convolutions_use_channels_last(dtype):
     model.to(dtype)
     x = torch.randn(2, 3, 16, 16).to(dtype)
     reference = copy.deepcopy(model).double()(x.double())
-    tolerance = 2e-2 if dtype == torch.bfloat16 else 2e-3
-    got = assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, extern_calls=4)
+    tolerance = {torch.bfloat16: 2e-2, torch.float16: 2e-3, torch.float32: 1e-4}[dtype]
+    options = {"freezing": freezing}
+    got = assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, extern_calls=4,
+                                  options=options)
     with torch.no_grad():
         eager = model(x)
     error = lambda t: ((t.double() - reference).norm() / reference.norm()).item()
     assert error(got) <= 1.25 * error(eager), (error(got), error(eager))
-    if TARGET["name"] != "cpu" or not host_runtime.onednn_computes(dtype):
+    if (TARGET["name"] != "cpu"
+            or not host_runtime.convolves_channels_last(dtype, frozen_filters=freezing)):
         return
-    compiled = torch.compile(model, backend="mlir", options={"target": "cpu"})
+    compiled = torch.compile(model, backend="mlir", options={"target": "cpu", **options})
     with torch.no_grad():
         compiled(x)
         with torch.profiler.profile(record_shapes=True) as profile:

@@ -62,19 +62,21 @@ class CompileOptions:
                 raise ValueError(f"dyno: {name} must be True or False, got {value!r}")
         return CompileOptions(target=target, **flags)
 
-    def lowering_pipeline_options(self, target: str) -> str:
-        """The options of dyno-cpu-lowering-pipeline / dyno-triton-lowering-pipeline."""
+    def lowering_pipeline_options(self, target: str, frozen_filters: bool = False) -> str:
+        """The options of dyno-cpu-lowering-pipeline / dyno-triton-lowering-pipeline.
+        `frozen_filters`: the graph's convolution filters are frozen (packed at run time)."""
         options = [] if self.block_long_sums else ["block-long-sums=false"]
         if target == "cpu" and torch.backends.cpu.get_cpu_capability() == "AVX512":
             # PyTorch's kernels use 512-bit vectors here; LLVM's x86 tuning would stop
             # at 256 (dyno-prefer-vector-width).
             options.append("vector-width=512")
         if target == "cpu":
-            # The runtime runs these convolutions channels-last (host_runtime.conv2d):
-            # kernels read and write their tensors in that order.
+            # The runtime runs these convolutions channels-last (host_runtime): kernels
+            # read and write their tensors in that order.
             channels_last = [name for name, dtype in (("bf16", torch.bfloat16),
-                                                      ("f16", torch.float16))
-                             if host_runtime.onednn_computes(dtype)]
+                                                      ("f16", torch.float16),
+                                                      ("f32", torch.float32))
+                             if host_runtime.convolves_channels_last(dtype, frozen_filters)]
             if channels_last:
                 options.append("channels-last-convolutions=" + ",".join(channels_last))
         return " ".join(options)
@@ -162,7 +164,8 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
     llvm_path = dump.directory() / "04-llvm.mlir"
     with dump.stage("CPU lowering"):
         lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path,
-                                        options.lowering_pipeline_options("cpu"))
+                                        options.lowering_pipeline_options(
+                                            "cpu", frozen_filters=bool(frozen_inputs)))
     dump.write("04-llvm.mlir", lowered, on_disk=False)
 
     with dump.stage("wrapper"), ir.Context():

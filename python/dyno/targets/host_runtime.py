@@ -76,6 +76,17 @@ def onednn_computes(dtype: torch.dtype) -> bool:
     return False
 
 
+def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool) -> bool:
+    """Whether this runtime runs convolutions of `dtype` on channels-last tensors: bf16/f16
+    where oneDNN computes them (`conv2d`: its NCHW path measured 1.2x-3.4x slower); f32
+    only with frozen filters (`FrozenWeights.conv2d`, whose packed filter suits either
+    layout; with a plain filter oneDNN's channels-last f32 path reorders it on every
+    call, and ResNet ran 1.36x -> 1.22x eager)."""
+    if dtype == torch.float32:
+        return frozen_filters and torch.backends.mkldnn.is_available()
+    return onednn_computes(dtype)
+
+
 _EPILOGUES = {None: ("none", None), "gelu": ("gelu", "none")}
 _ONEDNN_GEMM_MIN_SIZE = 16 * 16 * 16
 
@@ -177,7 +188,8 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
     slower than channels-last ones, the copy included; benchmarks/cpu_library_calls.py).
     The result is channels-last, as PyTorch returns it: the wrapper copies it to NCHW
     only for a kernel, and a convolution that reads it directly reads it as it is."""
-    if x.device.type == "cpu" and onednn_computes(x.dtype) and torch.backends.mkldnn.enabled:
+    if (x.device.type == "cpu" and convolves_channels_last(x.dtype, frozen_filters=False)
+            and torch.backends.mkldnn.enabled):
         x = x.contiguous(memory_format=torch.channels_last)
     return torch.conv2d(x, weight, bias, stride, padding, dilation, groups)
 
