@@ -72,7 +72,9 @@ class CompileOptions:
             options.append("vector-width=512")
         if target == "cpu":
             # The runtime runs these convolutions channels-last (host_runtime): kernels
-            # read and write their tensors in that order.
+            # read and write their tensors in that order. (Per graph: an f32 convolution
+            # whose filter is not itself a frozen input runs NCHW, and its kernels' views
+            # are copied; correct, slower.)
             channels_last = [name for name, dtype in (("bf16", torch.bfloat16),
                                                       ("f16", torch.float16),
                                                       ("f32", torch.float32))

@@ -93,12 +93,15 @@ public:
       return;
     BlockArgument argument = kernel.getArgument(index);
     argument.setType(channelsLast.getType());
+    // The uses as they are now: the NCHW transpose made below is one more.
+    SmallVector<OpOperand *> uses = llvm::map_to_vector(
+        argument.getUses(), [](OpOperand &use) { return &use; });
     Value nchw;
-    for (OpOperand &use : llvm::make_early_inc_range(argument.getUses())) {
-      auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
-      if (generic && generic.isDpsInput(&use)) {
+    for (OpOperand *use : uses) {
+      auto generic = dyn_cast<linalg::GenericOp>(use->getOwner());
+      if (generic && generic.isDpsInput(use)) {
         SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-        unsigned position = use.getOperandNumber();
+        unsigned position = use->getOperandNumber();
         maps[position] = channelsLastMap(maps[position]);
         generic.setIndexingMapsAttr(OpBuilder(generic).getAffineMapArrayAttr(maps));
         permuted.insert(generic);
@@ -108,7 +111,7 @@ public:
         OpBuilder builder = OpBuilder::atBlockBegin(&kernel.getBody().front());
         nchw = transposed(builder, kernel.getLoc(), argument, kFromChannelsLast);
       }
-      use.set(nchw);
+      use->set(nchw);
     }
     kernel.setFunctionType(FunctionType::get(
         kernel.getContext(), kernel.getBody().front().getArgumentTypes(),
@@ -133,6 +136,18 @@ public:
     builder.setInsertionPointAfter(conv);
     Value view = transposed(builder, conv.getLoc(), result, kToChannelsLast);
     readersReadChannelsLast(result, view);
+    eraseIfUnused(view);
+  }
+
+  /// A host transpose no kernel took (each reader is launched more than once).
+  static void eraseIfUnused(Value view) {
+    if (!view.use_empty())
+      return;
+    auto transpose = view.getDefiningOp<linalg::TransposeOp>();
+    Operation *init = transpose.getInit().getDefiningOp();
+    transpose->erase();
+    if (init && init->use_empty())
+      init->erase();
   }
 
   /// Makes the kernel that computes a convolution's input write it NHWC, when it comes
@@ -222,22 +237,27 @@ public:
     IRRewriter rewriter(module.getContext());
     for (linalg::GenericOp generic : permuted) {
       unsigned numLoops = generic.getNumLoops();
-      DenseMap<unsigned, int> votes; // loop -> operands whose last index it is
+      // Tiling takes the first parallel loop: keep it the batch's.
+      if (numLoops < 2 ||
+          generic.getIteratorTypesArray()[0] != utils::IteratorType::parallel)
+        continue;
+      SmallVector<int> votes(numLoops, 0); // loop -> operands whose last index it is
       for (AffineMap map : generic.getIndexingMapsArray())
         if (map.getNumResults() >= 3)
           if (auto dim = dyn_cast<AffineDimExpr>(map.getResults().back()))
             ++votes[dim.getPosition()];
-      std::optional<unsigned> channel;
-      for (auto [loop, count] : votes)
-        if (loop != 0 && (!channel || count > votes[*channel]))
+      // The loop most accesses end in (the first of equals), if it beats the innermost.
+      unsigned channel = 1;
+      for (unsigned loop = 2; loop < numLoops; ++loop)
+        if (votes[loop] > votes[channel])
           channel = loop;
-      if (!channel || *channel == numLoops - 1 || votes[*channel] <= votes[numLoops - 1])
+      if (channel == numLoops - 1 || votes[channel] <= votes[numLoops - 1])
         continue;
       SmallVector<unsigned> order;
       for (unsigned loop = 0; loop < numLoops; ++loop)
-        if (loop != *channel)
+        if (loop != channel)
           order.push_back(loop);
-      order.push_back(*channel);
+      order.push_back(channel);
       rewriter.setInsertionPoint(generic);
       (void)linalg::interchangeGenericOp(rewriter, generic, order);
     }

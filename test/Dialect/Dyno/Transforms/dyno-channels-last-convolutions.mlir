@@ -154,3 +154,34 @@ module {
     }
   }
 }
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// A kernel launched twice is left alone (its argument types serve both launches), and
+// no host transpose is left behind for it.
+// CHECK-LABEL: func.func @kernel_launched_twice
+// CHECK-NOT:     linalg.transpose
+// CHECK:         dyno.launch @kernels::@copy(%{{.*}}) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         dyno.launch @kernels::@copy(%{{.*}}) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
+// CHECK:       func.func @copy(%{{.*}}: tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
+module {
+  func.func @kernel_launched_twice(%x: tensor<1x2x2x2xbf16>, %w: tensor<2x2x1x1xbf16>) -> (tensor<1x2x2x2xbf16>, tensor<1x2x2x2xbf16>) {
+    %0 = dyno.extern "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x2x2xbf16>, tensor<2x2x1x1xbf16>) -> tensor<1x2x2x2xbf16>
+    %1 = dyno.launch @kernels::@copy(%0) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
+    %2 = dyno.launch @kernels::@copy(%x) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
+    return %1, %2 : tensor<1x2x2x2xbf16>, tensor<1x2x2x2xbf16>
+  }
+  module @kernels {
+    func.func @copy(%arg0: tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16> {
+      %e = tensor.empty() : tensor<1x2x2x2xbf16>
+      %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x2x2x2xbf16>) outs(%e : tensor<1x2x2x2xbf16>) {
+      ^bb0(%in: bf16, %out: bf16):
+        linalg.yield %in : bf16
+      } -> tensor<1x2x2x2xbf16>
+      return %r : tensor<1x2x2x2xbf16>
+    }
+  }
+}
