@@ -5,6 +5,8 @@ Self-contained, like triton_runtime.py: `dyno.export_triton` ships it with the w
 import base64
 import contextlib
 import functools
+import math
+import os
 
 import torch
 
@@ -252,8 +254,67 @@ def _real_tensors():
     return unset_fake_temporarily()
 
 
+class ProfiledKernels:
+    """A graph's kernels, each launch inside `torch.profiler.record_function("dyno:"
+    + name)`, so that the profiler's tables show each kernel's host time by name (on
+    a CPU, its run time). Used when DYNO_PROFILE_KERNELS=1 as a graph loads."""
+
+    def __init__(self, kernels):
+        self._kernels = kernels
+        self._launchers = {}
+
+    def __getitem__(self, name: str):
+        launcher = self._launchers.get(name)
+        if launcher is None:
+            launch = self._kernels[name]
+            label = "dyno:" + name
+
+            def launcher(*args, **kwargs):
+                with torch.profiler.record_function(label):
+                    return launch(*args, **kwargs)
+
+            self._launchers[name] = launcher
+        return launcher
+
+    def __getattr__(self, attribute):
+        return getattr(self._kernels, attribute)
+
+
+class Workspace:
+    """The planned buffers of one compiled graph (memory_planning.plan_workspace):
+    `slot_bytes[k]` bytes per slot, and per planned allocation its (slot, shape, dtype)
+    view. `acquire` hands a caller the
+    views of one set of slots (made on first use, then kept); `release` takes them back.
+    A call made while another holds a set (another thread, or re-entry) gets its own
+    set, so no two running calls share memory."""
+
+    _KEPT_SETS = 2
+
+    def __init__(self, slot_bytes, views):
+        self.slot_bytes = list(slot_bytes)
+        self.views = list(views)
+        self._free: list = []
+
+    def acquire(self) -> list:
+        try:
+            return self._free.pop()  # atomic under the GIL
+        except IndexError:
+            slots = [torch.empty(size, dtype=torch.uint8) for size in self.slot_bytes]
+            return [slots[slot][:math.prod(shape) * dtype.itemsize].view(dtype).view(shape)
+                    for slot, shape, dtype in self.views]
+
+    def release(self, buffers: list) -> None:
+        if len(self._free) < self._KEPT_SETS:
+            self._free.append(buffers)
+
+    def nbytes(self) -> int:
+        return sum(self.slot_bytes)
+
+
 def wrapper_globals(kernels, sync_threads, device="cpu"):
     """The names a wrapper's `call(args)` uses; tensors it allocates go on `device`."""
+    if os.environ.get("DYNO_PROFILE_KERNELS", "0") not in ("", "0"):
+        kernels = ProfiledKernels(kernels)
     return {
         "torch": torch,
         "_kernels": kernels,
@@ -272,4 +333,5 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_library_call": library_call,
         "_collective": collective,
         "_frozen": FrozenWeights(),
+        "_Workspace": Workspace,
     }

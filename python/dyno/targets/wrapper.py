@@ -16,6 +16,7 @@ from .. import counters
 from ..errors import DynoCompileError
 from ..ops.library_calls import COLLECTIVE_NAMESPACE
 from .host_runtime import as_eager, wrapper_globals  # noqa: F401 (re-exported)
+from .memory_planning import plan_workspace, release_dead_names
 
 _DTYPES = {
     "f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
@@ -158,6 +159,10 @@ class WrapperBuilder:
         self.extern_calls = 0
         self.library_calls: List[str] = []  # ATen routines called (dyno.stats()), in order
         self.counter = 0
+        # Static (shape, dtype) of library matmul results, by name: memory planning
+        # gives them planned buffers (`out=`).
+        self.result_layouts: Dict[str, Tuple[tuple, torch.dtype]] = {}
+        self.workspace_bytes = 0
 
     def key(self, value) -> str:
         return value.get_name(self.state)
@@ -199,10 +204,28 @@ class WrapperBuilder:
         for op in block.operations:
             self.emit_op(op.operation, outputs)
         self.drop_unused_frozen_transposes()
-        header = f"def call(args):\n    {', '.join(arguments)}{',' if len(arguments) == 1 else ''} = args\n" \
-            if arguments else "def call(args):\n"
+        workspace = None
+        if not self.pass_tensors:  # CPU: intermediates kept from call to call
+            self.lines, workspace = plan_workspace(self.lines, self.result_layouts)
+        self.lines = release_dead_names(self.lines)
         prelude = "".join(f"_constant{i} = {line}\n" for i, line in enumerate(self.constants))
-        return prelude + header + "".join(f"    {line}\n" for line in self.lines)
+        body = "".join(f"    {line}\n" for line in self.lines)
+        unpack = (f"    {', '.join(arguments)}{',' if len(arguments) == 1 else ''} = args\n"
+                  if arguments else "")
+        if workspace is None:
+            return prelude + "def call(args):\n" + unpack + body
+        self.workspace_bytes = workspace.nbytes()
+        views = ", ".join(f"({slot}, {tuple(shape)!r}, {dtype})"
+                          for slot, shape, dtype in workspace.views)
+        return (prelude
+                + f"_workspace = _Workspace({workspace.slot_bytes!r}, [{views}])\n"
+                + "def call(args):\n"
+                + "    _ws = _workspace.acquire()\n"
+                + "    try:\n"
+                + "        return _planned_call(args, _ws)\n"
+                + "    finally:\n"
+                + "        _workspace.release(_ws)\n"
+                + "def _planned_call(args, _ws):\n" + unpack + body)
 
     def drop_unused_frozen_transposes(self):
         """A transposed frozen weight that only `_frozen.linear` took (as its argument)
@@ -429,6 +452,7 @@ class WrapperBuilder:
         callee = str(op.attributes["name"]).strip('"')
         operands = [self.name(v) for v in op.operands]
         contiguous = True
+        layout = None  # a matmul result's static (shape, dtype): planned (`out=`)
         epilogue = ir_string(op.attributes["epilogue"]) \
             if "epilogue" in op.attributes else None
         low_precision = torch_dtype(ir.RankedTensorType(op.results[0].type).element_type) \
@@ -453,6 +477,10 @@ class WrapperBuilder:
             mm, addmm = ("_mm", "_addmm") if callee == "matmul" else ("_bmm", "_baddbmm")
             expression = f"{addmm}({operands[2]}, {operands[0]}, {operands[1]})" \
                 if len(operands) == 3 else f"{mm}({operands[0]}, {operands[1]})"
+            shape = _shape(op.results[0])
+            if not any(_is_dynamic(size) for size in shape):
+                layout = (shape, torch_dtype(
+                    ir.RankedTensorType(op.results[0].type).element_type))
         elif callee == "conv2d":
             bias = operands[2] if len(operands) == 3 else "None"
             stride = _i64_array(op.attributes["strides"])
@@ -470,6 +498,8 @@ class WrapperBuilder:
         else:
             raise DynoCompileError("wrapper", f"unknown library operation {callee}")
         name = self.define(op.results[0], contiguous=contiguous)
+        if layout is not None:
+            self.result_layouts[name] = layout
         self.lines.append(f"{name} = {expression}")
         self.extern_calls += 1
 

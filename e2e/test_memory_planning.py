@@ -1,0 +1,154 @@
+"""Where a CPU wrapper's buffers live (python/dyno/targets/memory_planning.py): released
+at their last read, intermediates kept in a per-graph workspace from call to call, and
+nothing a caller receives ever in it."""
+import threading
+
+import torch
+
+import dyno
+from dyno.targets.memory_planning import plan_workspace, release_dead_names
+
+
+def test_names_are_released_after_their_last_read():
+    lines = [
+        "arg0_c = arg0.contiguous()",
+        "buf1 = _empty((2,), dtype=torch.float32)",
+        "_kernels['k'](arg0_c.data_ptr(), buf1.data_ptr())",
+        "buf2 = buf1.reshape((2,))",
+        "buf3, buf4 = _library_call(op, buf2)",
+        "arg0_c = arg0.contiguous()",  # rebound: its first value died above
+        "_check_condition(buf3, 'buf2 in a message is not a read')",
+        "buf5 = _mm(arg0_c, buf3)",
+        "return [_as_eager(buf5, (1,), torch.float32)]",
+    ]
+    assert release_dead_names(lines) == [
+        "arg0_c = arg0.contiguous()",
+        "buf1 = _empty((2,), dtype=torch.float32)",
+        "_kernels['k'](arg0_c.data_ptr(), buf1.data_ptr())",
+        "del arg0_c",
+        "buf2 = buf1.reshape((2,))",
+        "del buf1",
+        "buf3, buf4 = _library_call(op, buf2)",
+        "del buf2, buf4",  # buf4 is never read
+        "arg0_c = arg0.contiguous()",
+        "_check_condition(buf3, 'buf2 in a message is not a read')",
+        "buf5 = _mm(arg0_c, buf3)",
+        "del arg0_c, buf3",
+        "return [_as_eager(buf5, (1,), torch.float32)]",
+    ]
+
+
+def test_buffers_whose_lives_do_not_overlap_share_a_slot():
+    lines = [
+        "buf1 = _empty((64, 64), dtype=torch.float32)",
+        "_kernels['a'](arg0.data_ptr(), buf1.data_ptr())",
+        "buf2 = _empty((64, 64), dtype=torch.float32)",  # buf1 is still read below
+        "_kernels['b'](buf1.data_ptr(), buf2.data_ptr())",
+        "buf3 = _empty((4096,), dtype=torch.int32)",  # buf1 is dead: same bytes
+        "_kernels['c'](buf2.data_ptr(), buf3.data_ptr())",
+        "buf4 = _mm(arg1, arg1)",
+        "buf5 = buf3.reshape((64, 64))",
+        "buf6 = _addmm(buf4, buf5, buf5)",
+        "return [_as_eager(buf6, (64, 1), torch.float32)]",
+    ]
+    planned, workspace = plan_workspace(lines, {"buf4": ((64, 64), torch.float32),
+                                                "buf6": ((64, 64), torch.float32)})
+    assert planned[0] == "buf1 = _ws[0]" and planned[2] == "buf2 = _ws[1]"
+    assert planned[4] == "buf3 = _ws[2]"
+    assert planned[6] == "buf4 = _mm(arg1, arg1, out=_ws[3])"
+    assert planned[8] == lines[8], "the returned result must be a fresh tensor"
+    slots = [slot for slot, _, _ in workspace.views]
+    assert slots[0] != slots[1] and slots[2] == slots[0], workspace.views
+    # buf2 died at kernel c; buf3 (through buf5) is still read by the addmm.
+    assert slots[3] == slots[1] and slots[3] != slots[2], workspace.views
+    assert workspace.slot_bytes == [64 * 64 * 4] * 2
+
+
+def test_buffers_a_returned_view_aliases_stay_fresh():
+    lines = [
+        "buf1 = _empty((8, 8), dtype=torch.float32)",
+        "_kernels['a'](arg0.data_ptr(), buf1.data_ptr())",
+        "buf2 = buf1.permute([1, 0])",
+        "buf3, buf4 = _library_call(op, buf2)",  # may return a view of buf2
+        "return [_as_eager(buf3, (8, 1), torch.float32)]",
+    ]
+    planned, workspace = plan_workspace(lines, {})
+    assert planned == lines and workspace is None
+
+
+def test_graphs_with_collectives_plan_nothing():
+    lines = [
+        "buf1 = _empty((8,), dtype=torch.float32)",
+        "_kernels['a'](arg0.data_ptr(), buf1.data_ptr())",
+        "buf2 = _collective(op, buf1)",
+        "buf3 = _empty((8,), dtype=torch.float32)",
+        "_kernels['b'](buf2.data_ptr(), buf3.data_ptr())",
+        "return [buf3]",
+    ]
+    assert plan_workspace(lines, {}) == (lines, None)
+
+
+class _Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(64, 256)
+        self.down = torch.nn.Linear(256, 64)
+
+    def forward(self, x):
+        h = torch.nn.functional.silu(self.up(x)) * torch.sigmoid(x).sum(-1, keepdim=True)
+        return torch.softmax(self.down(h) + x, -1)
+
+
+def _count_allocations(fn, *args):
+    with torch.profiler.profile() as profile:
+        fn(*args)
+    return sum(event.count for event in profile.key_averages()
+               if event.key in ("aten::empty", "aten::empty_strided"))
+
+
+def test_intermediates_live_in_the_workspace_and_results_do_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    model = _Block().eval()
+    compiled = torch.compile(model, backend="mlir")
+    x, y = torch.randn(128, 64), torch.randn(128, 64)
+    with torch.no_grad():
+        first = compiled(x)
+        kept = first.clone()
+        second = compiled(y)
+        torch.testing.assert_close(first, kept, rtol=0, atol=0)  # untouched by call 2
+        torch.testing.assert_close(first, model(x))
+        torch.testing.assert_close(second, model(y))
+        assert first.untyped_storage().data_ptr() != second.untyped_storage().data_ptr()
+    assert dyno.stats()["fallback_graphs"] == 0
+    (wrapper,) = tmp_path.glob("graph_*/05-wrapper.py")
+    source = wrapper.read_text()
+    assert "_ws[" in source and "out=_ws[" in source, source
+    # Per call only what the caller receives is allocated (the result), not the
+    # intermediates: the kernels' outputs and the matmuls' (`out=`).
+    # (Without the workspace: 2, the kernels' two outputs.)
+    with torch.no_grad():
+        assert _count_allocations(compiled, x) == 1
+
+
+def test_calls_from_several_threads_each_get_their_own_workspace():
+    model = _Block().eval()
+    compiled = torch.compile(model, backend="mlir")
+    inputs = [torch.randn(512, 64) for _ in range(4)]
+    with torch.no_grad():
+        expected = [model(x) for x in inputs]
+        compiled(inputs[0])
+        failures = []
+
+        def work(index):
+            for _ in range(20):
+                result = compiled(inputs[index])
+                if not torch.allclose(result, expected[index], rtol=1e-4, atol=1e-5):
+                    failures.append(index)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert not failures, failures
+    assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["runtime_fallbacks"] == 0
