@@ -82,6 +82,9 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   kernels.addPass(createDynoTileKernels());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
+  // A part computed into a fresh tensor and then inserted into a larger one (the parts of
+  // a reader split at a concatenation) is computed in place, in its slice of the larger.
+  kernels.addPass(bufferization::createEmptyTensorEliminationPass());
   // Tensors to buffers; kernel results become trailing out-parameters.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
