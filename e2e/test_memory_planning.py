@@ -152,3 +152,15 @@ def test_calls_from_several_threads_each_get_their_own_workspace():
             thread.join()
     assert not failures, failures
     assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["runtime_fallbacks"] == 0
+
+
+def test_without_the_workspace_nothing_is_held_between_calls(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    model = _Block().eval()
+    compiled = torch.compile(model, backend="mlir", options={"workspace": False})
+    x = torch.randn(128, 64)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+    (wrapper,) = tmp_path.glob("graph_*/05-wrapper.py")
+    source = wrapper.read_text()
+    assert "_ws" not in source and "_empty(" in source and "del " in source, source

@@ -44,6 +44,10 @@ class CompileOptions:
     # CPU graphs are stored in, and loaded from, the on-disk compile cache
     # (compile_cache.py; also off with DYNO_CACHE=0).
     cache: bool = True
+    # CPU graphs keep their intermediates in a per-graph workspace from call to call
+    # (targets/memory_planning.py); False: allocated on every call, released at their
+    # last read, and nothing is held between calls.
+    workspace: bool = True
 
     @staticmethod
     def from_user(options) -> "CompileOptions":
@@ -51,10 +55,12 @@ class CompileOptions:
         target = options.pop("target", "auto")
         flags = {name: options.pop(name, default)
                  for name, default in (("autotune", False), ("block_long_sums", True),
-                                       ("freezing", False), ("cache", True))}
+                                       ("freezing", False), ("cache", True),
+                                       ("workspace", True))}
         if options:
             raise ValueError(f"dyno: unknown options {sorted(options)}; known: ['autotune', "
-                             "'block_long_sums', 'cache', 'freezing', 'target']")
+                             "'block_long_sums', 'cache', 'freezing', 'target', "
+                             "'workspace']")
         if target not in TARGETS:
             raise ValueError(f"dyno: target must be one of {list(TARGETS)}, got {target!r}")
         for name, value in flags.items():
@@ -172,7 +178,8 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
 
     with dump.stage("wrapper"), ir.Context():
         module, host, kernels_module = _host_function(lowered)  # module keeps host alive
-        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), frozen_inputs=frozen_inputs)
+        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), frozen_inputs=frozen_inputs,
+                                         workspace=options.workspace)
         source = builder.emit(outputs)
     dump.write("05-wrapper.py", source)
 

@@ -134,13 +134,15 @@ class WrapperBuilder:
     """Walks the host function (func.func @main) and emits the body of `call(args)`."""
 
     def __init__(self, host_func, asm_state, pass_tensors: bool = False,
-                 frozen_inputs: frozenset = frozenset()):
+                 frozen_inputs: frozenset = frozenset(), workspace: bool = True):
         """`pass_tensors`: launch kernels with the tensors themselves (Triton) rather than
         their data pointers (the CPU kernels' bare-pointer ABI, which also run on OpenMP
         and so sync its thread count with torch's on every call). `frozen_inputs`:
         positions of the arguments that are frozen parameters (CompileOptions.freezing);
         a matmul whose weight is one of them, or a transpose of one, calls
-        `_frozen.linear`, which keeps the weight packed."""
+        `_frozen.linear`, which keeps the weight packed. `workspace`: CPU intermediates
+        live in a per-graph workspace kept from call to call (memory_planning)."""
+        self.plans_workspace = workspace and not pass_tensors
         self.func = host_func
         self.pass_tensors = pass_tensors
         self.frozen_inputs = frozen_inputs
@@ -205,7 +207,7 @@ class WrapperBuilder:
             self.emit_op(op.operation, outputs)
         self.drop_unused_frozen_transposes()
         workspace = None
-        if not self.pass_tensors:  # CPU: intermediates kept from call to call
+        if self.plans_workspace:  # CPU: intermediates kept from call to call
             self.lines, workspace = plan_workspace(self.lines, self.result_layouts)
         self.lines = release_dead_names(self.lines)
         prelude = "".join(f"_constant{i} = {line}\n" for i, line in enumerate(self.constants))
