@@ -164,3 +164,17 @@ def test_without_the_workspace_nothing_is_held_between_calls(tmp_path, monkeypat
     (wrapper,) = tmp_path.glob("graph_*/05-wrapper.py")
     source = wrapper.read_text()
     assert "_ws" not in source and "_empty(" in source and "del " in source, source
+
+
+def test_a_workspace_made_under_inference_mode_serves_later_calls():
+    model = _Block().eval()
+    compiled = torch.compile(model, backend="mlir")
+    x = torch.randn(128, 64)
+    with torch.no_grad():
+        expected = model(x)
+    with torch.inference_mode():
+        torch.testing.assert_close(compiled(x), expected)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), expected)
+    torch.testing.assert_close(compiled(x).detach(), expected)
+    assert dyno.stats()["fallback_graphs"] == 0 and dyno.stats()["runtime_fallbacks"] == 0

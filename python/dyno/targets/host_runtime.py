@@ -283,10 +283,11 @@ class ProfiledKernels:
 class Workspace:
     """The planned buffers of one compiled graph (memory_planning.plan_workspace):
     `slot_bytes[k]` bytes per slot, and per planned allocation its (slot, shape, dtype)
-    view. `acquire` hands a caller the
-    views of one set of slots (made on first use, then kept); `release` takes them back.
-    A call made while another holds a set (another thread, or re-entry) gets its own
-    set, so no two running calls share memory."""
+    view. `acquire` hands a caller the views of one set of slots (made on first use,
+    then kept); `release` takes them back. A call made while another holds a set
+    (another thread, or re-entry) gets its own set, so no two running calls share
+    memory. The slots are normal tensors even when first made under
+    `torch.inference_mode()`, so that `out=` may write them in any later mode."""
 
     _KEPT_SETS = 2
 
@@ -299,16 +300,14 @@ class Workspace:
         try:
             return self._free.pop()  # atomic under the GIL
         except IndexError:
-            slots = [torch.empty(size, dtype=torch.uint8) for size in self.slot_bytes]
-            return [slots[slot][:math.prod(shape) * dtype.itemsize].view(dtype).view(shape)
-                    for slot, shape, dtype in self.views]
+            with torch.inference_mode(False):
+                slots = [torch.empty(size, dtype=torch.uint8) for size in self.slot_bytes]
+                return [slots[slot][:math.prod(shape) * dtype.itemsize].view(dtype)
+                        .view(shape) for slot, shape, dtype in self.views]
 
     def release(self, buffers: list) -> None:
         if len(self._free) < self._KEPT_SETS:
             self._free.append(buffers)
-
-    def nbytes(self) -> int:
-        return sum(self.slot_bytes)
 
 
 def wrapper_globals(kernels, sync_threads, device="cpu"):

@@ -164,7 +164,6 @@ class WrapperBuilder:
         # Static (shape, dtype) of library matmul results, by name: memory planning
         # gives them planned buffers (`out=`).
         self.result_layouts: Dict[str, Tuple[tuple, torch.dtype]] = {}
-        self.workspace_bytes = 0
 
     def key(self, value) -> str:
         return value.get_name(self.state)
@@ -216,7 +215,6 @@ class WrapperBuilder:
                   if arguments else "")
         if workspace is None:
             return prelude + "def call(args):\n" + unpack + body
-        self.workspace_bytes = workspace.nbytes()
         views = ", ".join(f"({slot}, {tuple(shape)!r}, {dtype})"
                           for slot, shape, dtype in workspace.views)
         return (prelude
