@@ -239,3 +239,38 @@ def test_damaged_or_malformed_cache_artifacts_are_refused_whole(tmp_path, monkey
                         {str(tmp_path / "cache" / "autotune" / f"{'0' * 24}.json")})
     with tarfile.open(fileobj=io.BytesIO(dyno.save_cache_artifacts())) as saved:
         assert saved.getnames() == [f"autotune/{'0' * 24}.json"]
+
+
+# Graphs without kernels: a library matmul alone, and exp of a tensor with no elements.
+_CHILD_WITHOUT_KERNELS = r'''
+import json, os, torch
+import dyno, dyno.pipeline
+if os.environ.get("CHECK_NO_COMPILE"):
+    def refuse(*args, **kwargs):
+        raise RuntimeError("compiled although the cache holds this graph")
+    dyno.pipeline.run_pipeline = refuse
+a, b = torch.arange(64.).reshape(8, 8), torch.eye(8)
+product = torch.compile(lambda a, b: a @ b, backend="mlir")(a, b)
+empty = torch.compile(lambda x: torch.exp(x) * 2, backend="mlir")(torch.randn(1, 0, 3))
+assert torch.equal(product, a) and empty.shape == (1, 0, 3)
+stats = dyno.stats()
+print(json.dumps({"hits": stats.get("cache_hits", 0), "kernels": stats["kernels"],
+                  "compiled": stats["compiled_graphs"], "fallbacks": stats["fallback_graphs"]}))
+'''
+
+
+def test_graphs_without_kernels_are_stored_and_loaded(tmp_path):
+    # Regression: storing such a graph aborted the process (MLIR's JIT object cache
+    # asserts that it holds exactly one object; a module without kernels emits none).
+    def run(**extra):
+        done = subprocess.run([sys.executable, "-c", _CHILD_WITHOUT_KERNELS],
+                              capture_output=True, text=True, timeout=600,
+                              env=_env(tmp_path, **extra))
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    first = run()
+    assert first == {"hits": 0, "kernels": 0, "compiled": 2, "fallbacks": 0}, first
+    assert len(_entries(tmp_path)) == 2
+    second = run(CHECK_NO_COMPILE="1")
+    assert second == {"hits": 2, "kernels": 0, "compiled": 2, "fallbacks": 0}, second

@@ -132,6 +132,12 @@ class CpuKernels:
         from .. import ir
         from ..execution_engine import ExecutionEngine
 
+        self.functions = {}
+        if not signatures:
+            # A graph of library calls and views alone: nothing to compile (the JIT
+            # would emit no object, which its object cache cannot write out).
+            self._engine = None
+            return
         runtime = openmp_runtime()
         # The MLIR context is not kept: once the JIT has translated the module it runs
         # LLVM's code alone, and the context was half of what a compiled graph kept in
@@ -174,10 +180,16 @@ class CpuKernels:
         if linker is None:
             return False
         with tempfile.TemporaryDirectory() as scratch:
-            obj = os.path.join(scratch, "kernels.o")
-            self._engine.dump_to_object_file(obj)
-            done = subprocess.run([linker, "-shared", "-o", path, obj, "-lm"],
-                                  capture_output=True, text=True, timeout=300)
+            if self._engine is None:  # no kernels: an empty library
+                source = os.path.join(scratch, "empty.c")
+                with open(source, "w") as handle:
+                    handle.write("int dyno_graph_without_kernels;\n")
+                command = [linker, "-shared", "-o", path, source]
+            else:
+                obj = os.path.join(scratch, "kernels.o")
+                self._engine.dump_to_object_file(obj)
+                command = [linker, "-shared", "-o", path, obj, "-lm"]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         return done.returncode == 0 and os.path.exists(path)
 
     def __getitem__(self, name: str):
