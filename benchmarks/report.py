@@ -2,6 +2,7 @@
 Dyno nor its compiler is installed)."""
 import math
 import statistics
+import sys
 import time
 
 
@@ -16,6 +17,28 @@ def publish(lines, out: str = "") -> None:
     if out:
         with open(out, "w") as handle:
             handle.write(report + "\n")
+
+
+def progress(items, description: str):
+    """`items`, with a progress bar on stderr when it is a terminal (tqdm); as they are
+    where it is not, or where tqdm is missing."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return items
+    return tqdm(items, desc=description, unit="model", file=sys.stderr,
+                disable=not sys.stderr.isatty())
+
+
+def note(text: str) -> None:
+    """Prints a line above any progress bar."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        print(text, flush=True)
+        return
+    tqdm.write(text, file=sys.stdout)
+    sys.stdout.flush()
 
 
 def time_calls(fn, inputs, iters):

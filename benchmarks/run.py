@@ -27,7 +27,7 @@ import torch._inductor.config
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from models import suite  # noqa: E402
 import zoo  # noqa: E402
-from report import geomean, publish, time_calls  # noqa: E402
+from report import geomean, note, progress, publish, time_calls  # noqa: E402
 
 import dyno  # noqa: E402
 
@@ -59,7 +59,7 @@ def main():
     if args.zoo:
         models += [(name, *zoo.build(name, size="cpu")) for name in zoo.ZOO]
     models = [entry for entry in models if not wanted or entry[0] in wanted]
-    for number, (name, model, inputs) in enumerate(models, 1):
+    for number, (name, model, inputs) in enumerate(progress(models, "benchmark"), 1):
         model = model.eval().to(dtype)
         inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
         backends = {"eager": model}
@@ -81,14 +81,14 @@ def main():
                     error = ((result.double() - expected.double()).norm()
                              / expected.double().norm()).item()
                     assert error < 3e-2, f"{name} ({label}): relative error {error:.2e}"
-            print(f"[{number}/{len(models)}] {name}: first call (compile and run) "
-                  + ", ".join(f"{label} {seconds:.2f} s" for label, seconds
-                              in compile_seconds.items()) + "; timing...", flush=True)
+            note(f"[{number}/{len(models)}] {name}: first call (compile and run) "
+                 + ", ".join(f"{label} {seconds:.2f} s" for label, seconds
+                             in compile_seconds.items()) + "; timing...")
             stats = dyno.stats()
             if stats["fallback_graphs"] or stats["runtime_fallbacks"]:
-                print(f"warning: {name}: Dyno fell back: {stats['fallback_reasons']}")
+                note(f"warning: {name}: Dyno fell back: {stats['fallback_reasons']}")
             if args.dynamic and not stats.get("dynamic_graphs"):
-                print(f"warning: {name}: Dyno compiled no graph with symbolic sizes")
+                note(f"warning: {name}: Dyno compiled no graph with symbolic sizes")
             samples = {label: [] for label in backends}
             for label, fn in backends.items():
                 time_calls(fn, inputs, 5)

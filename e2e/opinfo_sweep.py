@@ -225,13 +225,20 @@ def _run_sample(op, sample, target, dtype=torch.float32):
 def sweep(names, samples_per_op, target="cpu", dtype=torch.float32):
     from torch.testing._internal.common_methods_invocations import op_db
 
+    from tqdm import tqdm
+
+    def full(info):
+        return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+
+    ops = [info for info in op_db
+           if (not names or info.name in names or full(info) in names)
+           and dtype in info.supported_dtypes("cpu") and info.name not in UNINITIALIZED]
+    # A progress bar on a terminal (stderr), above which each op's line is printed.
+    bar = tqdm(ops, desc=f"OpInfo sweep, {target}, {str(dtype).removeprefix('torch.')}",
+               unit="op", file=sys.stderr, disable=not sys.stderr.isatty())
     rows = []
-    for info in op_db:
-        full_name = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
-        if names and info.name not in names and full_name not in names:
-            continue
-        if dtype not in info.supported_dtypes("cpu") or info.name in UNINITIALIZED:
-            continue
+    for info in bar:
+        full_name = full(info)
         results = []
         try:
             samples = info.sample_inputs("cpu", dtype, requires_grad=False)
@@ -260,7 +267,8 @@ def sweep(names, samples_per_op, target="cpu", dtype=torch.float32):
             continue
         status, reason = min(results, key=lambda r: ORDER.index(r[0]))
         rows.append((full_name, status, reason))
-        print(f"{full_name:40s} {status:10s} {reason}", flush=True)
+        bar.write(f"{full_name:40s} {status:10s} {reason}", file=sys.stdout)
+        sys.stdout.flush()
     return rows
 
 
