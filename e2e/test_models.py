@@ -75,7 +75,9 @@ def test_small_cnn_in_low_precision(dtype):
 
 
 class ResidualConvNet(torch.nn.Module):
-    """Convolutions with batch norm, ReLU, a residual add and pooling between them."""
+    """Convolutions with batch norm, ReLU, a residual add and pooling between them (the
+    max pool is ResNet's stem's: 3x3, stride 2, padded with -inf, which the CPU kernel
+    computes channels-last through the pad and its window slices)."""
 
     def __init__(self):
         super().__init__()
@@ -89,7 +91,7 @@ class ResidualConvNet(torch.nn.Module):
     def forward(self, x):
         skip = torch.relu(self.bn1(self.conv1(x)))
         y = torch.relu(self.bn2(self.conv2(skip)) + skip)
-        y = torch.relu(self.conv3(torch.nn.functional.max_pool2d(y, 2)))
+        y = torch.relu(self.conv3(torch.nn.functional.max_pool2d(y, 3, 2, 1)))
         return self.head(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1))
 
 

@@ -229,6 +229,111 @@ public:
     return true;
   }
 
+  /// Inside a kernel: an NCHW intermediate that a generic given a channels-last map
+  /// computes, and that reaches other generics only through pads and slices (a max
+  /// pool's padded window slices), is computed NHWC too, and so are the pads and slices
+  /// (their offsets, sizes and strides permuted) and the readers' maps. Otherwise the
+  /// kernel would write it transposed and read it back transposed (the ResNet stem's
+  /// BN + ReLU + max pool). Repeats for the generics this makes channels-last.
+  void internalIntermediatesChannelsLast() {
+    for (unsigned i = 0; i < permuted.size(); ++i) // grows as generics are permuted
+      if (internalResultReachesOnlyGenerics(permuted[i]))
+        rewriteInternalResult(permuted[i]);
+  }
+
+  /// Whether `generic`'s one result is a static NCHW intermediate written through an
+  /// identity map into a fresh tensor, read only by generics (as inputs), pads with a
+  /// constant and rank-keeping static slices, whose own results are read the same way.
+  static bool internalResultReachesOnlyGenerics(linalg::GenericOp generic) {
+    if (generic.getNumResults() != 1 || !isStatic4d(generic.getResult(0).getType()))
+      return false;
+    OpOperand *init = generic.getDpsInitOperand(0);
+    if (!generic.getMatchingIndexingMap(init).isIdentity() ||
+        !init->get().getDefiningOp<tensor::EmptyOp>() || !init->get().hasOneUse())
+      return false;
+    SmallVector<Value> worklist = {generic.getResult(0)};
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (value.use_empty())
+        return false;
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto reader = dyn_cast<linalg::GenericOp>(user)) {
+          if (!reader.isDpsInput(&use))
+            return false;
+        } else if (auto pad = dyn_cast<tensor::PadOp>(user)) {
+          if (!pad.getConstantPaddingValue() || !pad.getLow().empty() ||
+              !pad.getHigh().empty() || !isStatic4d(pad.getType()))
+            return false;
+          worklist.push_back(pad.getResult());
+        } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
+          if (!isStatic4d(slice.getType()) || !slice.getOffsets().empty() ||
+              !slice.getSizes().empty() || !slice.getStrides().empty())
+            return false;
+          worklist.push_back(slice.getResult());
+        } else {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  void rewriteInternalResult(linalg::GenericOp generic) {
+    OpBuilder builder(generic);
+    OpOperand *init = generic.getDpsInitOperand(0);
+    auto nhwcType = channelsLastType(cast<RankedTensorType>(init->get().getType()));
+    Operation *oldInit = init->get().getDefiningOp();
+    init->set(tensor::EmptyOp::create(builder, generic.getLoc(), nhwcType.getShape(),
+                                      nhwcType.getElementType()));
+    oldInit->erase();
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    maps[init->getOperandNumber()] = channelsLastMap(maps[init->getOperandNumber()]);
+    generic.setIndexingMapsAttr(builder.getAffineMapArrayAttr(maps));
+    generic.getResult(0).setType(nhwcType);
+    readersReadInternalChannelsLast(generic.getResult(0));
+  }
+
+  /// `value` is now NHWC: its readers (checked by internalResultReachesOnlyGenerics)
+  /// follow.
+  void readersReadInternalChannelsLast(Value value) {
+    auto permute = [](auto values) {
+      SmallVector<OpFoldResult> result;
+      for (int64_t dim : kToChannelsLast)
+        result.push_back(values[dim]);
+      return result;
+    };
+    for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+      Operation *user = use.getOwner();
+      OpBuilder builder(user);
+      if (auto reader = dyn_cast<linalg::GenericOp>(user)) {
+        SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
+        maps[use.getOperandNumber()] = channelsLastMap(maps[use.getOperandNumber()]);
+        reader.setIndexingMapsAttr(builder.getAffineMapArrayAttr(maps));
+        permuted.insert(reader);
+        continue;
+      }
+      Value replacement;
+      if (auto pad = dyn_cast<tensor::PadOp>(user)) {
+        replacement = tensor::PadOp::create(
+            builder, pad.getLoc(), channelsLastType(pad.getType()), value,
+            permute(pad.getMixedLowPad()), permute(pad.getMixedHighPad()),
+            pad.getConstantPaddingValue(), pad.getNofold());
+      } else {
+        auto slice = cast<tensor::ExtractSliceOp>(user);
+        replacement = tensor::ExtractSliceOp::create(
+            builder, slice.getLoc(), channelsLastType(slice.getType()), value,
+            permute(slice.getMixedOffsets()), permute(slice.getMixedSizes()),
+            permute(slice.getMixedStrides()));
+      }
+      // The old op's readers move to the replacement, then it goes.
+      for (OpOperand &readerUse : llvm::make_early_inc_range(user->getResult(0).getUses()))
+        readerUse.set(replacement);
+      user->erase();
+      readersReadInternalChannelsLast(replacement);
+    }
+  }
+
   /// Puts the channel loop innermost in each generic given a channels-last map, where
   /// more of its operands end in that loop than in its innermost one: they are then
   /// read and written contiguously (and vectorized along the channels) instead of with
@@ -294,6 +399,7 @@ struct ChannelsLastConvolutionsPass
       rewriter.convolutionInputFromKernel(conv);
       rewriter.convolutionResultToKernels(conv);
     }
+    rewriter.internalIntermediatesChannelsLast();
     rewriter.interchangeChannelLoops();
   }
 };

@@ -185,3 +185,54 @@ module {
     }
   }
 }
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// Inside the kernel reading a convolution's result, a ReLU's intermediate reaches the
+// max-pool generic through a -inf pad and strided window slices (a ResNet stem): the
+// intermediate, the pad and the slices are NHWC too (pad widths, offsets, sizes and
+// strides permuted), so that no loop of the kernel writes or reads across channels. The
+// channel loop of both generics is then innermost (identity maps on NHWC tensors).
+// CHECK-LABEL: func.func @pool_after_conv
+// CHECK:       func.func @relu_pool(%{{.*}}: tensor<2x8x8x4xbf16>) -> tensor<2x4x4x4xbf16>
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<2x8x8x4xbf16>) outs(%{{.*}} : tensor<2x8x8x4xbf16>)
+// CHECK:         %[[P:.*]] = tensor.pad %[[R]] low[0, 1, 1, 0] high[0, 0, 0, 0]
+// CHECK:         } : tensor<2x8x8x4xbf16> to tensor<2x9x9x4xbf16>
+// CHECK:         %[[S0:.*]] = tensor.extract_slice %[[P]][0, 0, 0, 0] [2, 4, 4, 4] [1, 2, 2, 1] : tensor<2x9x9x4xbf16> to tensor<2x4x4x4xbf16>
+// CHECK:         %[[S1:.*]] = tensor.extract_slice %[[P]][0, 1, 1, 0] [2, 4, 4, 4] [1, 2, 2, 1] : tensor<2x9x9x4xbf16> to tensor<2x4x4x4xbf16>
+// CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[S0]], %[[S1]] : tensor<2x4x4x4xbf16>, tensor<2x4x4x4xbf16>) outs(%{{.*}} : tensor<2x4x4x4xbf16>)
+module {
+  func.func @pool_after_conv(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>) -> tensor<2x4x4x4xbf16> {
+    %0 = dyno.extern "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+    %1 = dyno.launch @kernels::@relu_pool(%0) : (tensor<2x4x8x8xbf16>) -> tensor<2x4x4x4xbf16>
+    %2 = dyno.extern "conv2d"(%1, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x4x4xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x4x4xbf16>
+    return %2 : tensor<2x4x4x4xbf16>
+  }
+  module @kernels {
+    func.func @relu_pool(%arg0: tensor<2x4x8x8xbf16>) -> tensor<2x4x4x4xbf16> {
+      %e = tensor.empty() : tensor<2x4x8x8xbf16>
+      %zero = arith.constant 0.0 : bf16
+      %ninf = arith.constant 0xFF80 : bf16
+      %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x8x8xbf16>) outs(%e : tensor<2x4x8x8xbf16>) {
+      ^bb0(%in: bf16, %out: bf16):
+        %m = arith.maximumf %in, %zero : bf16
+        linalg.yield %m : bf16
+      } -> tensor<2x4x8x8xbf16>
+      %p = tensor.pad %r low[0, 0, 1, 1] high[0, 0, 0, 0] {
+      ^bb0(%i: index, %j: index, %k: index, %l: index):
+        tensor.yield %ninf : bf16
+      } : tensor<2x4x8x8xbf16> to tensor<2x4x9x9xbf16>
+      %s0 = tensor.extract_slice %p[0, 0, 0, 0] [2, 4, 4, 4] [1, 1, 2, 2] : tensor<2x4x9x9xbf16> to tensor<2x4x4x4xbf16>
+      %s1 = tensor.extract_slice %p[0, 0, 1, 1] [2, 4, 4, 4] [1, 1, 2, 2] : tensor<2x4x9x9xbf16> to tensor<2x4x4x4xbf16>
+      %e2 = tensor.empty() : tensor<2x4x4x4xbf16>
+      %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s0, %s1 : tensor<2x4x4x4xbf16>, tensor<2x4x4x4xbf16>) outs(%e2 : tensor<2x4x4x4xbf16>) {
+      ^bb0(%a: bf16, %b: bf16, %out: bf16):
+        %m = arith.maximumf %a, %b : bf16
+        linalg.yield %m : bf16
+      } -> tensor<2x4x4x4xbf16>
+      return %y : tensor<2x4x4x4xbf16>
+    }
+  }
+}
