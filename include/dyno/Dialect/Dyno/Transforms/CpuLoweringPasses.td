@@ -52,9 +52,11 @@ def DynoChannelsLastConvolutions : Pass<"dyno-channels-last-convolutions", "Modu
     reading its result take an NHWC host view of it (`linalg.transpose`, a `permute`
     that copies nothing) through maps permuted to (n, h, w, c); the kernel computing its
     input writes it NHWC through a permuted output map (when only convolutions, kernels
-    and the return read it on the host), the convolution taking an NCHW view; and a
-    generic given such maps has its channel loop moved innermost where most of its 4-d
-    accesses end in it. Values are unchanged; the wrapper's two copies per convolution
+    and the return read it on the host), the convolution taking an NCHW view; inside
+    such kernels, an NCHW intermediate that reaches other generics only through pads
+    and slices (a max pool's padded window slices) is computed NHWC too, with the pads
+    and slices permuted; and a generic given such maps has its channel loop moved
+    innermost where most of its 4-d accesses end in it. Values are unchanged; the wrapper's two copies per convolution
     go. See docs/Architecture.md, "Library calls in bf16/f16 (CPU)".
 
     ```mlir
