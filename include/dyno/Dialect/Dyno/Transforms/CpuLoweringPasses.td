@@ -57,7 +57,7 @@ def DynoChannelsLastConvolutions : Pass<"dyno-channels-last-convolutions", "Modu
     and slices (a max pool's padded window slices) is computed NHWC too, with the pads
     and slices permuted; and a generic given such maps has its channel loop moved
     innermost where most of its 4-d accesses end in it. Values are unchanged; the wrapper's two copies per convolution
-    go. See docs/Architecture.md, "Library calls in bf16/f16 (CPU)".
+    go. See docs/CpuTarget.md, "Library calls in bf16/f16 (CPU)".
 
     ```mlir
     // Before
