@@ -23,7 +23,7 @@ import io
 import math
 import re
 import tokenize
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Tuple
 
 import torch
 
