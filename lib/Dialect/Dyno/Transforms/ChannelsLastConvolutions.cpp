@@ -189,6 +189,30 @@ public:
     readersReadChannelsLast(view, channelsLast);
   }
 
+  /// `generic` writes its result `resultNumber` NHWC: into a fresh NHWC tensor (filled
+  /// as `fill`, if given, filled the NCHW one), through its output map permuted. The
+  /// old init is left to canonicalization. Returns the new result type.
+  RankedTensorType writeResultChannelsLast(linalg::GenericOp generic, unsigned resultNumber,
+                                           linalg::FillOp fill = {}) {
+    OpOperand *init = generic.getDpsInitOperand(resultNumber);
+    RankedTensorType nhwcType =
+        channelsLastType(cast<RankedTensorType>(generic.getResult(resultNumber).getType()));
+    OpBuilder builder(generic);
+    Value newInit = tensor::EmptyOp::create(builder, generic.getLoc(), nhwcType.getShape(),
+                                            nhwcType.getElementType());
+    if (fill)
+      newInit = linalg::FillOp::create(builder, fill.getLoc(), fill.getInputs()[0], newInit)
+                    ->getResult(0);
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    unsigned position = init->getOperandNumber();
+    maps[position] = channelsLastMap(maps[position]);
+    init->set(newInit);
+    generic.setIndexingMapsAttr(builder.getAffineMapArrayAttr(maps));
+    permuted.insert(generic);
+    generic.getResult(resultNumber).setType(nhwcType);
+    return nhwcType;
+  }
+
   /// Makes `kernel` return its result `index` NHWC: the generic computing it writes it
   /// through a permuted map into a fresh NHWC tensor. False, and nothing changed, where
   /// the result is not a generic's that only the return reads.
@@ -207,21 +231,7 @@ public:
         (fill && !empty.hasOneUse()))
       return false;
 
-    auto nchwType = cast<RankedTensorType>(value.getType());
-    RankedTensorType nhwcType = channelsLastType(nchwType);
-    OpBuilder builder(generic);
-    Value newInit = tensor::EmptyOp::create(builder, generic.getLoc(), nhwcType.getShape(),
-                                            nhwcType.getElementType());
-    if (fill)
-      newInit = linalg::FillOp::create(builder, fill.getLoc(), fill.getInputs()[0], newInit)
-                    ->getResult(0);
-    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-    unsigned position = init->getOperandNumber();
-    maps[position] = channelsLastMap(maps[position]);
-    init->set(newInit);
-    generic.setIndexingMapsAttr(builder.getAffineMapArrayAttr(maps));
-    permuted.insert(generic);
-    value.setType(nhwcType);
+    RankedTensorType nhwcType = writeResultChannelsLast(generic, resultNumber, fill);
     SmallVector<Type> results(kernel.getFunctionType().getResults());
     results[index] = nhwcType;
     kernel.setFunctionType(FunctionType::get(kernel.getContext(),
@@ -280,17 +290,7 @@ public:
   }
 
   void rewriteInternalResult(linalg::GenericOp generic) {
-    OpBuilder builder(generic);
-    OpOperand *init = generic.getDpsInitOperand(0);
-    auto nhwcType = channelsLastType(cast<RankedTensorType>(init->get().getType()));
-    Operation *oldInit = init->get().getDefiningOp();
-    init->set(tensor::EmptyOp::create(builder, generic.getLoc(), nhwcType.getShape(),
-                                      nhwcType.getElementType()));
-    oldInit->erase();
-    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-    maps[init->getOperandNumber()] = channelsLastMap(maps[init->getOperandNumber()]);
-    generic.setIndexingMapsAttr(builder.getAffineMapArrayAttr(maps));
-    generic.getResult(0).setType(nhwcType);
+    writeResultChannelsLast(generic, 0);
     readersReadInternalChannelsLast(generic.getResult(0));
   }
 
