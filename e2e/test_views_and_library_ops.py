@@ -70,6 +70,42 @@ def test_linear():
     assert_compiled_matches(linear, torch.randn(10, 48), extern_calls=1)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_low_precision_linears_take_the_layers_weight_as_it_is(dtype, tmp_path, monkeypatch):
+    """A bf16 linear layer's library call takes the layer's [n, k] weight itself
+    (`_linear_weight`), with no transpose view made per call; a weight that is itself a
+    transposed view of a parameter (stored [k, n]) is `_linear`'s right operand, the
+    same values. f32 layers stay MKL's matmuls."""
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(64, 128)
+            self.stored_k_by_n = torch.nn.Parameter(torch.randn(128, 32) / 8)
+            self.bias = torch.nn.Parameter(torch.randn(32))
+
+        def forward(self, x):
+            h = torch.relu(self.linear(x))
+            return F.linear(h, self.stored_k_by_n.t(), self.bias)
+
+    model = Model().eval().to(dtype)
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-4
+    assert_compiled_matches(model, torch.randn(16, 64).to(dtype), rtol=tolerance,
+                            atol=tolerance, extern_calls=2)
+    from conftest import TARGET
+
+    if TARGET["name"] != "cpu":
+        return
+    (wrapper,) = tmp_path.glob("graph_*/05-wrapper.py")
+    source = wrapper.read_text()
+    if dtype == torch.bfloat16:  # (the [k, n] parameter is `_linear`'s right operand)
+        assert (source.count("_linear_weight(") == 1 and source.count("_linear(") == 1
+                and ".permute(" not in source), source
+    else:
+        assert "_linear_weight(" not in source and "_linear(" not in source, source
+
+
 def test_matmul_and_bmm():
     def fn(a, b, c, d):
         return torch.matmul(a, b).relu(), torch.bmm(c, d) * 0.5

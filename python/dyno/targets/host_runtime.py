@@ -94,23 +94,37 @@ _ONEDNN_GEMM_MIN_SIZE = 16 * 16 * 16
 
 
 def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tensor:
-    """A dyno.extern "matmul" `a @ b (+ bias[n])`, then its epilogue (GELU with erf, from
-    dyno-fuse-matmul-epilogues). bf16/f16 on a CPU whose oneDNN computes them: oneDNN's
-    linear on the weight `b.t()`, which adds the bias and applies the epilogue to the f32
-    accumulator before rounding once (eager's addmm copies the bias into its output
-    first; 8-30% slower on 2 threads). Elsewhere: PyTorch's matmul, then its GELU."""
+    """A dyno.extern "matmul" `a @ b (+ bias[n])`, then its epilogue: `linear_weight` on
+    the weight `b.t()`."""
+    return linear_weight(a, b.t(), bias, epilogue)
+
+
+@functools.lru_cache(maxsize=None)
+def _onednn_linear():
+    return torch.ops.mkldnn._linear_pointwise.default
+
+
+def linear_weight(a: torch.Tensor, weight: torch.Tensor, bias,
+                  epilogue=None) -> torch.Tensor:
+    """`a @ weight.t() (+ bias[n])`, then its epilogue (GELU with erf, from
+    dyno-fuse-matmul-epilogues), for a linear layer's [n, k] `weight` (the wrapper
+    passes a layer's weight itself where the graph transposes it for the matmul: no
+    view is made per call). bf16/f16 on a CPU whose oneDNN computes them: oneDNN's
+    linear, which adds the bias and applies the epilogue to the f32 accumulator before
+    rounding once (eager's addmm copies the bias into its output first; 8-30% slower
+    on 2 threads). Elsewhere: PyTorch's matmul, then its GELU."""
     # (oneDNN has no linear with no elements to multiply: K == 0, N == 0. Its weight and
     # bias must be dense: an expanded operand has zero strides. At M*N*K <= 16**3 its
     # primitive costs 15-25 us more than the product, where PyTorch's matmul takes 6-9 us
     # (bf16, 2 threads: 4x16 @ 16x16, 1x64 @ 64x64); above it oneDNN is as fast or faster.)
-    if (a.device.type == "cpu" and onednn_computes(a.dtype) and b.numel()
-            and a.shape[0] * b.numel() > _ONEDNN_GEMM_MIN_SIZE
+    if (a.device.type == "cpu" and onednn_computes(a.dtype) and weight.numel()
+            and a.shape[0] * weight.numel() > _ONEDNN_GEMM_MIN_SIZE
             and torch.backends.mkldnn.enabled):
         attr, algorithm = _EPILOGUES[epilogue]
-        bias = bias.contiguous() if bias is not None else None
-        return torch.ops.mkldnn._linear_pointwise(a, b.t().contiguous(), bias, attr, [],
-                                                  algorithm)
-    out = torch.mm(a, b) if bias is None else torch.addmm(bias, a, b)
+        return _onednn_linear()(a, weight.contiguous(),
+                                None if bias is None else bias.contiguous(), attr, [],
+                                algorithm)
+    out = torch.mm(a, weight.t()) if bias is None else torch.addmm(bias, a, weight.t())
     return out if epilogue is None else torch.nn.functional.gelu(out)
 
 
@@ -152,7 +166,7 @@ class FrozenWeights:
         weight = argument if transposed else argument.t()  # [N, K]
         if (a.device.type != "cpu" or not self._packs(a.dtype) or a.dtype != weight.dtype
                 or not weight.numel() or not a.shape[0]):
-            return linear(a, weight.t(), bias, epilogue)
+            return linear_weight(a, weight, bias, epilogue)
         identity = (weight.data_ptr(), argument._version, weight.shape, weight.stride())
         packed, packed_identity = self._slots.get(slot, (None, None))
         if packed_identity != identity:
@@ -160,7 +174,7 @@ class FrozenWeights:
             self._slots[slot] = (packed, identity)
         attr, algorithm = _EPILOGUES[epilogue]
         bias = bias.contiguous() if bias is not None else None
-        return torch.ops.mkldnn._linear_pointwise(a, packed, bias, attr, [], algorithm)
+        return _onednn_linear()(a, packed, bias, attr, [], algorithm)
 
     def conv2d(self, slot: int, x, weight, bias, stride, padding, dilation,
                groups) -> torch.Tensor:
@@ -320,6 +334,7 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_empty": functools.partial(torch.empty, device=device),
         "_constant": functools.partial(constant, device=device),
         "_mm": torch.mm, "_addmm": torch.addmm, "_linear": linear,
+        "_linear_weight": linear_weight,
         "_bmm": torch.bmm, "_baddbmm": torch.baddbmm,
         "_conv2d": conv2d,
         "_as_eager": as_eager,

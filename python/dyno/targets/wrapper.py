@@ -151,6 +151,10 @@ class WrapperBuilder:
         self.frozen_weights: Dict[str, Tuple[str, bool]] = {}
         # (frozen argument, transposed) -> its packed weight's slot in `_frozen`
         self.frozen_slots: Dict[Tuple[str, bool], int] = {}
+        # Views made by linalg.transpose: dropped where nothing reads them (a library
+        # call took their source instead); 2-d ones by name -> the transposed tensor.
+        self.transpose_views = set()
+        self.transposed_from: Dict[str, str] = {}
         self.state = asm_state
         self.names: Dict[str, str] = {}
         self.contiguous = set()  # variables known to be dense row-major tensors
@@ -204,7 +208,7 @@ class WrapperBuilder:
             self.lines.append("_sync_threads(_get_num_threads())")
         for op in block.operations:
             self.emit_op(op.operation, outputs)
-        self.drop_unused_frozen_transposes()
+        self.drop_unread_transposes()
         workspace = None
         if self.plans_workspace:  # CPU: intermediates kept from call to call
             self.lines, workspace = plan_workspace(self.lines, self.result_layouts)
@@ -227,11 +231,10 @@ class WrapperBuilder:
                 + "        _workspace.release(_ws)\n"
                 + "def _planned_call(args, _ws):\n" + unpack + body)
 
-    def drop_unused_frozen_transposes(self):
-        """A transposed frozen weight that only `_frozen.linear` took (as its argument)
-        is not made at all."""
-        arguments = {argument for argument, _ in self.frozen_weights.values()}
-        for name in set(self.frozen_weights) - arguments:
+    def drop_unread_transposes(self):
+        """A transpose view that nothing reads (`_frozen.linear` or `_linear_weight` took
+        the weight it transposes) is not made at all."""
+        for name in self.transpose_views:
             uses = re.compile(rf"\b{name}\b")
             if sum(len(uses.findall(line)) for line in self.lines) == 1:
                 self.lines = [line for line in self.lines
@@ -285,6 +288,9 @@ class WrapperBuilder:
             source = self.name(op.operands[0])
             name = self.define(op.results[0])
             self.lines.append(f"{name} = {source}.permute({permutation})")
+            self.transpose_views.add(name)
+            if permutation == [1, 0]:
+                self.transposed_from[name] = source
             if source in self.frozen_weights and permutation == [1, 0]:
                 argument, transposed = self.frozen_weights[source]
                 self.frozen_weights[name] = (argument, not transposed)
@@ -472,7 +478,11 @@ class WrapperBuilder:
             # the bias (and applies the epilogue) in its accumulator. (Without either,
             # torch.mm measured 2-5% faster.)
             bias = operands[2] if len(operands) == 3 else "None"
-            expression = f"_linear({operands[0]}, {operands[1]}, {bias}, {epilogue!r})"
+            if operands[1] in self.transposed_from:  # the layer's [n, k] weight itself
+                expression = (f"_linear_weight({operands[0]}, "
+                              f"{self.transposed_from[operands[1]]}, {bias}, {epilogue!r})")
+            else:
+                expression = f"_linear({operands[0]}, {operands[1]}, {bias}, {epilogue!r})"
         elif callee in ("matmul", "batch_matmul"):
             mm, addmm = ("_mm", "_addmm") if callee == "matmul" else ("_bmm", "_baddbmm")
             expression = f"{addmm}({operands[2]}, {operands[0]}, {operands[1]})" \
