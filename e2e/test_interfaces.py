@@ -155,10 +155,7 @@ def test_torch_trace_carries_every_stage_for_tlparse(tmp_path):
 
 
 def test_compile_failure_warns_once_with_reproducer_and_runs_eagerly(monkeypatch, tmp_path):
-    broken = tmp_path / "dyno-opt"
-    broken.write_text("#!/bin/sh\necho 'error: injected failure' >&2\nexit 1\n")
-    broken.chmod(0o755)
-    monkeypatch.setenv("DYNO_OPT", str(broken))
+    _broken_dyno_opt(monkeypatch, tmp_path)
     fn = torch.compile(lambda x: x.sin() * 3, backend="mlir")
     x = torch.randn(4, 4)
     with warnings.catch_warnings(record=True) as caught:
@@ -173,6 +170,46 @@ def test_compile_failure_warns_once_with_reproducer_and_runs_eagerly(monkeypatch
     stats = dyno.stats()
     assert stats["compiled_graphs"] == 0 and stats["fallback_graphs"] >= 1
     assert "injected failure" in stats["fallback_reasons"][0]
+
+
+def _broken_dyno_opt(monkeypatch, tmp_path):
+    broken = tmp_path / "dyno-opt"
+    broken.write_text("#!/bin/sh\necho 'error: injected failure' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("DYNO_OPT", str(broken))
+
+
+def test_a_forward_graph_that_fails_runs_eagers_own_operators(monkeypatch, tmp_path):
+    """A forward graph that does not compile runs as Dynamo captured it, with eager's
+    operators (softmax's and layer norm's own kernels) and eager autograd, not the AOT
+    graph of Dyno's decompositions, which ran at 0.14x-0.77x eager's speed on the
+    benchmark suite. Results and gradients are eager's."""
+    _broken_dyno_opt(monkeypatch, tmp_path)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32),
+                                torch.nn.Softmax(-1))
+    x = torch.randn(8, 16)
+    compiled = torch.compile(model, backend="mlir")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.no_grad():
+            compiled(x)  # the inference graph
+            with torch.profiler.profile() as profile:
+                got = compiled(x)
+            torch.testing.assert_close(got, model(x), rtol=0, atol=0)
+        names = {event.key for event in profile.key_averages()}
+        assert {"aten::_softmax", "aten::native_layer_norm"} <= names, names
+        assert "aten::amax" not in names and "aten::rsqrt" not in names, names
+        # Training: the forward graph fails too; eager autograd computes the gradients.
+        compiled(x).pow(2).sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).pow(2).sum().backward()
+    for got_grad, parameter in zip(grads, model.parameters()):
+        torch.testing.assert_close(got_grad, parameter.grad, rtol=0, atol=0)
+    stats = dyno.stats()
+    assert stats["compiled_graphs"] == 0 and stats["fallback_graphs"] == 2, stats
+    assert stats.get("compiled_backward_graphs", 0) == 0, stats
 
 
 def test_failure_inside_aot_autograd_runs_the_graph_eagerly(monkeypatch):

@@ -347,6 +347,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     dump = GraphDump()
     dump.write("00-aten-fx.py", lambda: gm.code)
     eager = _boxed(lambda args: gm(*args))
+    eager.dyno_runs_eagerly = True  # (the backend then runs Dynamo's graph instead)
 
     def fall_back(error: DynoCompileError) -> Callable:
         counters.record_fallback(f"{kind} graph {dump.graph_id}: {error.stage}: {error.reason}")
