@@ -4,14 +4,15 @@
 
 Times, in one run and in rotating blocks (medians): the eager model, Dynamo alone
 (backend="eager": the captured graph run by eager ops), Dyno's compiled model, the three
-addmm calls alone (the GEMMs both run), and each non-GEMM op (GELU,
-ReLU, log_softmax) alone, eager and compiled. The difference between a model's time and
-the GEMMs' is what its other ops cost in context; the ops alone show what they cost
-without the GEMMs around them.
+addmm calls alone (the GEMMs both run), and each non-GEMM op (GELU, ReLU, log_softmax)
+alone, eager and compiled; and what Dynamo's frame costs per call, with the GEMMs around
+it and without. The difference between a model's time and the GEMMs' is what its other
+ops cost in context; the ops alone show what they cost without the GEMMs around them.
 """
 import argparse
 import statistics
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -64,6 +65,7 @@ def main():
         print(f"non-GEMM time in context: eager {times['eager'] - times['three addmm']:.0f} us, "
               f"dynamo only {times['dynamo only'] - times['three addmm']:.0f} us, "
               f"dyno {times['dyno'] - times['three addmm']:.0f} us")
+        frame_cost(model, x)
         hidden = torch.randn(64, 1024).to(dtype)
         for name, fn, t in [("gelu", F.gelu, hidden), ("relu", F.relu, hidden),
                             ("log_softmax", lambda v: F.log_softmax(v, -1),
@@ -73,6 +75,40 @@ def main():
             op(t)
             alone = rotate({"eager": fn, "dyno": op}, (t,), args.rounds)
             print(f"{name} alone: eager {alone['eager']:.1f} us, dyno {alone['dyno']:.1f} us")
+
+
+def frame_cost(model, x, calls=3000):
+    """What Dynamo's frame costs per call around a compiled graph: the time from calling
+    the compiled model to its backend's function (guards, the frame's bytecode) and
+    from that function's return to the caller's, with the model's GEMMs running in
+    between ("in context") and with nothing running (the graph's result cached).
+    Medians; each backend compiled alone (torch._dynamo.reset())."""
+    clock = time.perf_counter
+    for label, runs_graph in (("in context", True), ("nothing around it", False)):
+        stamps = {}
+        cached = model(x)
+
+        def backend(gm, example_inputs):
+            def run(*args):
+                stamps["in"] = clock()
+                result = gm(*args) if runs_graph else (cached,)
+                stamps["out"] = clock()
+                return result
+            return run
+
+        torch._dynamo.reset()
+        compiled = torch.compile(model, backend=backend)
+        compiled(x)
+        before, after = [], []
+        for _ in range(calls):
+            start = clock()
+            compiled(x)
+            end = clock()
+            before.append(stamps["in"] - start)
+            after.append(end - stamps["out"])
+        print(f"Dynamo's frame, {label}: {statistics.median(before) * 1e6:.0f} us before "
+              f"the graph, {statistics.median(after) * 1e6:.0f} us after it")
+    torch._dynamo.reset()
 
 
 if __name__ == "__main__":
