@@ -32,8 +32,9 @@ from .host_runtime import Workspace
 _ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
 _STATIC_EMPTY = re.compile(r"^_empty\(\(((?:\d+,?\s*)*)\), dtype=torch\.(\w+)\)$")
 # Calls whose results are new tensors, never views of what they read.
-_FRESH = re.compile(r"^(_empty|_mm|_addmm|_bmm|_baddbmm|_linear|_linear_weight|_frozen\.linear|_conv2d|"
-                    r"_frozen\.conv2d|torch\.cat|torch\.nn\.functional\.pad|_constant)\(|"
+_FRESH = re.compile(r"^(_empty|_mm|_addmm|_bmm|_baddbmm|_linear|_linear_weight|"
+                    r"_frozen\.linear|_conv2d|_frozen\.conv2d|torch\.cat|"
+                    r"torch\.nn\.functional\.pad|_constant)\(|"
                     r"\.clone\(memory_format=torch\.contiguous_format\)$")
 # Library matmuls that can write into a planned buffer: `name(..., out=buffer)`.
 _OUT_CALLS = ("_mm(", "_addmm(", "_bmm(", "_baddbmm(")
