@@ -153,7 +153,7 @@ class WrapperBuilder:
         self.frozen_slots: Dict[Tuple[str, bool], int] = {}
         # Views made by linalg.transpose: dropped where nothing reads them (a library
         # call took their source instead); 2-d ones by name -> the transposed tensor.
-        self.transpose_views = set()
+        self.transpose_views: List[str] = []  # in order: the drop is deterministic
         self.transposed_from: Dict[str, str] = {}
         self.state = asm_state
         self.names: Dict[str, str] = {}
@@ -288,7 +288,7 @@ class WrapperBuilder:
             source = self.name(op.operands[0])
             name = self.define(op.results[0])
             self.lines.append(f"{name} = {source}.permute({permutation})")
-            self.transpose_views.add(name)
+            self.transpose_views.append(name)
             if permutation == [1, 0]:
                 self.transposed_from[name] = source
             if source in self.frozen_weights and permutation == [1, 0]:
