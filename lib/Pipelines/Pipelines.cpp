@@ -78,6 +78,9 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   blockSums.dynamicExtents = true;
   if (options.blockLongSums)
     kernels.addNestedPass<func::FuncOp>(createDynoBlockLongSums(blockSums));
+  // Pads as generics that read their source in bounds: tiled below, not one thread's
+  // fill and copy.
+  kernels.addNestedPass<func::FuncOp>(createDynoPadsAsGenerics());
   // Row-block tiling with producer fusion: one scf.forall per kernel root.
   kernels.addPass(createDynoTileKernels());
   kernels.addPass(createCanonicalizerPass());
@@ -107,6 +110,9 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   kernels.addPass(createCanonicalizerPass());
   // Copies into and out of strided views (pads, concatenations) as vectorized loops.
   kernels.addNestedPass<func::FuncOp>(createDynoStridedCopiesAsLoops());
+  // Short innermost loops (16-wide image rows) merged with the loops around them where
+  // the buffers are contiguous: one long loop for LLVM's vectorizer.
+  kernels.addNestedPass<func::FuncOp>(createDynoCollapseShortInnerLoops());
   // Loops: the forall over row blocks is the parallel loop, the rest is sequential.
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // A producer's loop and its consumer's become one where their iterations line up.
