@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -33,8 +34,7 @@ struct PadAsGeneric : OpRewritePattern<tensor::PadOp> {
       return rewriter.notifyMatchFailure(pad, "the padding value is not one value");
     RankedTensorType sourceType = pad.getSourceType();
     RankedTensorType resultType = pad.getResultType();
-    // Static shapes with no empty source dimension: the clamped index read where the
-    // result is padding stays inside the source.
+    // Static shapes (with no empty source dimension, as a read inside one could not be).
     if (!sourceType.hasStaticShape() || !resultType.hasStaticShape() ||
         llvm::is_contained(sourceType.getShape(), 0))
       return rewriter.notifyMatchFailure(pad, "a dynamic or empty shape");
@@ -52,7 +52,6 @@ struct PadAsGeneric : OpRewritePattern<tensor::PadOp> {
     auto generic = linalg::GenericOp::create(
         rewriter, loc, resultType, ValueRange{}, ValueRange{init}, maps, iterators,
         [&](OpBuilder &b, Location nested, ValueRange) {
-          Value zero = arith::ConstantIndexOp::create(b, nested, 0);
           SmallVector<Value> indices;
           Value inside;
           for (int64_t d = 0; d < rank; ++d) {
@@ -67,13 +66,26 @@ struct PadAsGeneric : OpRewritePattern<tensor::PadOp> {
             Value size = arith::ConstantIndexOp::create(b, nested, sourceType.getDimSize(d));
             Value within = arith::CmpIOp::create(b, nested, arith::CmpIPredicate::ult,
                                                  shifted, size);
-            indices.push_back(arith::SelectOp::create(b, nested, within, shifted, zero));
+            indices.push_back(shifted);
             inside = inside ? arith::AndIOp::create(b, nested, inside, within) : within;
           }
-          Value element = tensor::ExtractOp::create(b, nested, source, indices);
-          if (inside)
-            element = arith::SelectOp::create(b, nested, inside, element, padValue);
-          linalg::YieldOp::create(b, nested, element);
+          if (!inside) { // nothing padded: a copy
+            linalg::YieldOp::create(
+                b, nested, tensor::ExtractOp::create(b, nested, source, indices).getResult());
+            return;
+          }
+          // The read only where the index is inside: contiguous along the innermost
+          // dimension, so LLVM vectorizes it as a masked load.
+          auto read = scf::IfOp::create(
+              b, nested, inside,
+              [&](OpBuilder &then, Location at) {
+                scf::YieldOp::create(
+                    then, at, tensor::ExtractOp::create(then, at, source, indices).getResult());
+              },
+              [&](OpBuilder &otherwise, Location at) {
+                scf::YieldOp::create(otherwise, at, padValue);
+              });
+          linalg::YieldOp::create(b, nested, read.getResult(0));
         });
     rewriter.replaceOp(pad, generic.getResults());
     return success();

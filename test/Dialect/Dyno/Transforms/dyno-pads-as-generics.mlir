@@ -1,24 +1,31 @@
 // RUN: dyno-opt %s --split-input-file --dyno-pads-as-generics | FileCheck %s
 
 // A max pool's pad: a generic over the padded shape that reads the source where the
-// index minus the low padding falls inside it, and yields -inf elsewhere. The batch
-// dimension is not padded: its index is read as it is.
+// index minus the low padding falls inside it (in an scf.if, so that the read is
+// contiguous along the innermost dimension: a masked vector load), and yields -inf
+// elsewhere. The batch dimension is not padded: its index is read as it is.
 // CHECK-LABEL: func.func @pool_pad
 // CHECK-SAME: (%[[X:.*]]: tensor<2x8x16xf32>)
 // CHECK-NOT: tensor.pad
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK-DAG: %[[SIZE:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[ROWS:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[COLUMNS:.*]] = arith.constant 16 : index
 // CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<2x9x17xf32>
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
 // CHECK-SAME: outs(%[[EMPTY]] : tensor<2x9x17xf32>)
 // CHECK: %[[I0:.*]] = linalg.index 0 : index
 // CHECK: %[[I1:.*]] = linalg.index 1 : index
+// CHECK: %[[S1:.*]] = arith.subi %[[I1]], %{{.*}} : index
+// CHECK: %[[IN1:.*]] = arith.cmpi ult, %[[S1]], %[[ROWS]] : index
 // CHECK: %[[I2:.*]] = linalg.index 2 : index
 // CHECK: %[[S2:.*]] = arith.subi %[[I2]], %{{.*}} : index
-// CHECK: %[[IN2:.*]] = arith.cmpi ult, %[[S2]], %[[SIZE]] : index
-// CHECK: %[[C2:.*]] = arith.select %[[IN2]], %[[S2]], %{{.*}} : index
-// CHECK: %[[V:.*]] = tensor.extract %[[X]][%[[I0]], %{{.*}}, %[[C2]]] : tensor<2x8x16xf32>
-// CHECK: %[[R:.*]] = arith.select %{{.*}}, %[[V]], %[[NINF]] : f32
+// CHECK: %[[IN2:.*]] = arith.cmpi ult, %[[S2]], %[[COLUMNS]] : index
+// CHECK: %[[IN:.*]] = arith.andi %[[IN1]], %[[IN2]] : i1
+// CHECK: %[[R:.*]] = scf.if %[[IN]] -> (f32) {
+// CHECK:   %[[V:.*]] = tensor.extract %[[X]][%[[I0]], %[[S1]], %[[S2]]] : tensor<2x8x16xf32>
+// CHECK:   scf.yield %[[V]] : f32
+// CHECK: } else {
+// CHECK:   scf.yield %[[NINF]] : f32
 // CHECK: linalg.yield %[[R]] : f32
 func.func @pool_pad(%x: tensor<2x8x16xf32>) -> tensor<2x9x17xf32> {
   %ninf = arith.constant 0xFF800000 : f32
@@ -35,7 +42,9 @@ func.func @pool_pad(%x: tensor<2x8x16xf32>) -> tensor<2x9x17xf32> {
 // CHECK-LABEL: func.func @value_from_above
 // CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[V:.*]]: f32)
 // CHECK: linalg.generic
-// CHECK: arith.select %{{.*}}, %{{.*}}, %[[V]] : f32
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[V]] : f32
 func.func @value_from_above(%x: tensor<4xf32>, %v: f32) -> tensor<7xf32> {
   %p = tensor.pad %x low[2] high[1] {
   ^bb0(%i: index):

@@ -226,10 +226,13 @@ def DynoPadsAsGenerics : Pass<"dyno-pads-as-generics", "func::FuncOp"> {
 
     This pass rewrites a pad whose value is one value (a constant or a value defined
     above) and whose shapes are static into a `linalg.generic` over the padded shape:
-    each element reads the source at its index minus the low padding, where that index
-    is inside the source, and yields the padding value elsewhere (the read is clamped
-    to index 0, so it stays in bounds; empty sources are left alone).
-    dyno-tile-kernels then tiles it like any other root.
+    each element reads the source at its index minus the low padding where that index
+    is inside the source, and yields the padding value elsewhere. The read sits in an
+    `scf.if`, so that along the innermost dimension it is contiguous and LLVM
+    vectorizes it as a masked load (a read at a clamped index had stayed scalar: 168 us
+    where eager takes 38 for the pad alone; 41 us this way). Empty sources are left
+    alone. dyno-tile-kernels then tiles the generic like any other root. The stem
+    kernel went from 685 to 196 us with dyno-collapse-short-inner-loops.
 
     ```mlir
     // Before
@@ -239,13 +242,13 @@ def DynoPadsAsGenerics : Pass<"dyno-pads-as-generics", "func::FuncOp"> {
     %p = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1)], parallel, parallel}
         outs(%empty : tensor<4x10xf32>) {
       %j = linalg.index 1 ; %s = %j - 1 ; %in = %s ult 8
-      %v = tensor.extract %x[%i, select(%in, %s, 0)]
-      linalg.yield select(%in, %v, %ninf)
+      %v = scf.if %in { tensor.extract %x[%i, %s] } else { %ninf }
+      linalg.yield %v
     }
     ```
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
-                           "tensor::TensorDialect"];
+                           "scf::SCFDialect", "tensor::TensorDialect"];
 }
 
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_CPULOWERINGPASSES_TD
