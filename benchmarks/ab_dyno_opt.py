@@ -1,0 +1,91 @@
+"""Paired A/B of two dyno-opt builds on the same models, interleaved in one process.
+
+    python benchmarks/ab_dyno_opt.py --old /tmp/dyno-opt-old [--new build/bin/dyno-opt]
+        --models resnet,small_cnn [--dtype float32] [--rounds 8]
+
+Each model (a zoo model at "cpu" size or one of benchmarks/models.py's suite) is compiled
+twice, once with each dyno-opt (DYNO_OPT; the compile cache off), and the two compiled
+graphs are timed in rotating blocks with eager, as AOTAutograd's callables: Dynamo's
+frame, the same for both, is left out. Medians per call; whether the two results are
+bitwise equal (a pass that changes a sum's order may change the last bits: check those
+against float64). On this noisy machine only such paired runs tell a few percent apart.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import models as suite_models  # noqa: E402
+import zoo  # noqa: E402
+
+
+def compiled_graph(model, inputs, dyno_opt):
+    """AOTAutograd's callable for `model` compiled with `dyno_opt`, and its inputs."""
+    from dyno.backend import mlir
+
+    os.environ["DYNO_OPT"] = dyno_opt
+    captured = {}
+
+    def backend(gm, example_inputs):
+        captured["graph"] = mlir(gm, example_inputs)
+        captured["inputs"] = list(example_inputs)
+        return captured["graph"]
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(model, backend=backend)(*inputs)
+    return captured["graph"], captured["inputs"]
+
+
+def first(result):
+    return result[0] if isinstance(result, (list, tuple)) else result
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--old", required=True, help="the dyno-opt to compare against")
+    parser.add_argument("--new", default="build/bin/dyno-opt")
+    parser.add_argument("--models", required=True, help="comma-separated names")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--rounds", type=int, default=8)
+    args = parser.parse_args()
+    os.environ["DYNO_CACHE"] = "0"
+    import dyno  # noqa: F401
+
+    dtype = getattr(torch, args.dtype)
+    suite = {name: (model, inputs) for name, model, inputs in suite_models.suite()}
+    for name in args.models.split(","):
+        if name in zoo.ZOO:
+            model, inputs = zoo.build(name, dtype=dtype, size="cpu")
+        else:
+            model, inputs = suite[name]
+            model = model.eval().to(dtype)
+            inputs = tuple(x.to(dtype) for x in inputs)
+        old, flat = compiled_graph(model, inputs, os.path.abspath(args.old))
+        new, _ = compiled_graph(model, inputs, os.path.abspath(args.new))
+        calls = {"eager": lambda: model(*inputs), "old": lambda: old(*flat),
+                 "new": lambda: new(*flat)}
+        samples = {label: [] for label in calls}
+        with torch.no_grad():
+            equal = torch.equal(first(old(*flat)), first(new(*flat)))
+            for call in calls.values():
+                for _ in range(5):
+                    call()
+            for _ in range(args.rounds):
+                for label, call in calls.items():
+                    for _ in range(15):
+                        start = time.perf_counter()
+                        call()
+                        samples[label].append(time.perf_counter() - start)
+        us = {label: statistics.median(s) * 1e6 for label, s in samples.items()}
+        print(f"{name:28s} {args.dtype:9s} eager {us['eager']:8.0f} old {us['old']:8.0f} "
+              f"new {us['new']:8.0f} us  old/new {us['old'] / us['new']:.2f}x  "
+              f"bitwise equal: {equal}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
