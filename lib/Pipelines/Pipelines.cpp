@@ -113,6 +113,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   // Short innermost loops (16-wide image rows) merged with the loops around them where
   // the buffers are contiguous: one long loop for LLVM's vectorizer.
   kernels.addNestedPass<func::FuncOp>(createDynoCollapseShortInnerLoops());
+  // Transposing loops in blocks of a cache line a side: each line read is used whole.
+  kernels.addNestedPass<func::FuncOp>(createDynoBlockTransposes());
   // Loops: the forall over row blocks is the parallel loop, the rest is sequential.
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // A producer's loop and its consumer's become one where their iterations line up.

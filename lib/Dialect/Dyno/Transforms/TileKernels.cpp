@@ -90,6 +90,27 @@ static DenseMap<Operation *, unsigned> findRowFusibleCluster(linalg::LinalgOp ro
   return tiledLoop;
 }
 
+/// The elements in a cache line of the narrowest operand of `op` whose contiguous (last)
+/// dimension `loop` indexes while another loop is innermost; 1 if there is none.
+static int64_t cacheLineAlongLoop(linalg::LinalgOp op, unsigned loop) {
+  int64_t elements = 1;
+  unsigned innermost = op.getNumLoops() - 1;
+  if (loop == innermost)
+    return elements;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type || type.getRank() < 2 || !type.getElementType().isIntOrFloat())
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    auto last = dyn_cast<AffineDimExpr>(map.getResult(map.getNumResults() - 1));
+    if (!last || last.getPosition() != loop || !map.isFunctionOfDim(innermost))
+      continue;
+    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    elements = std::max<int64_t>(elements, 64 / bytes);
+  }
+  return elements;
+}
+
 namespace {
 struct TileKernelsPass : mlir::dyno::impl::DynoTileKernelsBase<TileKernelsPass> {
   using DynoTileKernelsBase::DynoTileKernelsBase;
@@ -131,6 +152,10 @@ struct TileKernelsPass : mlir::dyno::impl::DynoTileKernelsBase<TileKernelsPass> 
         if (i != *loop)
           iterationsPerRow *= estimate(range);
       int64_t blockSize = std::max<int64_t>(1, blockIterations / iterationsPerRow);
+      // An operand read or written across its rows (a transpose) along the tiled loop:
+      // a block takes at least a cache line of them, so that each line it touches is
+      // used whole (dyno-block-transposes blocks the loops inside).
+      blockSize = std::max(blockSize, cacheLineAlongLoop(root, *loop));
       if (!ShapedType::isDynamic(extent)) {
         if (extent * iterationsPerRow < 2 * blockIterations || extent < 2)
           continue;

@@ -104,3 +104,16 @@ func.func @tile$empty_iteration_space(%x: tensor<4096x0xf32>) -> tensor<4096x0xf
   } -> tensor<4096x0xf32>
   return %r : tensor<4096x0xf32>
 }
+
+// A transpose reads its input down the columns along the tiled loop: blocks of 16 rows
+// (a cache line of floats) instead of 4, so each line read is used whole.
+// CHECK-LABEL: func.func @tile$transpose_rows_of_a_cache_line
+// CHECK:         scf.forall (%{{.*}}) = (0) to (1024) step (16)
+func.func @tile$transpose_rows_of_a_cache_line(%x: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %e = tensor.empty() : tensor<1024x1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1024x1024xf32>
+  return %r : tensor<1024x1024xf32>
+}

@@ -216,6 +216,37 @@ def DynoCollapseShortInnerLoops
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def DynoBlockTransposes : Pass<"dyno-block-transposes", "func::FuncOp"> {
+  let summary = "Tile transposing loops on buffers into blocks of one cache line a side";
+  let description = [{
+    A kernel that writes `x.t().contiguous()` for a 1024x1024 float tensor walks its
+    output rows and reads the input down its columns: each element read is a cache line
+    (and, 4 KiB apart, a page) of its own, and a block of rows used 4 of each line's 16
+    floats before it was evicted. It took 5.8 ms per call where eager takes 0.75.
+
+    For each all-parallel `linalg.generic` on buffers without `linalg.index`, whose
+    innermost loop indexes some operand (with a unit-stride last dimension) in another
+    dimension than its last one, while another loop walks that operand's last dimension
+    (all such operands along the same loop), this pass tiles those two loops by one
+    cache line of the narrowest such operand (16 floats, 32 bf16 values) with `scf.for`
+    loops (the innermost when its static extent is above that, the other only where
+    it is too: a row block is often one block already). Inside a block every line read or
+    written is used whole. dyno-tile-kernels gives such a root row blocks of at least a
+    cache line along the transposed loop, so that the blocks exist.
+
+    ```mlir
+    // Before
+    linalg.generic {maps = [(d0, d1) -> (d1, d0), (d0, d1) -> (d0, d1)], parallel x2}
+        ins(%x : memref<64x1024xf32>) outs(%y : memref<1024x64xf32>)
+    // After
+    scf.for %i = 0 to 1024 step 16 { scf.for %j = 0 to 64 step 16 {
+      linalg.generic ... ins(subview %x[%j, %i] [16, 16]) outs(subview %y[%i, %j] [16, 16])
+    } }
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect", "scf::SCFDialect"];
+}
+
 def DynoPadsAsGenerics : Pass<"dyno-pads-as-generics", "func::FuncOp"> {
   let summary = "Constant pads as parallel generics that read their source in bounds";
   let description = [{
