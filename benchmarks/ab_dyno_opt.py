@@ -3,7 +3,8 @@
     python benchmarks/ab_dyno_opt.py --old /tmp/dyno-opt-old [--new build/bin/dyno-opt]
         --models resnet,small_cnn [--dtype float32] [--rounds 8]
 
-Each model (a zoo model at "cpu" size or one of benchmarks/models.py's suite) is compiled
+Each model (a zoo model at "cpu" size, one of benchmarks/models.py's suite, or
+`transpose:ROWSxCOLUMNS`, `x.t().contiguous()` alone) is compiled
 twice, once with each dyno-opt (DYNO_OPT; the compile cache off), and the two compiled
 graphs are timed in rotating blocks with eager, as AOTAutograd's callables: Dynamo's
 frame, the same for both, is left out. Medians per call; whether the two results are
@@ -41,6 +42,11 @@ def compiled_graph(model, inputs, dyno_opt):
     return captured["graph"], captured["inputs"]
 
 
+class Transpose(torch.nn.Module):
+    def forward(self, x):
+        return x.t().contiguous()
+
+
 def first(result):
     return result[0] if isinstance(result, (list, tuple)) else result
 
@@ -59,7 +65,10 @@ def main():
     dtype = getattr(torch, args.dtype)
     suite = {name: (model, inputs) for name, model, inputs in suite_models.suite()}
     for name in args.models.split(","):
-        if name in zoo.ZOO:
+        if name.startswith("transpose:"):
+            rows, columns = (int(n) for n in name.split(":")[1].split("x"))
+            model, inputs = Transpose(), (torch.randn(rows, columns, dtype=dtype),)
+        elif name in zoo.ZOO:
             model, inputs = zoo.build(name, dtype=dtype, size="cpu")
         else:
             model, inputs = suite[name]

@@ -9,7 +9,9 @@
 // CHECK:   scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:     %[[IN:.*]] = memref.subview %{{.*}}[%[[J]], %[[I]]] [16, 16] [1, 1]
 // CHECK:     %[[OUT:.*]] = memref.subview %{{.*}}[%[[I]], %[[J]]] [16, 16] [1, 1]
-// CHECK:     linalg.generic {{.*}} ins(%[[IN]] : memref<16x16xf32, strided<[1024, 1], offset: ?>>) outs(%[[OUT]] : memref<16x16xf32, strided<[64, 1], offset: ?>>)
+// CHECK:     linalg.generic
+// CHECK-SAME:  ins(%[[IN]] : memref<16x16xf32, strided<[1024, 1], offset: ?>>)
+// CHECK-SAME:  outs(%[[OUT]] : memref<16x16xf32, strided<[64, 1], offset: ?>>)
 func.func @transpose(%x: memref<64x1024xf32>, %y: memref<1024x64xf32>) {
   linalg.generic {indexing_maps = [#transposed, #id], iterator_types = ["parallel", "parallel"]}
       ins(%x : memref<64x1024xf32>) outs(%y : memref<1024x64xf32>) {
