@@ -173,7 +173,14 @@ SCENARIOS = {"functional_collectives": functional_collectives,
 
 
 def process(rank, target, report_dir, store_file, names):
+    import faulthandler
+
     import dyno
+
+    # A crash in native code (CI once saw glibc abort a rank with "malloc(): unaligned
+    # tcache chunk detected") prints every thread's Python stack to stderr, which the
+    # test shows.
+    faulthandler.enable(all_threads=True)
 
     dist.init_process_group("gloo", init_method=f"file://{store_file}", rank=rank,
                             world_size=WORLD)
@@ -181,6 +188,7 @@ def process(rank, target, report_dir, store_file, names):
     try:
         for name in names:
             scenario = SCENARIOS[name]
+            print(f"rank {rank}: {name} on {target}", file=sys.stderr, flush=True)
             torch._dynamo.reset()
             dyno.reset_stats()
             result = scenario(target, rank)
