@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
+#include "dyno/Dialect/Dyno/Transforms/TransposedOperands.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -23,26 +24,6 @@ namespace mlir::dyno {
 
 using namespace mlir;
 
-/// Bytes of a cache line: a block's side holds one line of its narrowest element type.
-static constexpr int64_t kCacheLineBytes = 64;
-
-/// The loop an operand of `op` walks along its contiguous (last) dimension, when that is
-/// not `op`'s innermost loop: the operand is then read or written across its rows.
-static std::optional<unsigned> transposedLoop(linalg::GenericOp op, OpOperand &operand,
-                                              unsigned innermost) {
-  auto type = dyn_cast<MemRefType>(operand.get().getType());
-  if (!type || type.getRank() < 2 || !type.isLastDimUnitStride())
-    return std::nullopt;
-  AffineMap map = op.getMatchingIndexingMap(&operand);
-  auto last = dyn_cast<AffineDimExpr>(map.getResult(map.getNumResults() - 1));
-  if (!last || last.getPosition() == innermost)
-    return std::nullopt;
-  // Only a true transpose: the innermost loop indexes another dimension of the operand.
-  if (!map.isFunctionOfDim(innermost))
-    return std::nullopt;
-  return last.getPosition();
-}
-
 namespace {
 struct BlockTransposesPass : mlir::dyno::impl::DynoBlockTransposesBase<BlockTransposesPass> {
   void runOnOperation() override {
@@ -58,20 +39,18 @@ struct BlockTransposesPass : mlir::dyno::impl::DynoBlockTransposesBase<BlockTran
       unsigned innermost = op.getNumLoops() - 1;
       std::optional<unsigned> across;
       bool conflicting = false;
-      int64_t narrowest = kCacheLineBytes;
+      int64_t side = 1; // a cache line of the narrowest transposed operand
       for (OpOperand &operand : op->getOpOperands()) {
-        std::optional<unsigned> loop = transposedLoop(op, operand, innermost);
+        std::optional<unsigned> loop = dyno::transposedLoop(op, operand);
         if (!loop)
           continue;
         conflicting |= across && *across != *loop; // transposed along different loops
         across = loop;
-        auto type = cast<MemRefType>(operand.get().getType());
-        narrowest = std::min<int64_t>(
-            narrowest, std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
+        side = std::max(side, dyno::elementsPerCacheLine(
+                                  getElementTypeOrSelf(operand.get().getType())));
       }
       if (!across || conflicting)
         continue;
-      int64_t side = kCacheLineBytes / narrowest;
       // The innermost loop must span more than one block (static extents); the other
       // is blocked where it is longer than a block (a row block of dyno-tile-kernels
       // is often one block already).

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
+#include "dyno/Dialect/Dyno/Transforms/TransposedOperands.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -90,24 +91,14 @@ static DenseMap<Operation *, unsigned> findRowFusibleCluster(linalg::LinalgOp ro
   return tiledLoop;
 }
 
-/// The elements in a cache line of the narrowest operand of `op` whose contiguous (last)
-/// dimension `loop` indexes while another loop is innermost; 1 if there is none.
+/// The elements in a cache line of the narrowest operand of `op` that `loop` walks
+/// along its contiguous dimension while another loop is innermost; 1 if there is none.
 static int64_t cacheLineAlongLoop(linalg::LinalgOp op, unsigned loop) {
   int64_t elements = 1;
-  unsigned innermost = op.getNumLoops() - 1;
-  if (loop == innermost)
-    return elements;
-  for (OpOperand &operand : op->getOpOperands()) {
-    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-    if (!type || type.getRank() < 2 || !type.getElementType().isIntOrFloat())
-      continue;
-    AffineMap map = op.getMatchingIndexingMap(&operand);
-    auto last = dyn_cast<AffineDimExpr>(map.getResult(map.getNumResults() - 1));
-    if (!last || last.getPosition() != loop || !map.isFunctionOfDim(innermost))
-      continue;
-    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-    elements = std::max<int64_t>(elements, 64 / bytes);
-  }
+  for (OpOperand &operand : op->getOpOperands())
+    if (dyno::transposedLoop(op, operand) == loop)
+      elements = std::max(elements, dyno::elementsPerCacheLine(
+                                        getElementTypeOrSelf(operand.get().getType())));
   return elements;
 }
 
