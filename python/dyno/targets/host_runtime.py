@@ -112,16 +112,19 @@ def linear_weight(a: torch.Tensor, weight: torch.Tensor, bias,
     view is made per call). bf16/f16 on a CPU whose oneDNN computes them: oneDNN's
     linear, which adds the bias and applies the epilogue to the f32 accumulator before
     rounding once (eager's addmm copies the bias into its output first; 8-30% slower
-    on 2 threads). Elsewhere: PyTorch's matmul, then its GELU."""
+    on 2 threads). Elsewhere, and for a weight that is not dense [n, k] (GPT-2's Conv1D
+    stores it [k, n]: oneDNN's linear would need a copy of the whole weight on every
+    call, 180 us of GPT-2's 9.8 ms in bf16, where addmm reads it as it is): PyTorch's
+    matmul, then its GELU."""
     # (oneDNN has no linear with no elements to multiply: K == 0, N == 0. Its weight and
     # bias must be dense: an expanded operand has zero strides. At M*N*K <= 16**3 its
     # primitive costs 15-25 us more than the product, where PyTorch's matmul takes 6-9 us
     # (bf16, 2 threads: 4x16 @ 16x16, 1x64 @ 64x64); above it oneDNN is as fast or faster.)
     if (a.device.type == "cpu" and onednn_computes(a.dtype) and weight.numel()
-            and a.shape[0] * weight.numel() > _ONEDNN_GEMM_MIN_SIZE
+            and weight.is_contiguous() and a.shape[0] * weight.numel() > _ONEDNN_GEMM_MIN_SIZE
             and torch.backends.mkldnn.enabled):
         attr, algorithm = _EPILOGUES[epilogue]
-        return _onednn_linear()(a, weight.contiguous(),
+        return _onednn_linear()(a, weight,
                                 None if bias is None else bias.contiguous(), attr, [],
                                 algorithm)
     out = torch.mm(a, weight.t()) if bias is None else torch.addmm(bias, a, weight.t())
