@@ -79,14 +79,25 @@ def onednn_computes(dtype: torch.dtype) -> bool:
 
 
 def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool) -> bool:
-    """Whether this runtime runs convolutions of `dtype` on channels-last tensors: bf16/f16
-    where oneDNN computes them (`conv2d`: its NCHW path measured 1.2x-3.4x slower); f32
-    only with frozen filters (`FrozenWeights.conv2d`, whose packed filter suits either
-    layout; with a plain filter oneDNN's channels-last f32 path reorders it on every
-    call, and ResNet ran 1.36x -> 1.22x eager)."""
+    """Whether this runtime runs convolutions of `dtype` on channels-last tensors.
+    With frozen filters (`FrozenWeights.conv2d`, whose packed filter suits either
+    layout): f32, and bf16/f16 where oneDNN computes them. With a plain filter, oneDNN's
+    channels-last path copies it to channels-last on every call (`aten::copy_`, slow for
+    these transposes): f32 stays NCHW (ResNet ran 1.36x -> 1.22x eager channels-last);
+    bf16/f16 go channels-last only where oneDNN has AMX, whose channels-last
+    convolutions paid for the copies (ResNet 1.24x, Sapphire Rapids, 2026-11-27). With
+    AVX-512 BF16 and no AMX (AMD Zen 4), the copies cost more than channels-last gained:
+    ResNet bf16 2689 -> 2105 us NCHW, SmallCNN 776 -> 672 us (2 threads, one process,
+    /tmp-style paired run of both layouts, 2026-11-27)."""
     if dtype == torch.float32:
         return frozen_filters and torch.backends.mkldnn.is_available()
-    return onednn_computes(dtype)
+    return onednn_computes(dtype) and (frozen_filters or _has_amx_tiles())
+
+
+@functools.lru_cache(maxsize=None)
+def _has_amx_tiles() -> bool:
+    is_supported = getattr(torch.cpu, "_is_amx_tile_supported", None)
+    return bool(is_supported is not None and is_supported())
 
 
 _EPILOGUES = {None: ("none", None), "gelu": ("gelu", "none")}
@@ -202,11 +213,12 @@ class FrozenWeights:
 
 
 def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
-    """A dyno.extern "conv2d". bf16/f16 on a CPU whose oneDNN computes them: on a
+    """A dyno.extern "conv2d". Where `convolves_channels_last` (bf16/f16 with AMX): on a
     channels-last copy of the input (oneDNN's NCHW bf16 convolutions measured 1.2x-3.4x
-    slower than channels-last ones, the copy included; benchmarks/cpu_library_calls.py).
-    The result is channels-last, as PyTorch returns it: the wrapper copies it to NCHW
-    only for a kernel, and a convolution that reads it directly reads it as it is."""
+    slower than channels-last ones there, the copy included;
+    benchmarks/cpu_library_calls.py). The result is channels-last, as PyTorch returns
+    it: the wrapper copies it to NCHW only for a kernel, and a convolution that reads it
+    directly reads it as it is."""
     if (x.device.type == "cpu" and convolves_channels_last(x.dtype, frozen_filters=False)
             and torch.backends.mkldnn.enabled):
         x = x.contiguous(memory_format=torch.channels_last)
