@@ -1,0 +1,82 @@
+"""Paired A/B of the CPU convolution layouts for plain (not frozen) filters, in one process.
+
+    DYNO_CACHE=0 python benchmarks/conv_layout_ab.py [--models resnet,small_cnn]
+                                                     [--dtype bfloat16] [--rounds 8]
+
+Each model is compiled twice by Dyno: once with its convolutions channels-last (oneDNN
+then copies each plain filter to channels-last on every call; the kernels around the
+convolutions read and write NHWC), once NCHW; `host_runtime.convolves_channels_last`,
+the rule both the compiler and the runtime read, is switched for each. Eager and
+Inductor are timed beside them in rotating rounds; medians per call, in us. Which layout
+`convolves_channels_last` picks on this machine is printed too.
+"""
+import argparse
+import os
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+from models import suite  # noqa: E402
+from report import time_calls  # noqa: E402
+import zoo  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", default="resnet,small_cnn")
+    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--iters", type=int, default=15)
+    args = parser.parse_args()
+    import dyno  # noqa: F401  (registers the backend)
+    from dyno.targets import host_runtime
+
+    dtype = getattr(torch, args.dtype)
+    rule = host_runtime.convolves_channels_last
+    layouts = {"channels_last": lambda dtype, frozen_filters: True,
+               "nchw": lambda dtype, frozen_filters: False}
+    print(f"{torch.get_num_threads()} threads, {args.dtype}; this machine's rule: "
+          f"{'channels-last' if rule(dtype, frozen_filters=False) else 'NCHW'}")
+    entries = {name: (model, inputs) for name, model, inputs in suite()}
+    for name in args.models.split(","):
+        model, inputs = entries[name] if name in entries else zoo.build(name, size="cpu")
+        model = model.eval().to(dtype)
+        inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
+        with torch.no_grad():
+            expected = model(*inputs).float()
+            backends = {"eager": model, "inductor": torch.compile(model, backend="inductor")}
+            backends["inductor"](*inputs)
+            for label, layout in layouts.items():
+                torch._dynamo.reset()
+                host_runtime.convolves_channels_last = layout
+                try:
+                    compiled = torch.compile(model, backend="mlir")
+                    compiled(*inputs)
+                finally:
+                    host_runtime.convolves_channels_last = rule
+
+                def run(*call_inputs, compiled=compiled, layout=layout):
+                    host_runtime.convolves_channels_last = layout
+                    try:
+                        return compiled(*call_inputs)
+                    finally:
+                        host_runtime.convolves_channels_last = rule
+
+                difference = (run(*inputs).float() - expected).abs().max().item()
+                print(f"{name} dyno {label}: max |compiled - eager| {difference:.3g}")
+                backends[f"dyno_{label}"] = run
+            samples = {label: [] for label in backends}
+            for fn in backends.values():
+                time_calls(fn, inputs, 5)
+            for _ in range(args.rounds):
+                for label, fn in backends.items():
+                    samples[label] += time_calls(fn, inputs, args.iters)
+        print(f"{name}: " + ", ".join(f"{label} {statistics.median(s) * 1e6:.0f} us"
+                                      for label, s in samples.items()))
+        torch._dynamo.reset()
+
+
+if __name__ == "__main__":
+    main()
