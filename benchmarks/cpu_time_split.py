@@ -7,10 +7,11 @@ that eager, Inductor and Dyno all make, and so how far any compiler could pull a
 For each model, in one process: eager, Inductor and Dyno timed in rotating rounds
 (medians per call, as benchmarks/run.py), then one torch.profiler run of each compiled
 model, whose library ops' share of the profiled time, applied to the median, is that
-backend's library time L. What is left, the call's time minus L, is everything a compiler owns (its kernels, its wrapper,
-Dynamo's frame). The last column is the bound on Dyno's speedup over Inductor if Dyno's
-own part took no time at all: Inductor's time / Dyno's L. A bar above that bound is out of
-reach for a compiler that calls the same libraries.
+backend's library time L. What is left, the call's time minus L, is everything a
+compiler owns (its kernels, its wrapper, Dynamo's frame). The last column is the bound
+on Dyno's speedup over Inductor if Dyno's own part took no time at all: Inductor's time
+/ Dyno's L. A bar above that bound is out of reach for a compiler that calls the same
+libraries.
 """
 import argparse
 import os
