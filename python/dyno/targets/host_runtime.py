@@ -87,8 +87,8 @@ def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool) -> bool:
     bf16/f16 go channels-last only where oneDNN has AMX, whose channels-last
     convolutions paid for the copies (ResNet 1.24x, Sapphire Rapids, 2026-11-27). With
     AVX-512 BF16 and no AMX (AMD Zen 4), the copies cost more than channels-last gained:
-    ResNet bf16 2689 -> 2105 us NCHW, SmallCNN 776 -> 672 us (2 threads, one process,
-    /tmp-style paired run of both layouts, 2026-11-27)."""
+    bf16 ResNet 2225 -> 1869 us NCHW, SmallCNN 666 -> 547, ViT 2237 -> 1968 (2 threads,
+    `python benchmarks/conv_layout_ab.py`, 2026-11-27)."""
     if dtype == torch.float32:
         return frozen_filters and torch.backends.mkldnn.is_available()
     return onednn_computes(dtype) and (frozen_filters or _has_amx_tiles())
