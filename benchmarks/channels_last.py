@@ -8,9 +8,9 @@ convolutions).
 the same (convolutions channels-last where host_runtime.convolves_channels_last says so),
 and the kernels read and write NCHW, so the wrapper copies each convolution's result to
 NCHW and each kernel result a convolution reads back to channels-last. f32 is measured
-with frozen filters only (plain f32 convolutions stay NCHW: the pass does nothing there),
-and so is bf16 on a CPU without AMX, whose plain bf16 convolutions run NCHW
-(benchmarks/conv_layout_ab.py compares the two convolution layouts).
+with frozen filters only (plain f32 convolutions stay NCHW: the pass does nothing there).
+On a CPU without AMX plain bf16 convolutions run NCHW too, so there only the frozen bf16
+rows compare anything (benchmarks/conv_layout_ab.py compares the two layouts).
 
 Each variant runs in a process of its own (Dynamo keeps one compiled graph per frame,
 whatever the backend's options, and transformers models compile several frames), timed
