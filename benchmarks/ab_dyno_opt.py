@@ -20,7 +20,6 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-import models as suite_models  # noqa: E402
 import zoo  # noqa: E402
 
 
@@ -63,17 +62,12 @@ def main():
     import dyno  # noqa: F401
 
     dtype = getattr(torch, args.dtype)
-    suite = {name: (model, inputs) for name, model, inputs in suite_models.suite()}
     for name in args.models.split(","):
         if name.startswith("transpose:"):
             rows, columns = (int(n) for n in name.split(":")[1].split("x"))
             model, inputs = Transpose(), (torch.randn(rows, columns, dtype=dtype),)
-        elif name in zoo.ZOO:
-            model, inputs = zoo.build(name, dtype=dtype, size="cpu")
         else:
-            model, inputs = suite[name]
-            model = model.eval().to(dtype)
-            inputs = tuple(x.to(dtype) for x in inputs)
+            model, inputs = zoo.cpu_benchmark_model(name, dtype)
         old, flat = compiled_graph(model, inputs, os.path.abspath(args.old))
         new, _ = compiled_graph(model, inputs, os.path.abspath(args.new))
         calls = {"eager": lambda: model(*inputs), "old": lambda: old(*flat),

@@ -18,7 +18,6 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from models import suite  # noqa: E402
 from report import time_calls  # noqa: E402
 import zoo  # noqa: E402
 
@@ -39,11 +38,8 @@ def main():
                "nchw": lambda dtype, frozen_filters: False}
     print(f"{torch.get_num_threads()} threads, {args.dtype}; this machine's rule: "
           f"{'channels-last' if rule(dtype, frozen_filters=False) else 'NCHW'}")
-    entries = {name: (model, inputs) for name, model, inputs in suite()}
     for name in args.models.split(","):
-        model, inputs = entries[name] if name in entries else zoo.build(name, size="cpu")
-        model = model.eval().to(dtype)
-        inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
+        model, inputs = zoo.cpu_benchmark_model(name, dtype)
         with torch.no_grad():
             expected = model(*inputs).float()
             backends = {"eager": model, "inductor": torch.compile(model, backend="inductor")}

@@ -142,6 +142,20 @@ def build(name: str, dtype=torch.float32, size: str = "test", seed: int = 0):
     return model, inputs
 
 
+def cpu_benchmark_model(name: str, dtype=torch.float32):
+    """A zoo model at its "cpu" size, or the model of benchmarks/models.py's suite with
+    that name: (model in eval mode, inputs), parameters and float inputs in `dtype`."""
+    if name in ZOO:
+        return build(name, dtype, size="cpu")
+    from models import suite
+
+    for entry, model, inputs in suite():
+        if entry == name:
+            return model.eval().to(dtype), tuple(
+                x.to(dtype) if x.is_floating_point() else x for x in inputs)
+    raise KeyError(f"{name}: neither a zoo model ({', '.join(ZOO)}) nor a suite model")
+
+
 def training_loss(output, first_input):
     """The loss a training step of a zoo model minimizes: next-token cross entropy for
     models fed tokens, the mean square of the output for the others (images)."""
