@@ -22,7 +22,7 @@ import dyno, dyno.pipeline
 if os.environ.get("CHECK_NO_COMPILE"):
     def refuse(*args, **kwargs):
         raise RuntimeError("compiled although the cache holds this graph")
-    dyno.pipeline.run_pipeline = refuse
+    dyno.pipeline.run_dyno_passes = refuse
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8),
                             torch.nn.LogSoftmax(-1)).eval()
@@ -248,7 +248,7 @@ import dyno, dyno.pipeline
 if os.environ.get("CHECK_NO_COMPILE"):
     def refuse(*args, **kwargs):
         raise RuntimeError("compiled although the cache holds this graph")
-    dyno.pipeline.run_pipeline = refuse
+    dyno.pipeline.run_dyno_passes = refuse
 a, b = torch.arange(64.).reshape(8, 8), torch.eye(8)
 product = torch.compile(lambda a, b: a @ b, backend="mlir")(a, b)
 empty = torch.compile(lambda x: torch.exp(x) * 2, backend="mlir")(torch.randn(1, 0, 3))

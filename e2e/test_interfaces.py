@@ -51,6 +51,33 @@ def test_stats_count_and_reset():
     assert dyno.stats()["compiled_graphs"] == 0 and dyno.stats()["kernels"] == 0
 
 
+@pytest.mark.parametrize("target", ["cpu", "triton"])
+def test_each_graph_runs_dynos_passes_in_one_process(target, tmp_path, monkeypatch):
+    """Per graph, one torch-mlir-opt (torch-mlir's lowering to linalg) and one dyno-opt
+    (kernel formation, the target's lowering and, for Triton, its translation); the
+    stages in between are still written to the debug directory."""
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    tools = []
+    run = subprocess.run
+
+    def counting_run(command, *args, **kwargs):
+        if isinstance(command, (list, tuple)):
+            tools.append((os.path.basename(str(command[0])), list(map(str, command[1:]))))
+        return run(command, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    assert_compiled_matches(lambda x: torch.softmax(x * 3, -1).cos(), torch.randn(6, 9),
+                            options={"target": target, "cache": False})
+    lowerings = [name for name, arguments in tools
+                 if name in ("dyno-opt", "dyno-translate") or (
+                     name == "torch-mlir-opt" and "--dump-pass-pipeline" not in arguments)]
+    assert sorted(lowerings) == ["dyno-opt", "torch-mlir-opt"], tools
+    stages = {path.name for path in next(tmp_path.iterdir()).iterdir()}
+    lowered = "04-llvm.mlir" if target == "cpu" else "04-triton.mlir"
+    assert {"02-linalg.mlir", "03-kernels.mlir", lowered} <= stages, stages
+    assert target == "cpu" or "05-kernels.py" in stages
+
+
 def test_debug_dir_dumps_every_stage(tmp_path, monkeypatch):
     monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
     assert_compiled_matches(lambda x: torch.tanh(x).sum(0), torch.randn(6, 7))
@@ -86,11 +113,10 @@ def test_torch_logs_show_each_graph_and_its_stages():
 
     summary = "graph 0 (forward, cpu): 1 kernels, 1 library calls, compiled in"
     info = stderr("dyno")
-    assert summary in info and "kernel formation" in info and "JIT" in info, info[-3000:]
-    assert "graph 0: kernel formation:" not in info
+    assert summary in info and "Dyno passes" in info and "JIT" in info, info[-3000:]
+    assert "graph 0: Dyno passes:" not in info
     debug = stderr("+dyno")
-    for stage in ("torch-mlir import", "linalg lowering", "kernel formation",
-                  "CPU lowering", "wrapper", "JIT"):
+    for stage in ("torch-mlir import", "linalg lowering", "Dyno passes", "wrapper", "JIT"):
         assert f"graph 0: {stage}: " in debug, debug[-3000:]
     assert summary in debug and "Loading all available dialects" not in debug
     assert "dyno" not in stderr("")
@@ -166,7 +192,8 @@ def test_compile_failure_warns_once_with_reproducer_and_runs_eagerly(monkeypatch
     messages = [str(w.message) for w in caught if "dyno" in str(w.message)]
     assert len(messages) == 1, messages
     assert "injected failure" in messages[0]
-    assert "reproduce with:" in messages[0] and "--dyno-kernel-formation-pipeline" in messages[0]
+    assert "reproduce with:" in messages[0]
+    assert "builtin.module(dyno-kernel-formation-pipeline," in messages[0]
     stats = dyno.stats()
     assert stats["compiled_graphs"] == 0 and stats["fallback_graphs"] >= 1
     assert "injected failure" in stats["fallback_reasons"][0]

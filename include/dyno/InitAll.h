@@ -12,6 +12,7 @@
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelDialect.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 #include "dyno/Pipelines/Pipelines.h"
+#include "dyno/Target/Triton/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -31,6 +32,7 @@ inline void registerAllPasses() {
   mlir::registerAllPasses();
   registerDynoPasses();
   registerDynoConversionPasses();
+  registerDynoTritonTargetPasses();
   registerDynoPipelines();
 }
 

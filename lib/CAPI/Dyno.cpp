@@ -12,6 +12,7 @@ void dynoRegisterPasses(void) {
   static bool registered = [] {
     mlir::dyno::registerDynoPasses();
     mlir::dyno::registerDynoConversionPasses();
+    mlir::dyno::registerDynoTritonTargetPasses();
     mlir::dyno::registerDynoPipelines();
     return true;
   }();

@@ -8,8 +8,12 @@ Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/ when set:
   04-llvm.mlir           CPU: after dyno-cpu-lowering-pipeline (kernels in the LLVM dialect)
   05-wrapper.py          CPU: the generated host wrapper
   04-triton.mlir         Triton: after dyno-triton-lowering-pipeline (tl block programs)
-  05-kernels.py          Triton: the @triton.jit kernels (dyno-translate --mlir-to-triton)
+  05-kernels.py          Triton: the @triton.jit kernels (dyno-write-triton, which prints
+                         what dyno-translate --mlir-to-triton does)
   06-wrapper.py          Triton: the generated host wrapper
+
+03 to 05-kernels.py come from one dyno-opt process (pipeline.run_dyno_passes), whose
+command line a failure prints as its reproducer.
 """
 import time
 import warnings
@@ -139,8 +143,11 @@ def _host_function(lowered: str):
     return module, host, kernels_module
 
 
-def _lower_to_kernels(gm: torch.fx.GraphModule, dump: GraphDump):
-    """ATen graph -> 03-kernels.mlir (host schedule + kernels); returns its path."""
+def _lower(gm: torch.fx.GraphModule, dump: GraphDump, target: str, options: str = "") -> str:
+    """ATen graph -> `target`'s lowered module (04-llvm.mlir or 04-triton.mlir), whose
+    text it returns: torch-mlir's import and lowering to linalg, then all of Dyno's
+    passes in one dyno-opt process, which also writes 03-kernels.mlir (host schedule +
+    kernels) and, for Triton, 05-kernels.py."""
     frontend.check_graph_ops(gm)
     directory = dump.directory()
     with dump.stage("torch-mlir import"):
@@ -151,12 +158,16 @@ def _lower_to_kernels(gm: torch.fx.GraphModule, dump: GraphDump):
         linalg = frontend.lower_to_linalg(directory / "01-torch.mlir",
                                           directory / "02-linalg.mlir")
     dump.write("02-linalg.mlir", linalg, on_disk=False)
-    kernels_path = directory / "03-kernels.mlir"
-    with dump.stage("kernel formation"):
-        kernels = pipeline.run_pipeline(pipeline.KERNEL_FORMATION,
-                                        directory / "02-linalg.mlir", kernels_path)
-    dump.write("03-kernels.mlir", kernels, on_disk=False)
-    return kernels_path
+    lowered_name = "04-llvm.mlir" if target == "cpu" else "04-triton.mlir"
+    with dump.stage("Dyno passes"):
+        lowered = pipeline.run_dyno_passes(
+            target, directory / "02-linalg.mlir", directory / "03-kernels.mlir",
+            directory / lowered_name, options,
+            triton_source_path=directory / "05-kernels.py" if target == "triton" else None)
+    dump.write("03-kernels.mlir", lambda: (directory / "03-kernels.mlir").read_text(),
+               on_disk=False)
+    dump.write(lowered_name, lowered, on_disk=False)
+    return lowered
 
 
 def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
@@ -168,23 +179,21 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
     from .targets import cpu, wrapper
 
     outputs = frontend.graph_outputs(gm)
-    kernels_path = _lower_to_kernels(gm, dump)
-    llvm_path = dump.directory() / "04-llvm.mlir"
-    with dump.stage("CPU lowering"):
-        lowered = pipeline.run_pipeline(pipeline.CPU_LOWERING, kernels_path, llvm_path,
-                                        options.lowering_pipeline_options(
-                                            "cpu", frozen_filters=bool(frozen_inputs)))
-    dump.write("04-llvm.mlir", lowered, on_disk=False)
+    lowered = _lower(gm, dump, "cpu", options.lowering_pipeline_options(
+        "cpu", frozen_filters=bool(frozen_inputs)))
 
-    with dump.stage("wrapper"), ir.Context():
-        module, host, kernels_module = _host_function(lowered)  # module keeps host alive
-        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), frozen_inputs=frozen_inputs,
-                                         workspace=options.workspace)
-        source = builder.emit(outputs)
-    dump.write("05-wrapper.py", source)
-
-    with dump.stage("JIT"):
-        kernels = cpu.CpuKernels(lowered, builder.kernel_signatures)
+    # One parse of the lowered module: its host function makes the wrapper, then its
+    # kernels go to the JIT.
+    with ir.Context():
+        with dump.stage("wrapper"):
+            module, host, _ = _host_function(lowered)  # module keeps host alive
+            builder = wrapper.WrapperBuilder(host, ir.AsmState(host),
+                                             frozen_inputs=frozen_inputs,
+                                             workspace=options.workspace)
+            source = builder.emit(outputs)
+        dump.write("05-wrapper.py", source)
+        with dump.stage("JIT"):
+            kernels = cpu.CpuKernels(module, builder.kernel_signatures)
     if cache_key is not None:
         try:
             with dump.stage("cache store"):
@@ -216,15 +225,9 @@ def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump,
     from .targets import wrapper
 
     outputs = frontend.graph_outputs(gm)
-    kernels_path = _lower_to_kernels(frontend.with_triton_library_calls(gm), dump)
-    triton_path = dump.directory() / "04-triton.mlir"
-    with dump.stage("Triton lowering"):
-        lowered = pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels_path, triton_path,
-                                        options.lowering_pipeline_options("triton"))
-    dump.write("04-triton.mlir", lowered, on_disk=False)
-    with dump.stage("Triton translation"):
-        kernels_source = pipeline.translate_to_triton(triton_path,
-                                                      dump.directory() / "05-kernels.py")
+    lowered = _lower(frontend.with_triton_library_calls(gm), dump, "triton",
+                     options.lowering_pipeline_options("triton"))
+    kernels_source = (dump.directory() / "05-kernels.py").read_text()
     dump.write("05-kernels.py", kernels_source, on_disk=False)
     with dump.stage("wrapper"), ir.Context():
         module, host, _ = _host_function(lowered)  # module keeps host alive

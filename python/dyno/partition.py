@@ -73,11 +73,9 @@ def _lowers_to_triton(directory: pathlib.Path) -> None:
     raises DynoCompileError where the op has no Triton lowering (e.g. an argmax)."""
     from . import pipeline
 
-    kernels = directory / "03-kernels.mlir"
-    pipeline.run_pipeline(pipeline.KERNEL_FORMATION, directory / "02-linalg.mlir", kernels)
-    lowered = directory / "04-triton.mlir"
-    pipeline.run_pipeline(pipeline.TRITON_LOWERING, kernels, lowered)
-    pipeline.translate_to_triton(lowered, directory / "05-kernels.py")
+    pipeline.run_dyno_passes("triton", directory / "02-linalg.mlir",
+                             directory / "03-kernels.mlir", directory / "04-triton.mlir",
+                             triton_source_path=directory / "05-kernels.py")
 
 
 def op_is_supported(node: torch.fx.Node, target: str = "cpu") -> bool:

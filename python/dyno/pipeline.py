@@ -13,8 +13,7 @@ import subprocess
 from .errors import DynoCompileError
 
 KERNEL_FORMATION = "dyno-kernel-formation-pipeline"
-CPU_LOWERING = "dyno-cpu-lowering-pipeline"
-TRITON_LOWERING = "dyno-triton-lowering-pipeline"
+LOWERING = {"cpu": "dyno-cpu-lowering-pipeline", "triton": "dyno-triton-lowering-pipeline"}
 
 
 def _tool_path(tool: str, variable: str) -> str:
@@ -31,10 +30,6 @@ def _tool_path(tool: str, variable: str) -> str:
 
 def dyno_opt_path() -> str:
     return _tool_path("dyno-opt", "DYNO_OPT")
-
-
-def dyno_translate_path() -> str:
-    return _tool_path("dyno-translate", "DYNO_TRANSLATE")
 
 
 def run_tool(stage: str, command: list, output_path: pathlib.Path, reproducer: str) -> str:
@@ -56,19 +51,29 @@ def run_tool(stage: str, command: list, output_path: pathlib.Path, reproducer: s
     return output_path.read_text()
 
 
-def run_pipeline(pipeline: str, input_path: pathlib.Path, output_path: pathlib.Path,
-                 options: str = "") -> str:
-    """Runs `dyno-opt --<pipeline>[=<options>]` on input_path, writes output_path, returns
-    its text."""
-    flag = f"--{pipeline}={options}" if options else f"--{pipeline}"
-    command = [dyno_opt_path(), flag, str(input_path), "-o", str(output_path)]
-    reproducer = " ".join(shlex.quote(part) for part in command[:3])
-    return run_tool(pipeline, command, output_path, reproducer)
+def _with_file(pass_name: str, path: pathlib.Path) -> str:
+    """`pass_name{file=<path>}`, the path quoted for MLIR's pass-option parser."""
+    text = str(path)
+    for quote in ("'", '"'):
+        if quote not in text:
+            return f"{pass_name}{{file={quote}{text}{quote}}}"
+    raise DynoCompileError("setup", f"a path MLIR's pass options cannot quote: {text}")
 
 
-def translate_to_triton(input_path: pathlib.Path, output_path: pathlib.Path) -> str:
-    """Runs `dyno-translate --mlir-to-triton` and returns the Triton source it printed."""
-    command = [dyno_translate_path(), "--mlir-to-triton", str(input_path), "-o",
-               str(output_path)]
-    reproducer = " ".join(shlex.quote(part) for part in command[:3])
-    return run_tool("mlir-to-triton", command, output_path, reproducer)
+def run_dyno_passes(target: str, linalg_path: pathlib.Path, kernels_path: pathlib.Path,
+                    lowered_path: pathlib.Path, options: str = "",
+                    triton_source_path: pathlib.Path = None) -> str:
+    """All of Dyno's passes for one graph, in one dyno-opt process: kernel formation,
+    whose result (host schedule + kernels) it writes to `kernels_path`, then `target`'s
+    lowering pipeline (with `options`), whose result it writes to `lowered_path` and
+    returns; for the Triton target, with `triton_source_path`, the kernels' @triton.jit
+    source too (what `dyno-translate --mlir-to-triton` prints). The command is the
+    reproducer of a failure."""
+    lowering = LOWERING[target] + (f"{{{options}}}" if options else "")
+    passes = [KERNEL_FORMATION, _with_file("dyno-write-ir", kernels_path), lowering]
+    if triton_source_path is not None:
+        passes.append(_with_file("dyno-write-triton", triton_source_path))
+    command = [dyno_opt_path(), f"--pass-pipeline=builtin.module({','.join(passes)})",
+               str(linalg_path), "-o", str(lowered_path)]
+    reproducer = " ".join(shlex.quote(part) for part in command)
+    return run_tool(f"dyno-opt ({target})", command, lowered_path, reproducer)

@@ -4,6 +4,7 @@ Kernels use the bare-pointer calling convention (one pointer per argument and re
 all statically shaped and contiguous), so a launch is one ctypes call with the tensors'
 data pointers.
 """
+import contextlib
 import ctypes
 import ctypes.util
 import glob
@@ -124,11 +125,12 @@ def sync_threads(torch_threads: int) -> None:
 class CpuKernels:
     """The JIT-compiled `module @kernels` of one graph."""
 
-    def __init__(self, llvm_dialect_text: str, signatures: Dict[str, int]):
-        """`llvm_dialect_text`: the kernels in the LLVM dialect, either as a module or
-        nested as `module @kernels` in the lowered graph (whose host function is
-        dropped). Pass the whole lowered graph: a nested module printed alone loses the
-        `dense_resource` constants, which live in the top-level module's resources."""
+    def __init__(self, lowered, signatures: Dict[str, int]):
+        """`lowered`: the lowered graph (its host function and, nested, `module @kernels`
+        in the LLVM dialect), parsed (an `ir.Module`, whose kernels move to the JIT's
+        module) or as text; or the kernels alone as a module. Pass the whole graph: a
+        nested module printed alone loses the `dense_resource` constants, which live in
+        the top-level module's resources."""
         from .. import ir
         from ..execution_engine import ExecutionEngine
 
@@ -142,8 +144,14 @@ class CpuKernels:
         # The MLIR context is not kept: once the JIT has translated the module it runs
         # LLVM's code alone, and the context was half of what a compiled graph kept in
         # memory (4.7 -> 2.4 MB per graph; benchmarks/recompile_memory.py).
-        with ir.Context(), ir.Location.unknown():
-            module = ir.Module.parse(llvm_dialect_text)
+        with contextlib.ExitStack() as scope:
+            if isinstance(lowered, str):
+                scope.enter_context(ir.Context())
+                module = ir.Module.parse(lowered)
+            else:
+                module = lowered
+            scope.enter_context(module.context)
+            scope.enter_context(ir.Location.unknown())
             nested = [op for op in module.body.operations
                       if op.operation.name == "builtin.module"]
             if nested:

@@ -837,4 +837,28 @@ def DynoFoldFusedRoundings : Pass<"dyno-fold-fused-roundings", "func::FuncOp"> {
   }];
 }
 
+def DynoWriteIR : Pass<"dyno-write-ir"> {
+  let summary = "Write the IR as it is at this point of a pipeline to a file";
+  let description = [{
+    Prints the operation the pass runs on (normally the top-level module, with its
+    resources) to `file`, as `dyno-opt -o` would, and changes nothing. The compiler
+    runs all of Dyno's passes for a graph in one `dyno-opt` process
+    (`dyno-kernel-formation-pipeline`, this pass, then a target's lowering pipeline):
+    the host schedule and kernels that kernel formation made are still written out
+    (`03-kernels.mlir`), a stage's dump and the input of a narrower reproducer, without
+    a second process parsing them again.
+
+    ```
+    dyno-opt --pass-pipeline="builtin.module(dyno-kernel-formation-pipeline,
+        dyno-write-ir{file=03-kernels.mlir},dyno-cpu-lowering-pipeline)" 02-linalg.mlir
+    ```
+
+    A file that cannot be opened is an error (the pass fails).
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"\"",
+           "The file to write (overwritten)">
+  ];
+}
+
 #endif // DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD

@@ -1,0 +1,45 @@
+//===- WriteIR.cpp - Write the IR to a file mid-pipeline --------*- C++ -*-===//
+//
+// Prints the operation the pass runs on to a file and changes nothing, so that one
+// dyno-opt process can run several of Dyno's pipelines and still leave each stage's IR
+// behind. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/Transforms/Passes.h"
+
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#define DEBUG_TYPE "dyno-write-ir"
+
+namespace mlir::dyno {
+#define GEN_PASS_DEF_DYNOWRITEIR
+#include "dyno/Dialect/Dyno/Transforms/Passes.h.inc"
+} // namespace mlir::dyno
+
+using namespace mlir;
+
+namespace {
+struct WriteIRPass : mlir::dyno::impl::DynoWriteIRBase<WriteIRPass> {
+  using DynoWriteIRBase::DynoWriteIRBase;
+
+  void runOnOperation() override {
+    markAllAnalysesPreserved();
+    if (file.empty()) {
+      getOperation()->emitError("dyno-write-ir needs a file (dyno-write-ir{file=...})");
+      return signalPassFailure();
+    }
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(file, &error);
+    if (!output) {
+      getOperation()->emitError("dyno-write-ir: ") << error;
+      return signalPassFailure();
+    }
+    // The flags dyno-opt's own output uses (--mlir-print-op-generic and the like).
+    getOperation()->print(output->os(), OpPrintingFlags());
+    output->os() << "\n";
+    output->keep();
+  }
+};
+} // namespace
