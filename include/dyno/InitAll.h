@@ -7,11 +7,11 @@
 #ifndef DYNO_INITALL_H
 #define DYNO_INITALL_H
 
-#include "dyno/Conversion/Passes.h"
 #include "dyno/Dialect/Dyno/IR/DynoDialect.h"
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelDialect.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 #include "dyno/Pipelines/Pipelines.h"
+#include "dyno/Target/Cpu/Passes.h"
 #include "dyno/Target/Triton/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -31,7 +31,7 @@ inline void registerAllDialects(DialectRegistry &registry) {
 inline void registerAllPasses() {
   mlir::registerAllPasses();
   registerDynoPasses();
-  registerDynoConversionPasses();
+  registerDynoCpuTargetPasses();
   registerDynoTritonTargetPasses();
   registerDynoPipelines();
 }

@@ -11,7 +11,7 @@ void dynoRegisterAllDialects(MlirDialectRegistry registry) {
 void dynoRegisterPasses(void) {
   static bool registered = [] {
     mlir::dyno::registerDynoPasses();
-    mlir::dyno::registerDynoConversionPasses();
+    mlir::dyno::registerDynoCpuTargetPasses();
     mlir::dyno::registerDynoTritonTargetPasses();
     mlir::dyno::registerDynoPipelines();
     return true;

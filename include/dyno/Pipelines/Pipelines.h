@@ -30,15 +30,8 @@ struct LoweringPipelineOptions : public PassPipelineOptions<LoweringPipelineOpti
 /// linalg-on-tensors graph -> host schedule + `module @kernels` on tensors.
 void buildKernelFormationPipeline(OpPassManager &pm);
 
-/// Lowers the nested `module @kernels` to the LLVM dialect with OpenMP parallel loops;
-/// kernels take one bare pointer per argument and result.
-void buildCpuLoweringPipeline(OpPassManager &pm,
-                              const LoweringPipelineOptions &options = {});
-
-/// Lowers the nested `module @kernels` to Triton-level block programs (`tl` dialect),
-/// ready for `dyno-translate --mlir-to-triton`.
-void buildTritonLoweringPipeline(OpPassManager &pm,
-                                 const LoweringPipelineOptions &options = {});
+// The targets' lowering pipelines: buildCpuLoweringPipeline in dyno/Target/Cpu/Passes.h,
+// buildTritonLoweringPipeline in dyno/Target/Triton/Passes.h.
 
 /// Registers dyno-kernel-formation-pipeline, dyno-cpu-lowering-pipeline,
 /// dyno-cpu-pipeline (the two in a row), dyno-triton-lowering-pipeline and

@@ -3,7 +3,6 @@
 #define DYNO_DIALECT_DYNO_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
-include "dyno/Dialect/Dyno/Transforms/CpuLoweringPasses.td"
 
 def DynoMergeSiblingGenerics : Pass<"dyno-merge-sibling-generics", "func::FuncOp"> {
   let summary = "Merge elementwise generics that read a common tensor and are only returned";
@@ -163,91 +162,6 @@ def DynoFormKernels : Pass<"dyno-form-kernels", "ModuleOp"> {
   let dependentDialects = ["dyno::DynoDialect", "func::FuncDialect"];
 }
 
-def DynoTileKernels : Pass<"dyno-tile-kernels", "ModuleOp"> {
-  let summary = "Tile each kernel into parallel row blocks and fuse producers into them";
-  let description = [{
-    For every `func.func` kernel, tiles the last linalg op (the root) along its first
-    parallel loop into an `scf.forall` of blocks of about `block-iterations` loop
-    iterations each (so a block's slices stay in L1 at any size), and fuses into the
-    block every producer whose slice follows the root's rows (so a softmax computes max,
-    sum and division of a block of rows while the rows are in cache). Producers that
-    would need their whole tensor in each block (a reduction over the tiled dimension)
-    become roots of their own. Ops with no parallel loop, or too little work for two
-    blocks, are left alone.
-
-    ```mlir
-    // Before: two full-tensor ops
-    %s = linalg.generic {parallel, reduction} ins(%x : tensor<256x1024xf32>)
-    %d = linalg.generic {parallel, parallel} ins(%x, %s)
-    // After (block-iterations=4096): one parallel loop over 4-row blocks, both ops
-    // inside on 4x1024 slices
-    %d = scf.forall (%i) = (0) to (256) step (4) shared_outs(%o = %init) {
-      %xs = tensor.extract_slice %x[%i * 4, 0] [4, 1024] [1, 1]
-      %ss = linalg.generic {parallel, reduction} ins(%xs)
-      %ds = linalg.generic {parallel, parallel} ins(%xs, %ss)
-      scf.forall.in_parallel { tensor.parallel_insert_slice %ds into %o[...] }
-    }
-    ```
-
-    Input: kernels on tensors (after `dyno-form-kernels`). Output: the same kernels with
-    `scf.forall` loops that the CPU lowering turns into OpenMP worksharing loops.
-  }];
-  let options = [
-    Option<"blockIterations", "block-iterations", "int64_t", "1024",
-           "Loop iterations of the root per block: a block's slices and temporaries stay "
-           "in L1 (1024: the 256x1024 layernorm+GELU+softmax kernel ran 7% faster than "
-           "with 4096, whose three 4-row temporaries overflow a 32 KiB L1)">,
-    Option<"minBlocks", "min-blocks", "int64_t", "8",
-           "Fewest blocks a tiled kernel is split into, so that every thread has work">
-  ];
-  let dependentDialects = ["scf::SCFDialect", "tensor::TensorDialect",
-                           "affine::AffineDialect", "arith::ArithDialect"];
-}
-
-def DynoFuseSiblingLoops : Pass<"dyno-fuse-sibling-loops", "func::FuncOp"> {
-  let summary = "Merge consecutive loops whose iterations touch the same elements";
-  let description = [{
-    After linalg-to-loops each op of a kernel block is its own loop nest: GELU writes a
-    row buffer in one loop and softmax's max reads it in the next; exp writes a buffer
-    and the sum reads it. This pass merges two consecutive `scf.for` loops with the same
-    bounds and step, the second's body after the first's, when that keeps every
-    dependence: for each buffer one loop writes and the other touches (same buffer after
-    subviews and casts), both access it through the same memref with the induction
-    variable itself as one of the indices, so an iteration only meets the elements of
-    its own iteration. A reduction's accumulator (indexed without the induction
-    variable) that one loop writes and the other reads keeps them apart: softmax's sum
-    still waits for the max. Two loops of one iteration each always merge. Ops between
-    the loops move above the first when they use nothing defined after it and touch no
-    buffer it writes (a fill of the next accumulator), or below the second when it
-    neither uses them nor touches a buffer they touch (the epilogue of the first's
-    blocked sum). Nests are fused from the outside in. The fused loop reads each element
-    once and LLVM forwards the stored value to the load.
-
-    Parallel loops over rows (`scf.forall`, one per kernel root after dyno-tile-kernels)
-    merge when every buffer one writes and the other touches is reached in both only
-    through the iteration's own rows: a subview at rows `iv * c` of at most `c` rows,
-    under reshapes that keep the leading dimension. Iteration i then runs the first
-    body, then the second, on rows no other iteration touches; the two bodies' identical
-    views are then one. A variance's three blocked sums over rows of 4M read each row
-    twice instead of three times (0.89x the unblocked time, was 1.34x).
-
-    ```mlir
-    // Before
-    scf.for %j = %c0 to %c1024 step %c1 {
-      memref.store %g, %t[%j] : memref<1024xf32>
-    }
-    scf.for %j = %c0 to %c1024 step %c1 {
-      %v = memref.load %t[%j] : memref<1024xf32>
-      ... memref.store %m, %max[%c0] ...
-    }
-    // After: one loop, the store then the load of %t[%j]
-    ```
-
-    Input and output: loops over memrefs (after `convert-linalg-to-loops`).
-  }];
-  let dependentDialects = ["scf::SCFDialect", "memref::MemRefDialect"];
-}
-
 def DynoApproximateMath : Pass<"dyno-approximate-math", "func::FuncOp"> {
   let summary = "Replace f32 transcendental math ops with vectorizable polynomials";
   let description = [{
@@ -311,110 +225,6 @@ def DynoDeduplicateKernels : Pass<"dyno-deduplicate-kernels", "ModuleOp"> {
     module @kernels { func.func @kernel_0(...) {...} }
     ```
   }];
-}
-
-def DynoMarkDistinctKernelBuffers : Pass<"dyno-mark-distinct-kernel-buffers", "ModuleOp"> {
-  let summary = "Tell LLVM that a CPU kernel's buffers do not overlap";
-  let description = [{
-    The host wrapper passes a kernel fresh buffers for its results (`_empty`) and never
-    lets a kernel write its inputs (they are `bufferization.writable = false`): within
-    a call, memory written through one pointer argument is reached through no other.
-    LLVM cannot know this, so a loop that stores its result and reloads an index (an
-    embedding's token id, inner loop after inner loop) or reads a table at that index
-    stayed scalar. For every public `llvm.func` with two or more pointer arguments, each
-    `llvm.load` and `llvm.store` whose address is a getelementptr chain from pointer
-    argument `i` gets alias scope `i` and is declared not to alias the other arguments'
-    scopes (LLVM's scoped-noalias metadata, which survives the outlining of OpenMP
-    regions, unlike `noalias` on the arguments). Accesses to a kernel's own allocations,
-    and calls, are left unmarked (LLVM assumes they may alias). Measured on 2 threads
-    (Sapphire Rapids), embedding + RMSNorm of 4x128 tokens, width 256: the kernel
-    went from 363 to 43 us in bf16 and from 79 to 30 us in fp32.
-
-    Input and output: the LLVM dialect (OpenMP regions still inline, as the kernels
-    reach the JIT).
-  }];
-  let dependentDialects = ["LLVM::LLVMDialect"];
-}
-
-def DynoSplitAtConcatenations : Pass<"dyno-split-at-concatenations", "func::FuncOp"> {
-  let summary = "Split elementwise generics where the pieces of a concatenation they read meet";
-  let description = [{
-    A kernel that reads a `tensor.concat` (rotary embeddings' `rotate_half`:
-    `cat(-x[..., d/2:], x[..., :d/2])`) wrote every piece, then copied the pieces into
-    the concatenation, then read it: Llama's query rotation was a transposed copy of the
-    projection, a negated copy of its second half and the concatenation, before the one
-    loop that used them. This pass (CPU lowering, on the kernels, before tiling):
-
-    * splits an all-parallel `linalg.generic` with static shapes that reads a static
-      concatenation through a loop dimension into one generic per piece (upstream's
-      `linalg::splitOp`), each writing its slice of the result (`tensor.insert_slice`);
-    * folds a slice of a concatenation that covers whole pieces into those pieces;
-    * computes a slice of an elementwise generic's result on its own (the generic on the
-      slices of its operands) when all the generic's users are unit-stride slices that do
-      not overlap: nothing is computed twice.
-
-    `dyno-fuse-elementwise`, run next, then fuses the pieces' producers into the parts:
-    the rotation becomes two loops that read the projection where it is.
-
-    Input and output: linalg-on-tensors (a kernel's body).
-
-    ```mlir
-    // Before
-    %t = linalg.generic ... ins(%x) ... -> tensor<4x64xf32>          // transposed copy
-    %a = tensor.extract_slice %t[0, 0] [4, 32] [1, 1]
-    %b = tensor.extract_slice %t[0, 32] [4, 32] [1, 1]
-    %n = linalg.generic ... ins(%b) { negf } -> tensor<4x32xf32>
-    %c = tensor.concat dim(1) %n, %a
-    %r = linalg.generic ... ins(%x, %cos, %c, %sin) ... -> tensor<4x64xf32>
-    // After (and fused): two generics over [4, 32], each reading slices of %x
-    ```
-  }];
-  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
-}
-
-def DynoRelaxSoftmaxMaximum : Pass<"dyno-relax-softmax-maximum", "func::FuncOp"> {
-  let summary = "Mark a softmax's row maximum nnan nsz where no result can tell";
-  let description = [{
-    A softmax computes `m = max(x)` per row only to keep `exp(x - m)` in range. Eager's
-    maximum propagates NaN and orders -0.0 below +0.0, and `arith.maximumf` does the
-    same, which costs five x86 instructions per vector (two blends for the zeros, an
-    unordered compare and a blend for NaN, the max) on the loop that also computes the
-    softmax's input: a quarter of the fused layernorm+GELU+softmax loop's
-    floating-point work on AVX2.
-
-    Neither property can reach the results when the maximum is used only like this:
-    every use of `m` is an elementwise `e = exp(x - m)` (reading the same `x` as the
-    maximum, row by row), every `e` is summed over the same rows (`s`), and otherwise
-    used only as `e / s` or `e * r` with `r = 1 / s` (dyno-multiply-by-reciprocals). A
-    NaN in a row makes its `e`, hence `s` and every result of the row, NaN whatever `m`
-    is; without NaN, `m` is the same value up to the sign of a zero, and `x - (+0.0)`
-    and `x - (-0.0)` differ only in the sign of a zero, which exp maps to 1 alike. For
-    such a maximum this pass adds `nnan` and `nsz` to the `arith.maximumf`, and LLVM
-    emits one `vmaxps` per vector. Anything else (another use of `m` or `e`, a
-    reduction over other dimensions, log-softmax's `x - m - log(s)`, where the sign of
-    a zero can reach the result) is left exact.
-
-    ```mlir
-    // Before
-    %m = linalg.generic {... ["parallel", "reduction"]} ins(%x) outs(%neg_inf) {
-      %0 = arith.maximumf %in, %out : f32
-    %e = linalg.generic ins(%x, %m) ... { exp(%in - %in_m) }
-    %s = linalg.generic {... ["parallel", "reduction"]} ins(%e) outs(%zero) { addf }
-    %r = linalg.generic ins(%s) ... { 1 / %in }
-    %y = linalg.generic ins(%e, %r) ... { %in * %in_r }
-    // After: the same, with
-      %0 = arith.maximumf %in, %out fastmath<nnan,nsz> : f32
-    ```
-
-    Every `exp(x - m)` with `m` the maximum of `x`'s row (relaxed or not: it is at least
-    every element that is not NaN) also gets the unit attribute
-    `dyno.nonpositive_argument`: its argument is at most 0 or NaN, and
-    `dyno-approximate-math` drops the two upper clamps of its exp expansion.
-
-    Input and output: linalg-on-tensors (the CPU lowering runs it on the kernels before
-    tiling). Results are bit-identical to the exact maximum's.
-  }];
-  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect"];
 }
 
 def DynoBlockLongSums : Pass<"dyno-block-long-sums", "func::FuncOp"> {
@@ -484,43 +294,6 @@ def DynoBlockLongSums : Pass<"dyno-block-long-sums", "func::FuncOp"> {
   ];
   let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
                            "tensor::TensorDialect"];
-}
-
-def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
-  let summary = "Allow reassociation, contraction and reciprocals in kernel float math";
-  let description = [{
-    Adds fast-math flags to the arith ops of kernel loops (after linalg-to-loops):
-    * `contract` everywhere but on float conversions (with it on both, arith folds
-      extf(truncf(x)) to x and drops an explicit rounding): LLVM forms FMAs.
-    * `reassoc` on a reduction's update only (an op whose operand is loaded from the
-      element its result is stored to): LLVM vectorizes the reduction with partial sums.
-      Elsewhere reassociation would reorder computations whose rounding is the point
-      (eager's floor division, `(a - fmod(a, b)) / b`, was off by one), and on a
-      multiplication it lets instcombine sink a reciprocal computed once per row back
-      into the loop (`x * (1 / y)` -> `x / y`).
-    * `arcp` on divisions only (on other ops it licenses folds into neighbouring
-      divisions: `-(1 / sqrt(x))` became `(-1) / sqrt(x)` with the negation's `arcp`,
-      the rsqrt estimate): a division by a constant becomes a multiplication by its
-      reciprocal. Not on a quotient that is floored, truncated,
-      rounded, converted to an integer or compared (ExactQuotients.h): `x * (1 / c)`
-      may be one ulp below an exact integer quotient (`trunc(1083 * 0.3 / 0.3)` gave
-      1082). Not on square roots and divisions by them: LLVM turned `1 / sqrt(x)` into
-      x86's rsqrt estimate with a Newton step, which returned NaN for 0 and infinity and
-      -inf for subnormals.
-    Results differ from strict evaluation by rounding only, as in Inductor's vectorized
-    kernels. Flags that change semantics (`nnan`, `ninf`, `nsz`, `afn`) are never added:
-    NaN and infinity propagate exactly as in eager.
-
-    ```mlir
-    // Before
-    %s = arith.addf %a, %b : f32
-    // After
-    %s = arith.addf %a, %b fastmath<contract> : f32
-    ```
-
-    Input and output: any IR with arith ops.
-  }];
-  let dependentDialects = ["arith::ArithDialect"];
 }
 
 def DynoExpandBf16Conversions : Pass<"dyno-expand-bf16-conversions", "func::FuncOp"> {
@@ -692,51 +465,6 @@ def DynoCheckGatherBounds : Pass<"dyno-check-gather-bounds", "func::FuncOp"> {
   }];
   let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
                            "tensor::TensorDialect"];
-}
-
-def DynoLowerSequentialOps : Pass<"dyno-lower-sequential-ops", "func::FuncOp"> {
-  let summary = "Lower dyno.scan, dyno.scatter and dyno.sort to loops on tensors";
-  let description = [{
-    Rewrites each sequential op into `scf.for` loops that read with `tensor.extract` and
-    write with `tensor.insert` into loop-carried tensors, which one-shot bufferization
-    turns into loads and stores in place (CPU target).
-
-    Scans and sorts treat each line along their dimension independently: an
-    `scf.forall` over the other dimensions (OpenMP threads on the CPU) cuts each line
-    out of the outputs (`tensor.extract_slice`) and inserts it back
-    (`tensor.parallel_insert_slice`).
-
-    - `dyno.scan`: one loop along the scanned dimension per position of the others. A
-      scan whose region is one `arith.addf` or `arith.mulf` of a float type narrower
-      than f64 accumulates in f64 and rounds each output, as eager's CPU cumsum and
-      cumprod do (their accumulator type is double).
-    - `dyno.scatter`: one loop over the updates in order (repeated indices accumulate
-      in order), with the update slice's positions inside.
-    - `dyno.sort`: a stable bottom-up merge sort (O(n log n)) of each line along the
-      dimension, with a scratch tensor per output. A comparator that is an ordered float
-      comparison of the first output's two elements orders NaN as the largest value, as
-      eager does (`ole`/`olt`: NaN last; `oge`/`ogt`: NaN first).
-
-    ```mlir
-    // Before
-    %r = dyno.scatter dimension_map([0]) unique_indices(false)
-        ins(%u, %i : tensor<4x3xf32>, tensor<4x1xi64>) outs(%o : tensor<6x3xf32>) {...}
-    // After
-    %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%t = %o) -> (tensor<6x3xf32>) {
-      %r1 = scf.for %c = %c0 to %c3 step %c1 iter_args(%t1 = %t) -> (tensor<6x3xf32>) {
-        %v = tensor.extract %u[%k, %c]
-        %row = tensor.extract %i[%k, %c0] ... index_cast
-        %old = tensor.extract %t1[%row, %c]
-        %new = <region>(%v, %old)
-        %t2 = tensor.insert %new into %t1[%row, %c]
-        scf.yield %t2
-      } ...
-    ```
-
-    Input: kernels on tensors. Output: the same, without the sequential ops.
-  }];
-  let dependentDialects = ["arith::ArithDialect", "bufferization::BufferizationDialect",
-                           "scf::SCFDialect", "tensor::TensorDialect"];
 }
 
 def DynoSortPrefixes : Pass<"dyno-sort-prefixes", "func::FuncOp"> {

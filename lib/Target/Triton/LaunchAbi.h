@@ -1,0 +1,42 @@
+//===- LaunchAbi.h - The size arguments of a Triton-level kernel -*- C++ -*-===//
+//
+// The launch ABI that dyno.launch documents: a Triton-level kernel takes one pointer per
+// argument and per returned tensor of the kernel it lowers (positions numbered arguments
+// first, then results), then one index argument per dynamic size of those tensors.
+// KernelEmitter and SequentialEmitter both build it; this is how either finds a size.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNO_LIB_TARGET_TRITON_LAUNCHABI_H
+#define DYNO_LIB_TARGET_TRITON_LAUNCHABI_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+
+namespace mlir::dyno::triton_level {
+
+/// (argument or result position, dim) -> the size argument.
+using SizeArguments = DenseMap<std::pair<unsigned, int64_t>, Value>;
+
+/// The size argument of dynamic dimension `dim` of `tensor` when `tensor` is one of
+/// `kernel`'s arguments or returned tensors (null if that dimension has none);
+/// std::nullopt for any other tensor, whose size the caller derives.
+inline std::optional<Value> sizeArgumentOf(func::FuncOp kernel,
+                                           const SizeArguments &sizeArguments,
+                                           Value tensor, int64_t dim) {
+  if (auto argument = dyn_cast<BlockArgument>(tensor)) {
+    if (argument.getOwner() != &kernel.getBody().front())
+      return Value();
+    return sizeArguments.lookup({argument.getArgNumber(), dim});
+  }
+  auto returned = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+  for (OpOperand &operand : returned->getOpOperands())
+    if (operand.get() == tensor)
+      return sizeArguments.lookup({kernel.getNumArguments() + operand.getOperandNumber(), dim});
+  return std::nullopt;
+}
+
+} // namespace mlir::dyno::triton_level
+
+#endif // DYNO_LIB_TARGET_TRITON_LAUNCHABI_H
