@@ -135,7 +135,7 @@ class _Block(torch.nn.Module):
 def test_gpu_export_has_no_cpu_attention_call():
     """export_triton traces on CPU tensors, where attention is the CPU flash kernel: the
     export must call the device-generic op, which runs on the GPU, not the CPU-only one."""
-    from dyno.targets import triton_runtime
+    from dyno.targets.triton import runtime as triton_runtime
 
     model, x = _Block().eval(), torch.randn(2, 7, 32)
     with tempfile.TemporaryDirectory() as directory:

@@ -9,7 +9,7 @@ import torch
 
 import dyno
 from conftest import assert_compiled_matches
-from dyno.targets import cpu
+from dyno.targets.cpu import jit as cpu
 
 
 def test_backend_is_registered_without_importing_dyno():
@@ -351,7 +351,7 @@ def test_static_schedule_covers_every_row(threads, shape):
 def test_llvm_openmp_runtime_is_the_fallback():
     script = (
         "import torch, dyno\n"
-        "from dyno.targets import cpu\n"
+        "from dyno.targets.cpu import jit as cpu\n"
         "f = torch.compile(lambda x: torch.softmax(x, -1) * 2, backend='mlir')\n"
         "x = torch.randn(512, 300)\n"
         "torch.testing.assert_close(f(x), torch.softmax(x, -1) * 2)\n"

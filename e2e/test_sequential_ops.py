@@ -208,7 +208,7 @@ def test_triton_sorts_of_long_lines_are_library_calls_and_short_ones_kernels():
     assert stats["kernels"] >= 2, stats  # the short rows' and the columns' sorts
     # A GPU sort never reads results on the host: programs that call it keep CUDA graphs
     # (LAPACK calls, whose error checks synchronize, turn them off).
-    from dyno.targets import triton_runtime
+    from dyno.targets.triton import runtime as triton_runtime
     assert not triton_runtime._synchronizing_library_calls(
         "v1, v2 = _library_call(torch.ops.aten.sort.stable, x, stable=True, dim=1)")
     assert triton_runtime._synchronizing_library_calls(
@@ -233,7 +233,7 @@ def test_triton_scatter_adds_are_library_calls_and_other_scatters_kernels():
     stats = dyno.stats()
     assert stats["library_calls"] == {"aten.scatter_add.default": 1}, stats
     assert stats["kernels"] >= 2, stats  # the updates' producers and the scatter_reduce
-    from dyno.targets import triton_runtime
+    from dyno.targets.triton import runtime as triton_runtime
     assert not triton_runtime._synchronizing_library_calls(
         "v1 = _library_call(torch.ops.aten.scatter_add.default, x, 0, i, s)")
     # An index out of range: PyTorch's own error, as eager raises it.

@@ -14,7 +14,7 @@ import torch
 
 import dyno
 from dyno.errors import DynoCompileError
-from dyno.targets import triton_runtime
+from dyno.targets.triton import runtime as triton_runtime
 
 from conftest import assert_compiled_matches
 
@@ -410,7 +410,7 @@ def test_triton_gpu_compile_check(dtype, monkeypatch):
     """DYNO_TRITON_COMPILE_CHECK=cuda:90 compiles each interpreted kernel for an H100
     first: Triton's interpreter runs `tl.erf` of a bf16 block, its GPU compiler rejects
     it ("Expected dtype ['fp32', 'fp64'] but got bf16"), and so must the check."""
-    from dyno.targets import triton_runtime
+    from dyno.targets.triton import runtime as triton_runtime
 
     monkeypatch.setenv("DYNO_TRITON_COMPILE_CHECK", "cuda:90")
     kernels = triton_runtime.TritonKernels(triton_runtime.write_kernels(_ERF_KERNELS), "cpu")

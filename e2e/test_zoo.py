@@ -69,7 +69,7 @@ def test_zoo_model_compiles_fully_and_matches_eager(name, dtype_name):
 def test_zoo_model_exports_for_the_gpu(name, dtype_name):
     """The GPU path: export_triton (the whole graph, no fallback), then the export's own
     runtime (torch + triton only) runs its kernels, interpreted here."""
-    from dyno.targets import triton_runtime
+    from dyno.targets.triton import runtime as triton_runtime
 
     dtype = DTYPES[dtype_name]
     model, inputs = zoo.build(name, dtype)
@@ -91,7 +91,7 @@ def test_zoo_model_exports_under_cuda_autocast(name, dtype):
     cannot run on this machine (benchmarks/gpu_zoo.py compares with it on the GPU), so:
     the program is within the low precision's rounding of the float32 model, and not
     the float32 program (autocast's casts are in it)."""
-    from dyno.targets import triton_runtime
+    from dyno.targets.triton import runtime as triton_runtime
 
     model, inputs = zoo.build(name, torch.float32)
     with tempfile.TemporaryDirectory() as directory:
@@ -149,7 +149,7 @@ def test_zoo_training_step_exports_for_the_gpu(name):
     as one graph, no fallback), run from the export (kernels interpreted here) for three
     SGD steps beside eager: losses, gradients, parameters and the buffers the step
     updates (ResNet's batch-norm statistics) agree."""
-    from dyno.targets import triton_runtime
+    from dyno.targets.triton import runtime as triton_runtime
 
     model, inputs = zoo.build(name, torch.float32)
     model.train()
@@ -182,7 +182,7 @@ def test_zoo_training_step_exports_for_the_gpu(name):
 def test_training_export_leaves_frozen_parameters_alone():
     """Fine-tuning freezes parameters (requires_grad=False): the exported step computes no
     gradient for them and sets none, and the others match eager's."""
-    from dyno.targets import triton_runtime
+    from dyno.targets.triton import runtime as triton_runtime
 
     model, inputs = zoo.build("gpt2", torch.float32)
     model.train()

@@ -215,7 +215,7 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
     """(call, kernels, library calls, library routines) of the entry `key`, or None on a
     miss (a corrupt entry is removed and counted as one). `device` and `autotune`: where
     and how a Triton entry's kernels run."""
-    from .targets import cpu, host_runtime, triton_runtime, wrapper
+    from .targets import cpu, triton
 
     entry = _entry(key)
     if entry is None or not entry.is_dir():
@@ -227,11 +227,10 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
             raise ValueError("not whole, or a file does not match its digest")
         meta = json.loads(files["entry.json"])
         source = files["wrapper.py"].decode()
-        triton = meta.get("target", "cpu") == "triton"
-        if not triton:
-            kernels = cpu.LoadedKernels(str(entry / "kernels.so"), meta["signatures"],
-                                        meta["runner_utils"])
-            namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
+        for_triton = meta.get("target", "cpu") == "triton"
+        if not for_triton:
+            call = cpu.load(source, cpu.jit.LoadedKernels(
+                str(entry / "kernels.so"), meta["signatures"], meta["runner_utils"]), graph_id)
         else:
             kernels_source = files["kernels.py"].decode()
     except (OSError, ValueError, KeyError, AttributeError, SyntaxError) as error:
@@ -241,24 +240,21 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
         counters.bump("cache_misses")
         _remove(entry)
         return None
-    if triton:
+    if for_triton:
         try:
-            kernels = triton_runtime.TritonKernels(
-                triton_runtime.write_kernels(kernels_source), device, autotune=autotune)
+            call = triton.load(kernels_source, source, device, autotune, graph_id)
         except Exception as error:  # noqa: BLE001 (this machine, not the entry: a miss)
             log.info("graph %d: cache entry %s did not load here (%s: %s): compiling "
                      "again", graph_id, key[:12], type(error).__name__, error)
             counters.bump("cache_misses")
             return None
-        namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
-    exec(compile(source, f"<dyno graph {graph_id}>", "exec"), namespace)
     try:
         os.utime(entry)  # used now: evicted last
     except OSError:
         pass
     counters.bump("cache_hits")
     _used_entries.add(key)
-    return namespace["call"], meta["kernels"], meta["extern_calls"], meta["library_calls"]
+    return call, meta["kernels"], meta["extern_calls"], meta["library_calls"]
 
 
 def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
@@ -270,11 +266,11 @@ def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
         if not kernels.save(str(staging / "kernels.so")):
             log.debug("compile cache: no C compiler driver links the kernels; not stored")
             return False
-        from .targets import cpu
+        from .targets.cpu import jit
 
         # A library that would not load (a symbol the JIT resolved from somewhere a
         # later process lacks) is not stored.
-        cpu.LoadedKernels(str(staging / "kernels.so"), signatures, runner_utils)
+        jit.LoadedKernels(str(staging / "kernels.so"), signatures, runner_utils)
         (staging / "wrapper.py").write_text(source)
         return True
 
@@ -424,7 +420,7 @@ def _write_atomically(path: pathlib.Path, data: bytes) -> None:
 def _autotune_results_used():
     import sys
 
-    runtime = sys.modules.get(f"{__package__}.targets.triton_runtime")
+    runtime = sys.modules.get(f"{__package__}.targets.triton.runtime")
     return getattr(runtime, "autotune_results_used", ())
 
 
@@ -502,7 +498,7 @@ def _install_autotune_results(tuned: dict) -> int:
     source and GPU model) that this cache lacks; each must be a result."""
     if not tuned:
         return 0
-    directory = pathlib.Path(root()).parent / "autotune"  # triton_runtime.cache_dir()
+    directory = pathlib.Path(root()).parent / "autotune"  # targets/triton/runtime.cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
     added = 0
     for name, content in tuned.items():  # (checked by load_artifacts)

@@ -12,8 +12,9 @@ Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/ when set:
                          what dyno-translate --mlir-to-triton does)
   06-wrapper.py          Triton: the generated host wrapper
 
-03 to 05-kernels.py come from one dyno-opt process (pipeline.run_dyno_passes), whose
-command line a failure prints as its reproducer.
+01 to 05-kernels.py: graph_lowering.lower_graph (03 to 05-kernels.py from one dyno-opt
+process, whose command line a failure prints as its reproducer); the rest: the targets'
+`lower` (targets/cpu, targets/triton), which this module calls with their `load`.
 """
 import time
 import warnings
@@ -22,7 +23,7 @@ from typing import Callable, List
 
 import torch
 
-from . import compile_cache, counters, frontend, opaque_inputs, pipeline
+from . import compile_cache, counters, frontend, opaque_inputs
 from .targets import host_runtime
 from .debug import GraphDump, log
 from .errors import DynoCompileError
@@ -127,141 +128,59 @@ def target_and_device(example_inputs, options: CompileOptions):
     return target, device
 
 
-def _host_function(lowered: str):
-    """Parses a lowered graph module: its host function (for the wrapper) and kernels."""
-    from . import ir
-
-    module = ir.Module.parse(lowered)
-    host = kernels_module = None
-    for op in module.body.operations:
-        if op.operation.name == "func.func":
-            host = op
-        elif op.operation.name == "builtin.module":
-            kernels_module = op
-    if host is None or kernels_module is None:
-        raise DynoCompileError("wrapper", "lowered module lacks the host function or kernels")
-    return module, host, kernels_module
-
-
-def _lower(gm: torch.fx.GraphModule, dump: GraphDump, target: str, options: str = "") -> str:
-    """ATen graph -> `target`'s lowered module (04-llvm.mlir or 04-triton.mlir), whose
-    text it returns: torch-mlir's import and lowering to linalg, then all of Dyno's
-    passes in one dyno-opt process, which also writes 03-kernels.mlir (host schedule +
-    kernels) and, for Triton, 05-kernels.py."""
-    frontend.check_graph_ops(gm)
-    directory = dump.directory()
-    with dump.stage("torch-mlir import"):
-        torch_text = frontend.import_to_torch(frontend.without_none_outputs(gm))
-        (directory / "01-torch.mlir").write_text(torch_text)
-    dump.write("01-torch.mlir", torch_text, on_disk=False)
-    with dump.stage("linalg lowering"):
-        linalg = frontend.lower_to_linalg(directory / "01-torch.mlir",
-                                          directory / "02-linalg.mlir")
-    dump.write("02-linalg.mlir", linalg, on_disk=False)
-    lowered_name = "04-llvm.mlir" if target == "cpu" else "04-triton.mlir"
-    with dump.stage("Dyno passes"):
-        lowered = pipeline.run_dyno_passes(
-            target, directory / "02-linalg.mlir", directory / "03-kernels.mlir",
-            directory / lowered_name, options,
-            triton_source_path=directory / "05-kernels.py" if target == "triton" else None)
-    dump.write("03-kernels.mlir", lambda: (directory / "03-kernels.mlir").read_text(),
-               on_disk=False)
-    dump.write(lowered_name, lowered, on_disk=False)
-    return lowered
-
-
 def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
                  frozen_inputs: frozenset = frozenset(), cache_key=None):
-    """`frozen_inputs`: positions of the inputs that stay the same from call to call
+    """The CPU target's lower and load, with the compile cache's store in between.
+    `frozen_inputs`: positions of the inputs that stay the same from call to call
     (parameters under `freezing`), whose matmul weights are kept packed. `cache_key`:
     the compile cache's key for this graph, under which the result is stored."""
-    from . import ir
-    from .targets import cpu, wrapper
+    from .targets import cpu
 
-    outputs = frontend.graph_outputs(gm)
-    lowered = _lower(gm, dump, "cpu", options.lowering_pipeline_options(
-        "cpu", frozen_filters=bool(frozen_inputs)))
-
-    # One parse of the lowered module: its host function makes the wrapper, then its
-    # kernels go to the JIT.
-    with ir.Context():
-        with dump.stage("wrapper"):
-            module, host, _ = _host_function(lowered)  # module keeps host alive
-            builder = wrapper.WrapperBuilder(host, ir.AsmState(host),
-                                             frozen_inputs=frozen_inputs,
-                                             workspace=options.workspace)
-            source = builder.emit(outputs)
-        dump.write("05-wrapper.py", source)
-        with dump.stage("JIT"):
-            kernels = cpu.CpuKernels(module, builder.kernel_signatures)
+    lowered = cpu.lower(gm, dump, options, frozen_inputs)
+    kernels = lowered.kernels
     if cache_key is not None:
         try:
             with dump.stage("cache store"):
-                runner_utils = "@memrefCopy" in lowered
                 entry = compile_cache.store_cpu(
-                    cache_key, source, kernels, builder.kernel_signatures,
-                    len(builder.kernel_signatures), builder.extern_calls,
-                    builder.library_calls, runner_utils)
+                    cache_key, lowered.wrapper_source, kernels, lowered.signatures,
+                    lowered.num_kernels, lowered.extern_calls, lowered.library_calls,
+                    lowered.runner_utils)
                 if entry is not None:
                     # The stored library's code instead of the JIT's: the JIT holds
                     # an LLVM session per graph (2.4 MB, against 0.1 MB for a library).
-                    kernels = cpu.LoadedKernels(str(entry / "kernels.so"),
-                                                builder.kernel_signatures, runner_utils)
+                    kernels = cpu.jit.LoadedKernels(str(entry / "kernels.so"),
+                                                    lowered.signatures, lowered.runner_utils)
         except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
             log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
                      type(error).__name__, error)
-    namespace = wrapper.wrapper_globals(kernels, cpu.sync_threads)
-    exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
+    call = cpu.load(lowered.wrapper_source, kernels, dump.graph_id)
     dump.discard_temporary()
-    return namespace["call"], len(builder.kernel_signatures), builder.extern_calls
-
-
-def lower_to_triton(gm: torch.fx.GraphModule, dump: GraphDump,
-                    options: CompileOptions = CompileOptions()):
-    """ATen graph -> (Triton kernels source, wrapper source, number of kernels, number of
-    library calls, the ATen routines it calls): everything the Triton target runs,
-    without running it."""
-    from . import ir
-    from .targets import wrapper
-
-    outputs = frontend.graph_outputs(gm)
-    lowered = _lower(frontend.with_triton_library_calls(gm), dump, "triton",
-                     options.lowering_pipeline_options("triton"))
-    kernels_source = (dump.directory() / "05-kernels.py").read_text()
-    dump.write("05-kernels.py", kernels_source, on_disk=False)
-    with dump.stage("wrapper"), ir.Context():
-        module, host, _ = _host_function(lowered)  # module keeps host alive
-        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True)
-        source = builder.emit(outputs)
-    dump.write("06-wrapper.py", source)
-    return (kernels_source, source, len(builder.kernel_signatures), builder.extern_calls,
-            builder.library_calls)
+    return call, lowered.num_kernels, lowered.extern_calls
 
 
 def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
                     cache_key=None):
-    """`cache_key`: the compile cache's key for this graph, under which the kernels' and
-    the wrapper's sources are stored."""
-    from .targets import triton_runtime
+    """The Triton target's lower and load, then the compile cache's store (of an entry
+    whose kernels loaded). `cache_key`: the compile cache's key for this graph, under
+    which the kernels' and the wrapper's sources are stored."""
+    from .targets import triton
 
-    kernels_source, source, num_kernels, num_externs, library_calls = lower_to_triton(
-        gm, dump, options)
+    lowered = triton.lower(gm, dump, options)
     with dump.stage("Triton load"):
-        kernels = triton_runtime.TritonKernels(
-            triton_runtime.write_kernels(kernels_source), device,
-            autotune=triton_runtime.autotune_requested(options.autotune))
-    if cache_key is not None:  # (stored once its kernels have loaded)
+        call = triton.load(lowered.kernels_source, lowered.wrapper_source, device,
+                           triton.runtime.autotune_requested(options.autotune),
+                           dump.graph_id)
+    if cache_key is not None:
         try:
             with dump.stage("cache store"):
-                compile_cache.store_triton(cache_key, kernels_source, source, num_kernels,
-                                           num_externs, library_calls)
+                compile_cache.store_triton(cache_key, lowered.kernels_source,
+                                           lowered.wrapper_source, lowered.num_kernels,
+                                           lowered.extern_calls, lowered.library_calls)
         except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
             log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
                      type(error).__name__, error)
-    namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
-    exec(compile(source, f"<dyno graph {dump.graph_id}>", "exec"), namespace)
     dump.discard_temporary()
-    return namespace["call"], num_kernels, num_externs
+    return call, lowered.num_kernels, lowered.extern_calls
 
 
 def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump,
@@ -333,8 +252,8 @@ def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, target, dev
                                           target)
             autotune = False
             if target == "triton":
-                from .targets import triton_runtime
-                autotune = triton_runtime.autotune_requested(options.autotune)
+                from .targets import triton
+                autotune = triton.runtime.autotune_requested(options.autotune)
             return key, (compile_cache.load(key, dump.graph_id, device, autotune)
                          if key else None)
     except Exception as error:  # noqa: BLE001 (a cache problem costs a compile)

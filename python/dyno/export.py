@@ -195,12 +195,12 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
     """Lowers `graph_module` for the Triton target (with `options`, CompileOptions) and
     writes the export's files."""
     from . import compiler
-    from .targets import host_runtime, triton_runtime
+    from .targets import host_runtime, triton
 
     dump = GraphDump()
     dump.write("00-aten-fx.py", graph_module.code)
-    kernels_source, wrapper_source, _, _, _ = compiler.lower_to_triton(
-        graph_module, dump, options or compiler.CompileOptions())
+    lowered = triton.lower(graph_module, dump, options or compiler.CompileOptions())
+    kernels_source, wrapper_source = lowered.kernels_source, lowered.wrapper_source
     dump.discard_temporary()
 
     os.makedirs(directory, exist_ok=True)
@@ -208,8 +208,10 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
         file.write(kernels_source)
     with open(os.path.join(directory, "wrapper.py"), "w") as file:
         file.write(wrapper_source)
-    for module in (triton_runtime, host_runtime):
-        shutil.copyfile(module.__file__, os.path.join(directory, os.path.basename(module.__file__)))
+    # (Under the names the exported program's loader imports them by.)
+    for module, name in ((triton.runtime, "triton_runtime.py"),
+                         (host_runtime, "host_runtime.py")):
+        shutil.copyfile(module.__file__, os.path.join(directory, name))
     with open(os.path.join(directory, "program.json"), "w") as file:
         json.dump({**spec, "torch_version": torch.__version__}, file, indent=1)
     weights_path = os.path.join(directory, "weights.pt")

@@ -71,9 +71,9 @@ def _single_op_graph(node: torch.fx.Node, inputs: List[torch.fx.Node] = None
 def _lowers_to_triton(directory: pathlib.Path) -> None:
     """Runs the Triton target's passes and emitter on an imported op (02-linalg.mlir);
     raises DynoCompileError where the op has no Triton lowering (e.g. an argmax)."""
-    from . import pipeline
+    from . import graph_lowering
 
-    pipeline.run_dyno_passes("triton", directory / "02-linalg.mlir",
+    graph_lowering.run_dyno_passes("triton", directory / "02-linalg.mlir",
                              directory / "03-kernels.mlir", directory / "04-triton.mlir",
                              triton_source_path=directory / "05-kernels.py")
 

@@ -10,7 +10,7 @@ with torch_mlir_ir.Context():
 
 from dyno import ir
 from dyno.passmanager import PassManager
-from dyno.targets.cpu import CpuKernels, sync_threads
+from dyno.targets.cpu.jit import CpuKernels, sync_threads
 
 GRAPH = """
 func.func @main(%x: tensor<512x256xf32>) -> tensor<512x256xf32> {

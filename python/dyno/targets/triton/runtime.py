@@ -488,7 +488,7 @@ class Program:
 def _sibling_module(directory: str, name: str):
     """Imports `name`.py from `directory` (an export), or from Dyno's package."""
     try:
-        from . import host_runtime  # inside the dyno package
+        from .. import host_runtime  # inside the dyno package
 
         return host_runtime
     except ImportError:

@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Dict
 
-from ..errors import DynoCompileError
+from ...errors import DynoCompileError
 
 _lock = threading.Lock()
 _runtime = None
@@ -82,8 +82,8 @@ class OpenMPRuntime:
         self.shares_torch_pool = False
         gomp = None if os.environ.get("DYNO_OPENMP") == "llvm" else _process_libgomp()
         if gomp is not None:
-            shim_path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "_mlir_libs",
-                                     "libDynoKmpcOnGomp.so")
+            package = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))  # dyno/
+            shim_path = os.path.join(package, "_mlir_libs", "libDynoKmpcOnGomp.so")
             shim = ctypes.CDLL(shim_path, mode=ctypes.RTLD_GLOBAL)
             address = lambda name: ctypes.c_void_p(
                 ctypes.cast(getattr(gomp, name), ctypes.c_void_p).value)
@@ -131,8 +131,8 @@ class CpuKernels:
         module) or as text; or the kernels alone as a module. Pass the whole graph: a
         nested module printed alone loses the `dense_resource` constants, which live in
         the top-level module's resources."""
-        from .. import ir
-        from ..execution_engine import ExecutionEngine
+        from ... import ir
+        from ...execution_engine import ExecutionEngine
 
         self.functions = {}
         if not signatures:

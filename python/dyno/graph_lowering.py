@@ -1,8 +1,19 @@
-"""Runs MLIR pass pipelines (Dyno's with dyno-opt, torch-mlir's with torch-mlir-opt) in
-subprocesses and hands back the resulting IR.
+"""A graph's way down to a target's lowered module, the part both targets share:
+torch-mlir's FX import (in process), torch-mlir's lowering to linalg (torch-mlir-opt),
+then all of Dyno's passes in one dyno-opt process (kernel formation, the target's
+lowering pipeline and, for Triton, the kernels' translation to Python).
 
-A crash in a pass (an assertion, a division by zero in a lowering) can never take the
-user's program down, and the command we ran is the reproducer we print.
+The tools run in subprocesses: a crash in a pass (an assertion, a division by zero in a
+lowering) can never take the user's program down, and the command we ran is the
+reproducer we print. Each stage's output goes to the graph's dump directory:
+
+  01-torch.mlir    torch-mlir's FX import (torch dialect)
+  02-linalg.mlir   after torch-mlir's lowering (linalg-on-tensors)
+  03-kernels.mlir  after dyno-kernel-formation-pipeline (host schedule + kernels;
+                   written by dyno-write-ir)
+  04-llvm.mlir     CPU: after dyno-cpu-lowering-pipeline (kernels in the LLVM dialect)
+  04-triton.mlir   Triton: after dyno-triton-lowering-pipeline (tl block programs)
+  05-kernels.py    Triton: the @triton.jit kernels (written by dyno-write-triton)
 """
 import os
 import pathlib
@@ -11,6 +22,8 @@ import shutil
 import subprocess
 
 from .errors import DynoCompileError
+
+LOWERED_NAMES = {"cpu": "04-llvm.mlir", "triton": "04-triton.mlir"}
 
 KERNEL_FORMATION = "dyno-kernel-formation-pipeline"
 LOWERING = {"cpu": "dyno-cpu-lowering-pipeline", "triton": "dyno-triton-lowering-pipeline"}
@@ -77,3 +90,48 @@ def run_dyno_passes(target: str, linalg_path: pathlib.Path, kernels_path: pathli
                str(linalg_path), "-o", str(lowered_path)]
     reproducer = " ".join(shlex.quote(part) for part in command)
     return run_tool(f"dyno-opt ({target})", command, lowered_path, reproducer)
+
+
+def lower_graph(gm, dump, target: str, options: str = "") -> str:
+    """ATen graph `gm` -> `target`'s lowered module (with lowering-pipeline `options`),
+    whose text it returns; the stages go to `dump` (a debug.GraphDump), timed, and the
+    Triton kernels' source to 05-kernels.py in its directory."""
+    from . import frontend
+
+    frontend.check_graph_ops(gm)
+    directory = dump.directory()
+    with dump.stage("torch-mlir import"):
+        torch_text = frontend.import_to_torch(frontend.without_none_outputs(gm))
+        (directory / "01-torch.mlir").write_text(torch_text)
+    dump.write("01-torch.mlir", torch_text, on_disk=False)
+    with dump.stage("linalg lowering"):
+        linalg = frontend.lower_to_linalg(directory / "01-torch.mlir",
+                                          directory / "02-linalg.mlir")
+    dump.write("02-linalg.mlir", linalg, on_disk=False)
+    lowered_name = LOWERED_NAMES[target]
+    with dump.stage("Dyno passes"):
+        lowered = run_dyno_passes(
+            target, directory / "02-linalg.mlir", directory / "03-kernels.mlir",
+            directory / lowered_name, options,
+            triton_source_path=directory / "05-kernels.py" if target == "triton" else None)
+    dump.write("03-kernels.mlir", lambda: (directory / "03-kernels.mlir").read_text(),
+               on_disk=False)
+    dump.write(lowered_name, lowered, on_disk=False)
+    return lowered
+
+
+def host_function(lowered: str):
+    """Parses a lowered graph module (in the current MLIR context): (the module, its host
+    function, its nested kernels module)."""
+    from . import ir
+
+    module = ir.Module.parse(lowered)
+    host = kernels_module = None
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            host = op
+        elif op.operation.name == "builtin.module":
+            kernels_module = op
+    if host is None or kernels_module is None:
+        raise DynoCompileError("wrapper", "lowered module lacks the host function or kernels")
+    return module, host, kernels_module

@@ -1,0 +1,47 @@
+"""The Triton target: `lower` (Dyno's passes to Triton-level block programs, printed as
+@triton.jit Python, and the wrapper) and `load` (the kernels imported and launched by
+runtime.py, the wrapper bound to them). See ../__init__.py for the shape both targets
+share. Triton kernels on CPU tensors run under Triton's interpreter."""
+from dataclasses import dataclass
+from typing import List
+
+from .. import host_runtime, wrapper
+from . import runtime
+
+
+@dataclass
+class Lowered:
+    kernels_source: str  # the @triton.jit kernels and their KERNELS launch table
+    wrapper_source: str
+    num_kernels: int
+    extern_calls: int
+    library_calls: List[str]
+
+
+def lower(gm, dump, options) -> Lowered:
+    """ATen graph -> the Triton kernels' and the wrapper's Python sources, not run (export
+    ships them). `options`: the compiler's CompileOptions."""
+    from ... import frontend, graph_lowering, ir
+
+    outputs = frontend.graph_outputs(gm)
+    lowered = graph_lowering.lower_graph(frontend.with_triton_library_calls(gm), dump,
+                                         "triton", options.lowering_pipeline_options("triton"))
+    kernels_source = (dump.directory() / "05-kernels.py").read_text()
+    dump.write("05-kernels.py", kernels_source, on_disk=False)
+    with dump.stage("wrapper"), ir.Context():
+        module, host, _ = graph_lowering.host_function(lowered)  # module keeps host alive
+        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True)
+        source = builder.emit(outputs)
+    dump.write("06-wrapper.py", source)
+    return Lowered(kernels_source, source, len(builder.kernel_signatures),
+                   builder.extern_calls, list(builder.library_calls))
+
+
+def load(kernels_source: str, wrapper_source: str, device, autotune: bool, graph_id: int):
+    """The graph's `call(args)`: the kernels imported for `device` (autotuned on their
+    first launch with `autotune`), the wrapper bound to them."""
+    kernels = runtime.TritonKernels(runtime.write_kernels(kernels_source), device,
+                                    autotune=autotune)
+    namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
+    exec(compile(wrapper_source, f"<dyno graph {graph_id}>", "exec"), namespace)
+    return namespace["call"]
