@@ -291,7 +291,7 @@ def lower_to_linalg(torch_path: pathlib.Path, linalg_path: pathlib.Path) -> str:
     subprocess: a crash in one of its lowerings must not take the program down (seen:
     a division by zero lowering nn.functional.unfold). Printed in generic form, so that
     Dyno's MLIR parses what torch-mlir's prints."""
-    from .graph_lowering import run_tool
+    from .mlir_tools import run_tool
 
     command = [torch_mlir_opt_path(), "--allow-unregistered-dialect",
                f"--pass-pipeline={torch_to_linalg_pipeline()}", str(torch_path),

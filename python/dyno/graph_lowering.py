@@ -3,9 +3,9 @@ torch-mlir's FX import (in process), torch-mlir's lowering to linalg (torch-mlir
 then all of Dyno's passes in one dyno-opt process (kernel formation, the target's
 lowering pipeline and, for Triton, the kernels' translation to Python).
 
-The tools run in subprocesses: a crash in a pass (an assertion, a division by zero in a
-lowering) can never take the user's program down, and the command we ran is the
-reproducer we print. Each stage's output goes to the graph's dump directory:
+The tools run in subprocesses (mlir_tools.py), so a crash in a pass never takes the
+user's program down; the command that failed is the reproducer printed. Each stage's
+output goes to the graph's dump directory:
 
   01-torch.mlir    torch-mlir's FX import (torch dialect)
   02-linalg.mlir   after torch-mlir's lowering (linalg-on-tensors)
@@ -15,53 +15,16 @@ reproducer we print. Each stage's output goes to the graph's dump directory:
   04-triton.mlir   Triton: after dyno-triton-lowering-pipeline (tl block programs)
   05-kernels.py    Triton: the @triton.jit kernels (written by dyno-write-triton)
 """
-import os
 import pathlib
 import shlex
-import shutil
-import subprocess
 
 from .errors import DynoCompileError
+from .mlir_tools import dyno_opt_path, run_tool
 
 LOWERED_NAMES = {"cpu": "04-llvm.mlir", "triton": "04-triton.mlir"}
 
 KERNEL_FORMATION = "dyno-kernel-formation-pipeline"
 LOWERING = {"cpu": "dyno-cpu-lowering-pipeline", "triton": "dyno-triton-lowering-pipeline"}
-
-
-def _tool_path(tool: str, variable: str) -> str:
-    candidates = [
-        os.environ.get(variable),
-        str(pathlib.Path(__file__).parent / "_bin" / tool),
-        shutil.which(tool),
-    ]
-    for candidate in candidates:
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    raise DynoCompileError("setup", f"{tool} not found (set {variable} or rebuild Dyno)")
-
-
-def dyno_opt_path() -> str:
-    return _tool_path("dyno-opt", "DYNO_OPT")
-
-
-def run_tool(stage: str, command: list, output_path: pathlib.Path, reproducer: str) -> str:
-    """Runs an MLIR tool in a subprocess and returns the IR it wrote to `output_path`.
-    A failure or a crash of the tool becomes a DynoCompileError carrying `reproducer`."""
-    try:
-        completed = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        raise DynoCompileError(stage, f"{os.path.basename(command[0])} timed out",
-                               reproducer) from None
-    if completed.returncode != 0:
-        diagnostics = [line for line in completed.stderr.splitlines() if line.strip()]
-        errors = [line for line in diagnostics if "error" in line] or diagnostics
-        tool = os.path.basename(command[0])
-        reason = " | ".join(errors[:3]) or f"{tool} exited with {completed.returncode}"
-        if completed.returncode < 0:
-            reason = f"{tool} crashed (signal {-completed.returncode}): {reason}"
-        raise DynoCompileError(stage, reason[:2000], reproducer)
-    return output_path.read_text()
 
 
 def _with_file(pass_name: str, path: pathlib.Path) -> str:

@@ -24,3 +24,9 @@ one package. The rule, in order:
 Every entry has a test that compares with eager (e2e/test_decomposed_ops.py,
 test_aten_lowerings.py, test_library_calls.py and the OpInfo sweep).
 """
+
+# The lowering families register their lowerings in aten_lowerings.LOWERINGS when imported;
+# the package imports them, so that whatever reaches aten_lowerings finds them all (and
+# aten_lowerings, which they build on, imports none of them).
+from . import (bit_lowerings, library_calls, low_precision_lowerings,  # noqa: E402,F401
+               polynomial_lowerings, scan_lowerings)

@@ -471,7 +471,3 @@ def dimension(operand: Operand, rank: int) -> int:
         raise Unsupported()
     dim = operand.constant
     return dim + rank if dim < 0 else dim
-
-
-from . import (bit_lowerings, library_calls, low_precision_lowerings,  # noqa: E402,F401
-               polynomial_lowerings, scan_lowerings)  # (they register their lowerings)
