@@ -5,10 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Target/Triton/Passes.h"
+#include "dyno/Dialect/Dyno/Transforms/OutputFiles.h"
 #include "dyno/Target/Triton/TranslateToTriton.h"
-
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #define DEBUG_TYPE "dyno-write-triton"
 
@@ -25,24 +23,12 @@ struct WriteTritonPass : mlir::dyno::impl::DynoWriteTritonBase<WriteTritonPass> 
 
   void runOnOperation() override {
     markAllAnalysesPreserved();
-    if (file.empty()) {
-      getOperation()->emitError(
-          "dyno-write-triton needs a file (dyno-write-triton{file=...})");
-      return signalPassFailure();
-    }
     // Translated in memory first: a kernel that has no Triton spelling leaves no file.
     std::string source;
     llvm::raw_string_ostream stream(source);
-    if (failed(dyno::translateToTriton(getOperation(), stream)))
-      return signalPassFailure();
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(file, &error);
-    if (!output) {
-      getOperation()->emitError("dyno-write-triton: ") << error;
-      return signalPassFailure();
-    }
-    output->os() << source;
-    output->keep();
+    if (failed(dyno::translateToTriton(getOperation(), stream)) ||
+        failed(dyno::writeOutputFile(getOperation(), getArgument(), file, source)))
+      signalPassFailure();
   }
 };
 } // namespace

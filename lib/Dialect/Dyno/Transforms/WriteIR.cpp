@@ -5,11 +5,10 @@
 // behind. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/Transforms/OutputFiles.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/IR/OperationSupport.h"
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #define DEBUG_TYPE "dyno-write-ir"
 
@@ -26,20 +25,13 @@ struct WriteIRPass : mlir::dyno::impl::DynoWriteIRBase<WriteIRPass> {
 
   void runOnOperation() override {
     markAllAnalysesPreserved();
-    if (file.empty()) {
-      getOperation()->emitError("dyno-write-ir needs a file (dyno-write-ir{file=...})");
-      return signalPassFailure();
-    }
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(file, &error);
-    if (!output) {
-      getOperation()->emitError("dyno-write-ir: ") << error;
-      return signalPassFailure();
-    }
     // The flags dyno-opt's own output uses (--mlir-print-op-generic and the like).
-    getOperation()->print(output->os(), OpPrintingFlags());
-    output->os() << "\n";
-    output->keep();
+    std::string text;
+    llvm::raw_string_ostream stream(text);
+    getOperation()->print(stream, OpPrintingFlags());
+    stream << "\n";
+    if (failed(dyno::writeOutputFile(getOperation(), getArgument(), file, text)))
+      signalPassFailure();
   }
 };
 } // namespace
