@@ -78,6 +78,17 @@ def test_each_graph_runs_dynos_passes_in_one_process(target, tmp_path, monkeypat
     assert target == "cpu" or "05-kernels.py" in stages
 
 
+def test_a_debug_dir_that_needs_quoting_still_gets_every_stage(tmp_path, monkeypatch):
+    """The stages' file names travel inside dyno-opt's pass pipeline (dyno-write-ir's
+    option): a directory with spaces, commas and braces is quoted there."""
+    directory = tmp_path / "my dumps, {v2}"
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(directory))
+    assert_compiled_matches(lambda x: torch.tanh(x).sum(0), torch.randn(6, 7),
+                            options={"cache": False})
+    stages = {path.name for path in next(directory.iterdir()).iterdir()}
+    assert {"03-kernels.mlir", "04-llvm.mlir", "05-wrapper.py"} <= stages, stages
+
+
 def test_debug_dir_dumps_every_stage(tmp_path, monkeypatch):
     monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
     assert_compiled_matches(lambda x: torch.tanh(x).sum(0), torch.randn(6, 7))

@@ -16,6 +16,7 @@ output goes to the graph's dump directory:
   05-kernels.py    Triton: the @triton.jit kernels (written by dyno-write-triton)
 """
 import pathlib
+import re
 import shlex
 
 from .errors import DynoCompileError
@@ -28,9 +29,12 @@ LOWERING = {"cpu": "dyno-cpu-lowering-pipeline", "triton": "dyno-triton-lowering
 
 
 def _with_file(pass_name: str, path: pathlib.Path) -> str:
-    """`pass_name{file=<path>}`, the path quoted for MLIR's pass-option parser."""
+    """`pass_name{file=<path>}`, the path quoted for MLIR's pass-option parser only where
+    it needs to be (so that the printed reproducer stays readable)."""
     text = str(path)
-    for quote in ("'", '"'):
+    if re.fullmatch(r"[\w./+-]+", text):
+        return f"{pass_name}{{file={text}}}"
+    for quote in ('"', "'"):
         if quote not in text:
             return f"{pass_name}{{file={quote}{text}{quote}}}"
     raise DynoCompileError("setup", f"a path MLIR's pass options cannot quote: {text}")
