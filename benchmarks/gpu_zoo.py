@@ -164,6 +164,13 @@ def run(args):
             lines.append(f"| {dtype_name} | " + " | ".join(
                 f"{geomean([t['eager'] / t[l] for t in timed]):.2f}x" for l in labels[1:]) + " |")
     publish(lines, args.out)
+    if args.out:  # the speedups as a PNG beside the table, where matplotlib is installed
+        import plot_results
+        try:
+            print("plot: " + plot_results.plot(args.out))
+        except ImportError:
+            print(f"plot: no matplotlib here; run benchmarks/plot_results.py {args.out} "
+                  "where Dyno is installed")
 
 
 def profile_kernels(path, title, programs, inputs, calls=10, rows=12):

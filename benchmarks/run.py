@@ -26,6 +26,7 @@ import torch._inductor.config
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from models import suite  # noqa: E402
+import plot_results  # noqa: E402
 import zoo  # noqa: E402
 from report import geomean, note, progress, publish, time_calls  # noqa: E402
 
@@ -135,6 +136,8 @@ def main():
     lines.append("| **geomean** | " + " | ".join([""] * len(labels) + geomeans) + " | | |"
                  + " |" * (len(labels) - 1))
     publish(lines, args.out)
+    if args.out:  # the speedups as a PNG beside the table
+        note("plot: " + plot_results.plot(args.out))
 
 
 if __name__ == "__main__":
