@@ -676,8 +676,12 @@ LogicalResult mlir::dyno::translateToTriton(Operation *op, raw_ostream &os) {
   for (func::FuncOp kernel : kernels)
     if (failed(KernelPrinter(kernel, buffer).print()))
       return failure();
+  // The launch table: its fields and their meaning are declared once, in
+  // python/dyno/targets/triton/runtime.py (LAUNCH_TABLE_FIELDS), which reads it;
+  // test/python/launch_table.py checks this printer against that declaration.
   buffer << "\n\n# Launch table: index-space sizes and block-size configurations, the\n"
-         << "# heuristic's choice first.\nKERNELS = {\n";
+         << "# heuristic's choice first (fields: dyno/targets/triton/runtime.py).\n"
+         << "LAUNCH_TABLE_VERSION = 1\nKERNELS = {\n";
   for (func::FuncOp kernel : kernels) {
     SmallVector<std::string> configs;
     for (Attribute config : kernel->getAttrOfType<ArrayAttr>(tl::kConfigsAttr))

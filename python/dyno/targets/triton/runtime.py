@@ -150,6 +150,45 @@ def _correct_the_interpreter():
         builder.cast_impl = _round_casts_into_bf16
 
 
+# The launch table a kernels file ends with, `KERNELS = {name: entry}`, printed by
+# lib/Target/Triton/TranslateToTriton.cpp after `LAUNCH_TABLE_VERSION = <n>`. This is its
+# one declaration; test/python/launch_table.py checks the printer against it. Per kernel:
+#   num_args     the arguments the kernel takes: a pointer per argument and per result of
+#                the kernel it lowers, then a size per dynamic dimension (dyno.launch's ABI)
+#   xnumel       the parallel index space's size (static sizes)
+#   rnumel       the reduced index space's size per program (1: no reduction)
+#   xnumel_args  optional: the positions of the size arguments whose product is xnumel at
+#                run time (dynamic shapes)
+#   configs      block-size configurations ({"XBLOCK": .., "RBLOCK": .., "num_warps": ..}),
+#                the compiler's heuristic choice first
+LAUNCH_TABLE_VERSION = 1
+LAUNCH_TABLE_FIELDS = {"num_args": True, "xnumel": True, "rnumel": True,  # name -> required
+                       "xnumel_args": False, "configs": True}
+
+
+class LaunchTableError(RuntimeError):
+    """A kernels file whose launch table this runtime does not read."""
+
+
+def check_launch_table(module) -> None:
+    """Raises LaunchTableError unless `module` (an imported kernels file) has a launch
+    table of LAUNCH_TABLE_VERSION with exactly the fields it declares."""
+    version = getattr(module, "LAUNCH_TABLE_VERSION", None)
+    if version != LAUNCH_TABLE_VERSION:
+        raise LaunchTableError(
+            f"kernels file {getattr(module, '__file__', module)!r} has launch table version "
+            f"{version}; this runtime reads version {LAUNCH_TABLE_VERSION} (kernels and "
+            "runtime from different Dyno builds?)")
+    for name, entry in getattr(module, "KERNELS", {}).items():
+        missing = [f for f, required in LAUNCH_TABLE_FIELDS.items()
+                   if required and f not in entry]
+        unknown = [f for f in entry if f not in LAUNCH_TABLE_FIELDS]
+        if missing or unknown or not hasattr(module, name):
+            raise LaunchTableError(
+                f"launch table entry {name!r}: missing {missing}, unknown {unknown}"
+                + ("" if hasattr(module, name) else ", and no such kernel"))
+
+
 def import_kernels(path: str, source: bytes, interpret: bool):
     """Imports a kernels file whose content is `source` (Triton reads kernels' source
     through `inspect`, so they must live in a real file)."""
@@ -351,6 +390,7 @@ class TritonKernels:
         with open(kernels_path, "rb") as file:
             source = file.read()
         self.module = import_kernels(kernels_path, source, interpret)
+        check_launch_table(self.module)
         device_name = "interpreter" if interpret else torch.cuda.get_device_name(device)
         check_targets = compile_check_targets() if interpret else []
         twins = import_kernels(kernels_path, source, False) if check_targets else None
