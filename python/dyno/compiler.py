@@ -1,20 +1,10 @@
 """Compiles one ATen FX graph (from AOTAutograd) into a callable, or falls back to eager.
 
-Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/ when set:
-  00-aten-fx.py          the graph as AOTAutograd handed it over
-  01-torch.mlir          torch-mlir's FX import (torch dialect)
-  02-linalg.mlir         after torch-mlir's lowering (linalg-on-tensors)
-  03-kernels.mlir        after dyno-kernel-formation-pipeline (host schedule + kernels)
-  04-llvm.mlir           CPU: after dyno-cpu-lowering-pipeline (kernels in the LLVM dialect)
-  05-wrapper.py          CPU: the generated host wrapper
-  04-triton.mlir         Triton: after dyno-triton-lowering-pipeline (tl block programs)
-  05-kernels.py          Triton: the @triton.jit kernels (dyno-write-triton, which prints
-                         what dyno-translate --mlir-to-triton does)
-  06-wrapper.py          Triton: the generated host wrapper
-
-01 to 05-kernels.py: graph_lowering.lower_graph (03 to 05-kernels.py from one dyno-opt
-process, whose command line a failure prints as its reproducer); the rest: the targets'
-`lower` (targets/cpu, targets/triton), which this module calls with their `load`.
+Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/ when set: 00-aten-fx.py (the graph as
+AOTAutograd handed it over); 01-torch.mlir to 04-*.mlir and Triton's 05-kernels.py from
+graph_lowering.lower_graph (its docstring lists them); the generated host wrapper,
+05-wrapper.py (CPU) or 06-wrapper.py (Triton), from the targets' `lower` (targets/cpu,
+targets/triton), which this module calls with their `load`.
 """
 import time
 import warnings

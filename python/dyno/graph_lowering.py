@@ -88,17 +88,12 @@ def lower_graph(gm, dump, target: str, options: str = "") -> str:
 
 
 def host_function(lowered: str):
-    """Parses a lowered graph module (in the current MLIR context): (the module, its host
-    function, its nested kernels module)."""
+    """Parses a lowered graph module (in the current MLIR context): (the module, which
+    keeps the rest alive, and its host function); its nested kernels module stays in it."""
     from . import ir
 
     module = ir.Module.parse(lowered)
-    host = kernels_module = None
-    for op in module.body.operations:
-        if op.operation.name == "func.func":
-            host = op
-        elif op.operation.name == "builtin.module":
-            kernels_module = op
-    if host is None or kernels_module is None:
+    names = [op.operation.name for op in module.body.operations]
+    if "func.func" not in names or "builtin.module" not in names:
         raise DynoCompileError("wrapper", "lowered module lacks the host function or kernels")
-    return module, host, kernels_module
+    return module, module.body.operations[names.index("func.func")]

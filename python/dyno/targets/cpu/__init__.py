@@ -35,7 +35,7 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
     # kernels go to the JIT.
     with ir.Context():
         with dump.stage("wrapper"):
-            module, host, _ = graph_lowering.host_function(lowered)
+            module, host = graph_lowering.host_function(lowered)
             builder = wrapper.WrapperBuilder(host, ir.AsmState(host),
                                              frozen_inputs=frozen_inputs,
                                              workspace=options.workspace)

@@ -29,7 +29,7 @@ def lower(gm, dump, options) -> Lowered:
     kernels_source = (dump.directory() / "05-kernels.py").read_text()
     dump.write("05-kernels.py", kernels_source, on_disk=False)
     with dump.stage("wrapper"), ir.Context():
-        module, host, _ = graph_lowering.host_function(lowered)  # module keeps host alive
+        module, host = graph_lowering.host_function(lowered)  # module keeps host alive
         builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True)
         source = builder.emit(outputs)
     dump.write("06-wrapper.py", source)
