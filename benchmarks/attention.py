@@ -46,16 +46,16 @@ ZOO_MODELS = ("gpt2", "llama", "bert", "bart", "vit")
 @contextlib.contextmanager
 def _variant(label):
     """Compiles made inside select the variant `label`."""
-    targets = decompositions.ATTENTION_LIBRARY_TARGETS
+    table = decompositions.table
     limit = attention_decompositions.LOW_PRECISION_BACKWARD_SCORES
-    if label == "decomposed":
-        decompositions.ATTENTION_LIBRARY_TARGETS = ()
+    if label == "decomposed":  # the CPU target decomposes attention as the Triton target
+        decompositions.table = lambda target: table("triton")
     elif label == "kernels":
         attention_decompositions.LOW_PRECISION_BACKWARD_SCORES = 0
     try:
         yield
     finally:
-        decompositions.ATTENTION_LIBRARY_TARGETS = targets
+        decompositions.table = table
         attention_decompositions.LOW_PRECISION_BACKWARD_SCORES = limit
 
 

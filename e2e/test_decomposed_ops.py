@@ -1,5 +1,5 @@
-"""Ops torch-mlir cannot lower that Dyno decomposes (dyno/decompositions.py,
-dyno/special_functions.py): compiled vs eager, with special values, on both targets."""
+"""Ops torch-mlir cannot lower that Dyno decomposes (the decomposition families in
+dyno/ops): compiled vs eager, with special values, on both targets."""
 import math
 import warnings
 
@@ -13,6 +13,29 @@ from conftest import NO_TRITON_COMPLEX, assert_compiled_matches, xfail_on_triton
 pytestmark = pytest.mark.usefixtures("each_target")
 
 nan, inf = float("nan"), float("inf")
+
+
+def test_an_op_decomposed_twice_on_one_target_is_refused():
+    # One registration style (dyno/ops/decompositions.py): no op may have two
+    # decompositions on a target, so the order in which the families register never
+    # decides which one applies (it did, in one hand-ordered table).
+    from dyno.ops import decompositions
+    hypot = torch.ops.aten.hypot.default
+    with pytest.raises(ValueError, match="decomposed twice on the cpu target"):
+        decompositions.decomposes(hypot)(lambda a, b: a)
+    assert decompositions.table("cpu")[hypot].__module__ == \
+        "dyno.ops.arithmetic_decompositions"
+
+
+def test_attention_is_kept_whole_only_where_it_is_a_library_call():
+    from dyno.ops import decompositions
+    forward = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    backward = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default
+    cpu, triton = decompositions.table("cpu"), decompositions.table("triton")
+    assert forward not in cpu  # PyTorch's decomposition is wrong in training graphs
+    assert cpu[backward].__name__ == "short_low_precision_backward"
+    assert triton[forward].__name__ == "inference_attention"
+    assert triton[backward].__name__ == "flash_attention_for_cpu_backward"
 
 
 def test_uninitialized_tensors_with_strides_are_filled_in_place():
@@ -292,7 +315,7 @@ def test_pdist_pairs_rows_in_eagers_order():
 
 
 def test_searchsorted_and_bucketize_follow_eagers_binary_search():
-    # A binary search emulated round by round (decompositions.searchsorted). NaN sorts
+    # A binary search emulated round by round (selection_decompositions.searchsorted). NaN sorts
     # last: eager's search over [1, 5, nan, nan, nan] puts 3.0 at 5 (it probes the
     # NaNs first), where counting the boundaries below 3.0 would give 1; torch-mlir's
     # bucketize counted (a miscompile with NaN boundaries).

@@ -170,7 +170,7 @@ def test_float64_relu_and_unordered_comparisons():
 def test_nan_propagates_like_eager(name):
     # Regression (miscompiles): torch-mlir 20261001 lowers these to compare-and-select
     # forms that drop NaN (clamp(nan, min=0.25) gave 0.25), folds x == x to true and
-    # never picks a NaN in argmax; Dyno's decompositions (dyno/decompositions.py) keep
+    # never picks a NaN in argmax; Dyno's decompositions (dyno/ops/nan_decompositions.py) keep
     # PyTorch's NaN semantics. torch.max(x, dim) returned the index of the extremum before
     # a row's first NaN instead of the NaN's (max_dim, min_dim).
     cases = {

@@ -2,14 +2,10 @@
 one package. The rule, in order:
 
 1. Expressible in ATen ops torch-mlir lowers correctly -> a **decomposition**: a Python
-   function over ATen ops, registered in `decompositions.table(target)` (AOTAutograd and
-   torch.export apply it before import). Families: `decompositions.py` (NaN semantics,
-   arithmetic, selection and sorting, pooling, creation and views),
-   `moment_decompositions.py` (var/std, norms, batch norm statistics),
-   `indexing_decompositions.py`, `attention_decompositions.py` (per target),
-   `complex_decompositions.py`, `low_precision_decompositions.py` (bf16/f16 as eager
-   rounds), `special_functions.py` and `bessel_functions.py` (torch.special, in float64
-   where ATen computes so).
+   function over ATen ops in the family module it belongs to, registered where it is
+   defined with `@decomposes(aten.<op>.<overload>)` (decompositions.py: the table per
+   target, how to register, the list of families). AOTAutograd and torch.export apply
+   them before import.
 2. Needs loops, bit casts or a library -> a **lowering**: registered with
    `aten_lowerings.lowering("torch.aten.<op>")`, it replaces the op in the imported torch
    dialect by builtin-tensor ops (`aten_lowerings.py`; families: `bit_lowerings.py`,
@@ -25,8 +21,14 @@ Every entry has a test that compares with eager (e2e/test_decomposed_ops.py,
 test_aten_lowerings.py, test_library_calls.py and the OpInfo sweep).
 """
 
-# The lowering families register their lowerings in aten_lowerings.LOWERINGS when imported;
-# the package imports them, so that whatever reaches aten_lowerings finds them all (and
-# aten_lowerings, which they build on, imports none of them).
+# The families register their decompositions (in decompositions.py's table) and
+# lowerings (in aten_lowerings.LOWERINGS) when imported; the package imports them all, so
+# that whatever reaches either registry finds them all (and the registries, which the
+# families build on, import none of them).
+from . import (arithmetic_decompositions, attention_decompositions,  # noqa: E402,F401
+               bessel_functions, complex_decompositions, indexing_decompositions,
+               linear_algebra_decompositions, low_precision_decompositions,
+               moment_decompositions, nan_decompositions, pooling_decompositions,
+               selection_decompositions, special_functions)
 from . import (bit_lowerings, library_calls, low_precision_lowerings,  # noqa: E402,F401
                polynomial_lowerings, scan_lowerings)

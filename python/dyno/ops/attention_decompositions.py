@@ -21,7 +21,20 @@ from typing import Optional
 
 import torch
 
+from .decompositions import TARGETS, decomposes, keeps_whole
+
 aten = torch.ops.aten
+_FORWARD = aten._scaled_dot_product_flash_attention_for_cpu.default
+_BACKWARD = aten._scaled_dot_product_flash_attention_for_cpu_backward.default
+
+# Targets on which attention stays one operation, PyTorch's fused CPU flash kernel (a
+# dyno.library_call, forward and backward; see library_calls.ATTENTION_OPS for why).
+# Elsewhere (the Triton target, whose exports run on GPUs) it is computed here as matmuls
+# and a softmax. PyTorch's decomposition of the forward is wrong in training graphs (see
+# above): on library targets it is not applied either.
+LIBRARY_TARGETS = ("cpu",)
+_DECOMPOSED_TARGETS = tuple(t for t in TARGETS if t not in LIBRARY_TARGETS)
+keeps_whole(_FORWARD, _BACKWARD, targets=LIBRARY_TARGETS)
 
 
 def _scores(query, key, is_causal, attn_mask, scale):
@@ -65,6 +78,7 @@ def flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *
     return output, logsumexp.to(torch.float32)
 
 
+@decomposes(_BACKWARD, targets=_DECOMPOSED_TARGETS)
 def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp,
                                      dropout_p, is_causal, *, attn_mask=None, scale=None):
     if dropout_p != 0.0:
@@ -98,6 +112,7 @@ def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp
 LOW_PRECISION_BACKWARD_SCORES = 192 * 192
 
 
+@decomposes(_BACKWARD, targets=LIBRARY_TARGETS)
 def short_low_precision_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
                                  is_causal, *, attn_mask=None, scale=None):
     if query.dtype not in (torch.bfloat16, torch.float16) or \
@@ -106,12 +121,6 @@ def short_low_precision_backward(grad_out, query, key, value, out, logsumexp, dr
     return flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp,
                                             dropout_p, is_causal, attn_mask=attn_mask,
                                             scale=scale)
-
-
-def library_target_table():
-    """The CPU target's: the flash kernels stay, but for short low-precision backwards."""
-    return {aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
-            short_low_precision_backward}
 
 
 @functools.lru_cache(maxsize=None)
@@ -133,6 +142,7 @@ def attention_op():
     return torch.ops.dyno.attention.default
 
 
+@decomposes(_FORWARD, targets=_DECOMPOSED_TARGETS)
 def inference_attention(query, key, value, dropout_p=0.0, is_causal=False, *,
                         attn_mask=None, scale=None):
     """The Triton target's forward. In an inference graph (traced without grad, the only
@@ -152,12 +162,3 @@ def inference_attention(query, key, value, dropout_p=0.0, is_causal=False, *,
                             query.shape[1] != key.shape[1])
     scores, _, _, _ = _scores(query, key, is_causal, attn_mask, scale)
     return output, torch.logsumexp(scores, dim=-1).to(torch.float32)
-
-
-def table():
-    """The Triton target's."""
-    return {
-        aten._scaled_dot_product_flash_attention_for_cpu.default: inference_attention,
-        aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
-            flash_attention_for_cpu_backward,
-    }

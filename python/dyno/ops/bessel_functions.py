@@ -10,6 +10,7 @@ import math
 
 import torch
 
+from .decompositions import decomposes
 from .special_functions import _I1E_A, _I1E_B, _chbevl, _computed_as_float, _i0, _polevl
 
 aten = torch.ops.aten
@@ -152,16 +153,19 @@ def _j1_of_nonnegative(x):
     return torch.where(x <= 5.0, small, large)
 
 
+@decomposes(aten.special_bessel_j0.default)
 @_computed_as_float
 def bessel_j0(x):
     return _j0_of_abs(torch.abs(x))
 
 
+@decomposes(aten.special_bessel_j1.default)
 @_computed_as_float
 def bessel_j1(x):
     return torch.where(x < 0.0, -_j1_of_nonnegative(-x), _j1_of_nonnegative(x))
 
 
+@decomposes(aten.special_bessel_y0.default)
 @_computed_as_float
 def bessel_y0(x):
     z = x * x
@@ -174,6 +178,7 @@ def bessel_y0(x):
     return torch.where(x <= 5.0, small, large)
 
 
+@decomposes(aten.special_bessel_y1.default)
 @_computed_as_float
 def bessel_y1(x):
     z = x * x
@@ -196,9 +201,11 @@ def _modified_i1(x):
 
 
 # ATen's modified_bessel_i0 is its i0, term for term.
-modified_bessel_i0 = _computed_as_float(_i0)
+modified_bessel_i0 = decomposes(aten.special_modified_bessel_i0.default)(
+    _computed_as_float(_i0))
 
 
+@decomposes(aten.special_modified_bessel_i1.default)
 @_computed_as_float
 def modified_bessel_i1(x):
     return _modified_i1(x)
@@ -215,6 +222,7 @@ def _log_half_x(x):
     return torch.log(0.5 * x.double())
 
 
+@decomposes(aten.special_modified_bessel_k0.default)
 @_computed_as_float
 def modified_bessel_k0(x):
     small = (_chbevl(x * x - 2.0, _K0_A).double()
@@ -223,6 +231,7 @@ def modified_bessel_k0(x):
     return _k_edges(x, torch.where(x <= 2.0, small, large))
 
 
+@decomposes(aten.special_modified_bessel_k1.default)
 @_computed_as_float
 def modified_bessel_k1(x):
     small = torch.log(0.5 * x) * _modified_i1(x) + _chbevl(x * x - 2.0, _K1_A) / x
@@ -230,6 +239,7 @@ def modified_bessel_k1(x):
     return _k_edges(x, torch.where(x <= 2.0, small, large))
 
 
+@decomposes(aten.special_scaled_modified_bessel_k0.default)
 @_computed_as_float
 def scaled_modified_bessel_k0(x):
     small = (_chbevl(x * x - 2.0, _K0_A) - torch.log(0.5 * x) * _i0(x)) * torch.exp(x)
@@ -237,6 +247,7 @@ def scaled_modified_bessel_k0(x):
     return _k_edges(x, torch.where(x <= 2.0, small, large))
 
 
+@decomposes(aten.special_scaled_modified_bessel_k1.default)
 @_computed_as_float
 def scaled_modified_bessel_k1(x):
     small = (torch.log(0.5 * x) * _modified_i1(x) + _chbevl(x * x - 2.0, _K1_A) / x) \
@@ -245,6 +256,7 @@ def scaled_modified_bessel_k1(x):
     return _k_edges(x, torch.where(x <= 2.0, small, large))
 
 
+@decomposes(aten.special_spherical_bessel_j0.default)
 @_computed_as_float
 def spherical_bessel_j0(x):
     z = x * x
@@ -252,17 +264,3 @@ def spherical_bessel_j0(x):
         1.0 / 362880.0 + z * (-1.0 / 39916800.0 + z * (1.0 / 6227020800.0))))))
     result = torch.where(torch.abs(x) < 0.5, series, torch.sin(x) / x)
     return torch.where(torch.isinf(x), torch.zeros_like(x), result)
-
-
-def table() -> dict:
-    return {aten.special_bessel_j0.default: bessel_j0,
-            aten.special_bessel_j1.default: bessel_j1,
-            aten.special_bessel_y0.default: bessel_y0,
-            aten.special_bessel_y1.default: bessel_y1,
-            aten.special_modified_bessel_i0.default: modified_bessel_i0,
-            aten.special_modified_bessel_i1.default: modified_bessel_i1,
-            aten.special_modified_bessel_k0.default: modified_bessel_k0,
-            aten.special_modified_bessel_k1.default: modified_bessel_k1,
-            aten.special_scaled_modified_bessel_k0.default: scaled_modified_bessel_k0,
-            aten.special_scaled_modified_bessel_k1.default: scaled_modified_bessel_k1,
-            aten.special_spherical_bessel_j0.default: spherical_bessel_j0}

@@ -21,6 +21,7 @@ float32 where it never reaches memory, as it does every op's (low_precision_lowe
 """
 import torch
 
+from .decompositions import decomposes, underlying
 from .low_precision_lowerings import op_round
 
 aten = torch.ops.aten
@@ -32,10 +33,13 @@ def _rounded(value, dtype):
     return op_round()(value, dtype)
 
 
-def _rounded_once(product_of, default, library_form=None):
+def _rounded_once(op, product_of, library_form=None):
+    """`op` (beta * input + alpha * product) computed in float32 and rounded once; other
+    dtypes, and `library_form`s, as torch-mlir's table decomposes `op` (if it does)."""
     def decomposition(input, first, second, *, beta=1, alpha=1):
         if input.dtype not in _LOW_PRECISION or (
                 library_form and library_form(input, beta, alpha)):
+            default = underlying(op)
             return default(input, first, second, beta=beta, alpha=alpha) if default \
                 else NotImplemented
         product = product_of(first.float(), second.float())
@@ -86,25 +90,24 @@ def _in_float32(op):
     return decomposition
 
 
+@decomposes(aten.linalg_vector_norm.default)
 def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if x.dtype not in _LOW_PRECISION or dtype is not None:
         return NotImplemented
     return _rounded(aten.linalg_vector_norm(x.float(), ord, dim, keepdim), x.dtype)
 
 
-def table(previous: dict) -> dict:
-    """The decompositions, each falling back to `previous`'s for other dtypes."""
-    # A linear layer's addmm (a row bias, no scaling) stays: the library call in the low
-    # precision takes the bias as its accumulator and rounds once (dyno-form-kernels).
-    linear = lambda input, beta, alpha: input.dim() == 1 and beta == 1 and alpha == 1  # noqa: E731
-    return {
-        aten.mul.Tensor: _by_float_scalar(aten.mul.Tensor),
-        aten.div.Tensor: _by_float_scalar(aten.div.Tensor),
-        aten.leaky_relu.default: _in_float32(aten.leaky_relu.default),
-        aten.elu.default: _in_float32(aten.elu.default),
-        aten.linalg_vector_norm.default: linalg_vector_norm,
-        aten.baddbmm.default: _rounded_once(torch.bmm, previous.get(aten.baddbmm.default)),
-        aten.addbmm.default: _rounded_once(lambda a, b: torch.bmm(a, b).sum(0),
-                                           previous.get(aten.addbmm.default)),
-        aten.addmm.default: _rounded_once(torch.mm, previous.get(aten.addmm.default), linear),
-    }
+def _linear(input, beta, alpha):
+    """A linear layer's addmm (a row bias, no scaling) stays: the library call in the low
+    precision takes the bias as its accumulator and rounds once (dyno-form-kernels)."""
+    return input.dim() == 1 and beta == 1 and alpha == 1
+
+
+for _op in (aten.mul.Tensor, aten.div.Tensor):
+    decomposes(_op)(_by_float_scalar(_op))
+for _op in (aten.leaky_relu.default, aten.elu.default):
+    decomposes(_op)(_in_float32(_op))
+decomposes(aten.baddbmm.default)(_rounded_once(aten.baddbmm.default, torch.bmm))
+decomposes(aten.addbmm.default)(_rounded_once(aten.addbmm.default,
+                                              lambda a, b: torch.bmm(a, b).sum(0)))
+decomposes(aten.addmm.default)(_rounded_once(aten.addmm.default, torch.mm, _linear))

@@ -15,6 +15,8 @@ from typing import List
 
 import torch
 
+from .decompositions import decomposes, decomposes_as_pytorch
+
 aten = torch.ops.aten
 
 
@@ -94,10 +96,12 @@ def _inverse_count(count, like):
     return aten.reciprocal.default(aten.scalar_tensor.default(count, dtype=like.dtype))
 
 
+@decomposes(aten.var_mean.correction)
 def var_mean_correction(x, dim=None, *, correction=None, keepdim=False):
     return _var_and_mean(x, dim, correction, keepdim)
 
 
+@decomposes(aten.var.correction)
 def var_correction(x, dim=None, *, correction=None, keepdim=False):
     return _var_and_mean(x, dim, correction, keepdim)[0]
 
@@ -148,21 +152,25 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
             new_running_mean, new_running_var)
 
 
+@decomposes(aten._native_batch_norm_legit_functional.default)
 def batch_norm_functional(input, weight, bias, running_mean, running_var, training,
                           momentum, eps):
     return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
                        eps, True)
 
 
+@decomposes(aten._native_batch_norm_legit.default)
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
                        eps, False)[:3]
 
 
+@decomposes(aten._native_batch_norm_legit.no_stats)
 def batch_norm_no_stats(input, weight, bias, training, momentum, eps):
     return _batch_norm(input, weight, bias, None, None, training, momentum, eps, False)[:3]
 
 
+@decomposes(aten._batch_norm_with_update_functional.default)
 def batch_norm_with_update_functional(input, weight, bias, running_mean, running_var,
                                       momentum, eps):
     """Training batch norm as torch.export and pre-dispatch traces spell it; the reserve
@@ -177,11 +185,13 @@ def batch_norm_with_update_functional(input, weight, bias, running_mean, running
     return output, save_mean, save_rstd, reserve, new_mean, new_var
 
 
-def table() -> dict:
-    return {aten.var_mean.correction: var_mean_correction,
-            aten.var.correction: var_correction,
-            aten._native_batch_norm_legit_functional.default: batch_norm_functional,
-            aten._native_batch_norm_legit.default: batch_norm,
-            aten._native_batch_norm_legit.no_stats: batch_norm_no_stats,
-            aten._batch_norm_with_update_functional.default:
-                batch_norm_with_update_functional}
+@decomposes(aten.norm.Scalar)
+def norm_scalar(x, p=2):
+    """aten.norm.Scalar (torch.dist's): the vector norm of all elements, as
+    linalg.vector_norm computes it; torch-mlir lowers norm.Scalar only for f32/f64."""
+    return torch.linalg.vector_norm(x, p)
+
+
+# PyTorch's own decomposition of batch norm in evaluation (no statistics updated), which
+# produces ops torch-mlir lowers.
+decomposes_as_pytorch(aten._batch_norm_no_update.default)

@@ -24,6 +24,8 @@ import math
 
 import torch
 
+from .decompositions import decomposes
+
 aten = torch.ops.aten
 
 
@@ -121,9 +123,10 @@ def _i0(x):
                        torch.exp(ax) * _chbevl(large, _I0E_B) / torch.sqrt(ax))
 
 
-i0 = _computed_as_float(_i0)
+i0 = decomposes(aten.i0.default)(_computed_as_float(_i0))
 
 
+@decomposes(aten.special_i0e.default)
 @_computed_as_float
 def i0e(x):
     ax, small, large = _small_and_large(x)
@@ -131,6 +134,7 @@ def i0e(x):
                        _chbevl(large, _I0E_B) / torch.sqrt(ax))
 
 
+@decomposes(aten.special_i1.default)
 @_computed_as_float
 def i1(x):
     a, b = _i1e_series(x.dtype)
@@ -140,6 +144,7 @@ def i1(x):
     return torch.where(x < 0.0, -out, out)
 
 
+@decomposes(aten.special_i1e.default)
 @_computed_as_float
 def i1e(x):
     a, b = _i1e_series(x.dtype)
@@ -169,6 +174,7 @@ def _digamma_of_positive(x):
     return torch.where(x == 10.0, result + _PSI_10, asymptotic)
 
 
+@decomposes(aten.digamma.default)
 @_computed_as_float
 def digamma(x):
     negative = x < 0.0
@@ -267,6 +273,9 @@ def _zeta64(x, q):
     return torch.where(x == 1.0, inf, result)
 
 
+@decomposes(aten.special_zeta.default,
+            aten.special_zeta.self_scalar,
+            aten.special_zeta.other_scalar)
 def zeta(x, q):
     """special.zeta (Tensor and Scalar overloads): computed in float64, rounded to the
     result's dtype (ATen's CPU kernel accumulates float in double)."""
@@ -283,6 +292,7 @@ def zeta(x, q):
     return _zeta64(as_double(x), as_double(q)).to(dtype)
 
 
+@decomposes(aten.polygamma.default)
 def polygamma(n, x):
     if n == 0:
         return digamma(x)
@@ -303,6 +313,7 @@ _ERFINV_C = [-1.970840454, -1.624906493, 3.429567803, 1.641345311]
 _ERFINV_D = [3.543889200, 1.637067800]
 
 
+@decomposes(aten.erfinv.default)
 @_computed_as_float
 def erfinv(y):
     """ATen's erfinv: a rational first guess (central and tail), two Newton steps."""
@@ -341,6 +352,7 @@ def _lgamma_at_least_half(x):
     return 0.5 * math.log(2 * math.pi) + (z + 0.5) * torch.log(t) - t + torch.log(series)
 
 
+@decomposes(aten.lgamma.default)
 @_computed_as_float
 def lgamma(x):
     """log|Gamma(x)|: Lanczos in float64, reflected below 0.5 (log(pi / |sin(pi x)|) -
@@ -389,6 +401,7 @@ _NDTRI_Q2 = [
 _EXP_MINUS_2 = 0.13533528323661269189
 
 
+@decomposes(aten.special_ndtri.default)
 @_computed_as_float
 def ndtri(y0):
     """ATen's calc_ndtri (Cephes): a rational function of y - 1/2 in the middle, of
@@ -453,6 +466,7 @@ def _erfcx64(x):
                        _erfc_fraction(x) / _SQRT_PI)
 
 
+@decomposes(aten.erfc.default)
 @_computed_in_float64
 def erfc(x):
     """erfc in float64 (torch-mlir has no lowering): no cancellation for large x, where
@@ -460,6 +474,7 @@ def erfc(x):
     return _erfc64(x)
 
 
+@decomposes(aten.special_erfcx.default)
 @_computed_in_float64
 def erfcx(x):
     """exp(x^2) erfc(x) in float64; the continued fraction for x >= 4, so that neither
@@ -467,6 +482,7 @@ def erfcx(x):
     return _erfcx64(x)
 
 
+@decomposes(aten.special_log_ndtr.default)
 @_computed_in_float64
 def log_ndtr(x):
     """ATen's calc_log_ndtr: log(erfcx(-t) / 2) - t^2 for x < -1, else
@@ -474,14 +490,3 @@ def log_ndtr(x):
     t = x * _SQRT_HALF
     return torch.where(x < -1.0, torch.log(_erfcx64(-t) / 2.0) - t * t,
                        torch.log1p(-_erfc64(t) / 2.0))
-
-
-def table() -> dict:
-    return {aten.i0.default: i0, aten.special_i0e.default: i0e,
-            aten.special_i1.default: i1, aten.special_i1e.default: i1e,
-            aten.digamma.default: digamma, aten.polygamma.default: polygamma,
-            aten.special_zeta.default: zeta, aten.special_zeta.self_scalar: zeta,
-            aten.special_zeta.other_scalar: zeta,
-            aten.erfinv.default: erfinv, aten.lgamma.default: lgamma,
-            aten.special_ndtri.default: ndtri, aten.erfc.default: erfc,
-            aten.special_erfcx.default: erfcx, aten.special_log_ndtr.default: log_ndtr}
