@@ -7,14 +7,14 @@
 // A softmax-like row pipeline feeding a matmul: one fused kernel, one library call.
 // FORMED-LABEL: func.func @main
 // FORMED:         %[[K:.*]] = dyno.launch @kernels::@kernel_0(%arg0)
-// FORMED:         dyno.extern "matmul"(%[[K]], %arg1)
+// FORMED:         dyno.contraction "matmul"(%[[K]], %arg1)
 // FORMED:       module @kernels
 // FORMED:         func.func @kernel_0
 // FORMED-COUNT-3:   linalg.generic
 
 // CHECK-LABEL: func.func @main
 // CHECK:         dyno.launch @kernels::@kernel_0
-// CHECK:         dyno.extern "matmul"
+// CHECK:         dyno.contraction "matmul"
 // CHECK:       module @kernels
 // Bare-pointer ABI: one pointer per input and per result.
 // CHECK:         llvm.func @kernel_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)

@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[T:.*]] = dyno.launch @kernels::@kernel_1(%arg0)
 // CHECK:         %[[S:.*]] = dyno.launch @kernels::@kernel_0(%[[T]])
-// CHECK:         dyno.extern "matmul"(%[[T]], %arg1)
+// CHECK:         dyno.contraction "matmul"(%[[T]], %arg1)
 // CHECK:       module @kernels
 // CHECK:         func.func @kernel_0(%{{.*}}: !tl.ptr<f32>, %{{.*}}: !tl.ptr<f32>)
 // CHECK-NOT:       linalg.generic

@@ -32,7 +32,7 @@ with ir.Context():
     print("invalid")
     try:
         ir.Module.parse('func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {\n'
-                        '  %0 = dyno.extern "gemm"(%a, %a) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>\n'
+                        '  %0 = dyno.contraction "gemm"(%a, %a) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>\n'
                         '  return %0 : tensor<4x4xf32>\n}')
     except ir.MLIRError as error:
         # CHECK: unknown library operation 'gemm'

@@ -128,7 +128,7 @@ public:
   }
 
   /// The NHWC view of a convolution's result, for the kernels that read it.
-  void convolutionResultToKernels(dyno::ExternOp conv) {
+  void convolutionResultToKernels(dyno::ContractionOp conv) {
     Value result = conv.getResult();
     if (llvm::none_of(result.getUsers(), llvm::IsaPred<dyno::LaunchOp>))
       return;
@@ -153,16 +153,16 @@ public:
   /// Makes the kernel that computes a convolution's input write it NHWC, when it comes
   /// straight from a generic, and only convolutions, kernels and the graph's results
   /// read it on the host (they read an NCHW view of it; kernels the NHWC tensor).
-  void convolutionInputFromKernel(dyno::ExternOp conv) {
+  void convolutionInputFromKernel(dyno::ContractionOp conv) {
     auto launch = conv.getArgs()[0].getDefiningOp<dyno::LaunchOp>();
     if (!launch || !launch.getDims().empty())
       return;
     auto resultIndex = cast<OpResult>(conv.getArgs()[0]).getResultNumber();
     Value hostResult = launch->getResult(resultIndex);
     for (Operation *user : hostResult.getUsers()) {
-      auto extern_ = dyn_cast<dyno::ExternOp>(user);
-      bool convolutionInput = extern_ && extern_.getName() == "conv2d" &&
-                              llvm::all_of(extern_.getArgs().drop_front(), [&](Value v) {
+      auto contraction = dyn_cast<dyno::ContractionOp>(user);
+      bool convolutionInput = contraction && contraction.getName() == "conv2d" &&
+                              llvm::all_of(contraction.getArgs().drop_front(), [&](Value v) {
                                 return v != hostResult;
                               });
       if (!convolutionInput && !isa<dyno::LaunchOp, func::ReturnOp>(user))
@@ -382,9 +382,9 @@ struct ChannelsLastConvolutionsPass
     ModuleOp module = getOperation();
     if (elementTypes.empty())
       return;
-    SmallVector<dyno::ExternOp> convolutions;
+    SmallVector<dyno::ContractionOp> convolutions;
     for (auto func : module.getOps<func::FuncOp>())
-      func.walk([&](dyno::ExternOp op) {
+      func.walk([&](dyno::ContractionOp op) {
         if (op.getName() != "conv2d" || !isStatic4d(op.getType()) ||
             !isStatic4d(op.getArgs()[0].getType()))
           return;
@@ -395,7 +395,7 @@ struct ChannelsLastConvolutionsPass
           convolutions.push_back(op);
       });
     ChannelsLastRewriter rewriter(module);
-    for (dyno::ExternOp conv : convolutions) {
+    for (dyno::ContractionOp conv : convolutions) {
       rewriter.convolutionInputFromKernel(conv);
       rewriter.convolutionResultToKernels(conv);
     }

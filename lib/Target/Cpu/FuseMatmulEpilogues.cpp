@@ -176,7 +176,7 @@ struct FuseMatmulEpiloguesPass
     for (dyno::LaunchOp launch : launches) {
       if (launch.getArgs().size() != 1 || launch->getNumResults() != 1)
         continue;
-      auto matmul = launch.getArgs()[0].getDefiningOp<dyno::ExternOp>();
+      auto matmul = launch.getArgs()[0].getDefiningOp<dyno::ContractionOp>();
       if (!matmul || matmul.getName() != "matmul" || matmul.getEpilogue() ||
           !matmul->hasOneUse())
         continue;
@@ -193,7 +193,7 @@ struct FuseMatmulEpiloguesPass
       if (!epilogue || launch->getResult(0).getType() != matmul.getType())
         continue;
       OpBuilder builder(launch);
-      auto fused = dyno::ExternOp::create(
+      auto fused = dyno::ContractionOp::create(
           builder, matmul.getLoc(), matmul.getType(), matmul.getName(), matmul.getArgs(),
           nullptr, nullptr, nullptr, nullptr, builder.getStringAttr(*epilogue));
       launch->getResult(0).replaceAllUsesWith(fused.getResult());

@@ -22,7 +22,7 @@
 #include <memory>
 #include <optional>
 
-namespace mlir::dyno::triton_level {
+namespace mlir::dyno::tl {
 
 /// One straight-line region of the program: the kernel's entry block, or the body of a
 /// loop over the reduced extent. Blocks computed here are valid only here.
@@ -178,6 +178,6 @@ private:
   DenseMap<Value, unsigned> supportCache;
 };
 
-} // namespace mlir::dyno::triton_level
+} // namespace mlir::dyno::tl
 
 #endif // DYNO_LIB_TARGET_TRITON_KERNELEMITTER_H

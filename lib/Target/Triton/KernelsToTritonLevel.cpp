@@ -31,7 +31,7 @@ namespace mlir::dyno {
 using namespace mlir;
 using namespace mlir::dyno;
 
-namespace mlir::dyno::triton_level {
+namespace mlir::dyno::tl {
 
 SmallVector<Value> KernelEmitter::decompose(OpBuilder &b, Value linear,
                                             ArrayRef<Value> extents) {
@@ -919,9 +919,9 @@ LogicalResult KernelEmitter::emit() {
   return success();
 }
 
-} // namespace mlir::dyno::triton_level
+} // namespace mlir::dyno::tl
 
-using mlir::dyno::triton_level::KernelEmitter;
+using mlir::dyno::tl::KernelEmitter;
 
 namespace {
 

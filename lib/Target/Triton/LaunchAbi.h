@@ -14,7 +14,7 @@
 
 #include <optional>
 
-namespace mlir::dyno::triton_level {
+namespace mlir::dyno::tl {
 
 /// (argument or result position, dim) -> the size argument.
 using SizeArguments = DenseMap<std::pair<unsigned, int64_t>, Value>;
@@ -37,6 +37,6 @@ inline std::optional<Value> sizeArgumentOf(func::FuncOp kernel,
   return std::nullopt;
 }
 
-} // namespace mlir::dyno::triton_level
+} // namespace mlir::dyno::tl
 
 #endif // DYNO_LIB_TARGET_TRITON_LAUNCHABI_H

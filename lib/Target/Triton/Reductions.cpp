@@ -16,7 +16,7 @@
 using namespace mlir;
 using namespace mlir::dyno;
 
-namespace mlir::dyno::triton_level {
+namespace mlir::dyno::tl {
 
 Value KernelEmitter::combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs) {
   return cloneElementwise(b, combiner, {toBlock(b, lhs), toBlock(b, rhs)});
@@ -543,4 +543,4 @@ LogicalResult KernelEmitter::emitPickReduction(linalg::GenericOp op,
   return success();
 }
 
-} // namespace mlir::dyno::triton_level
+} // namespace mlir::dyno::tl

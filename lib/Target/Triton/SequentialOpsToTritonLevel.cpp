@@ -29,8 +29,8 @@ namespace mlir::dyno {
 
 using namespace mlir;
 using namespace mlir::dyno;
-using triton_level::SizeArguments;
-using triton_level::sizeArgumentOf;
+using tl::SizeArguments;
+using tl::sizeArgumentOf;
 
 namespace {
 

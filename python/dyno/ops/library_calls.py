@@ -1,6 +1,6 @@
 """ATen ops that PyTorch computes with a library (LAPACK for linear algebra, pocketfft for
 FFTs) become `dyno.library_call`s: the compiled graph calls the routine on its tensors,
-as it calls matmul's BLAS through `dyno.extern`, and Dyno's kernels run around it (no
+as it calls matmul's BLAS through `dyno.contraction`, and Dyno's kernels run around it (no
 graph partition, nothing of the graph runs eagerly). Dyno does not reimplement these
 routines: PyTorch's are what eager runs, so results are eager's bit for bit.
 """

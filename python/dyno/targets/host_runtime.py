@@ -106,7 +106,7 @@ _ONEDNN_GEMM_MIN_SIZE = 16 * 16 * 16
 
 
 def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tensor:
-    """A dyno.extern "matmul" `a @ b (+ bias[n])`, then its epilogue: `linear_weight` on
+    """A dyno.contraction "matmul" `a @ b (+ bias[n])`, then its epilogue: `linear_weight` on
     the weight `b.t()`."""
     return linear_weight(a, b.t(), bias, epilogue)
 
@@ -193,7 +193,7 @@ class FrozenWeights:
 
     def conv2d(self, slot: int, x, weight, bias, stride, padding, dilation,
                groups) -> torch.Tensor:
-        """A dyno.extern "conv2d" whose filter `weight` is frozen: oneDNN's convolution
+        """A dyno.contraction "conv2d" whose filter `weight` is frozen: oneDNN's convolution
         on a channels-last copy of `x` (as `conv2d` does in bf16) with the filter packed
         for this input's sizes (bf16 1.35x-1.96x and f32 1.15x-1.4x faster than
         torch.conv2d on ResNet's shapes, the same values). The result is channels-last."""
@@ -214,7 +214,7 @@ class FrozenWeights:
 
 
 def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
-    """A dyno.extern "conv2d". Where `convolves_channels_last` (bf16/f16 with AMX): on a
+    """A dyno.contraction "conv2d". Where `convolves_channels_last` (bf16/f16 with AMX): on a
     channels-last copy of the input (oneDNN's NCHW bf16 convolutions measured 1.2x-3.4x
     slower than channels-last ones there, the copy included;
     benchmarks/cpu_library_calls.py). The result is channels-last, as PyTorch returns

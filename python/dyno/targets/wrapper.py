@@ -1,7 +1,7 @@
 """Generates a graph's host wrapper: Python source that runs its schedule.
 
 The wrapper allocates kernel results with torch, launches kernels, calls libraries for
-`dyno.extern`, performs reshapes/slices/transposes as views, and returns torch tensors with
+`dyno.contraction`, performs reshapes/slices/transposes as views, and returns torch tensors with
 the strides eager PyTorch would give them. Like Inductor's wrapper code, it is plain Python
 that can be read in DYNO_DEBUG_DIR.
 """
@@ -162,7 +162,7 @@ class WrapperBuilder:
         self.lines: List[str] = []
         self.constants: List[str] = []  # module-level: tensors made once, not per call
         self.kernel_signatures: Dict[str, int] = {}
-        self.extern_calls = 0
+        self.contraction_calls = 0
         self.library_calls: List[str] = []  # ATen routines called (dyno.stats()), in order
         self.counter = 0
         # Static (shape, dtype) of library matmul results, by name: memory planning
@@ -246,8 +246,8 @@ class WrapperBuilder:
         kind = op.name
         if kind == "dyno.launch":
             self.emit_launch(op)
-        elif kind == "dyno.extern":
-            self.emit_extern(op)
+        elif kind == "dyno.contraction":
+            self.emit_contraction(op)
         elif kind == "dyno.library_call":
             self.emit_library_call(op)
         elif kind in ("tensor.expand_shape", "tensor.collapse_shape"):
@@ -452,7 +452,7 @@ class WrapperBuilder:
         self.lines.append(f"{name} = {expression}")
         return True
 
-    def emit_extern(self, op):
+    def emit_contraction(self, op):
         from .. import ir
 
         callee = str(op.attributes["name"]).strip('"')
@@ -511,7 +511,7 @@ class WrapperBuilder:
         if layout is not None:
             self.result_layouts[name] = layout
         self.lines.append(f"{name} = {expression}")
-        self.extern_calls += 1
+        self.contraction_calls += 1
 
     def emit_library_call(self, op):
         """torch.ops.aten.<op>.<overload>(...) with the call's tensors and constants."""
@@ -543,7 +543,7 @@ class WrapperBuilder:
             self.lines.append(f"{results[0]} = {call}")
         else:
             self.lines.append(f"{', '.join(results)} = {call}")
-        self.extern_calls += 1
+        self.contraction_calls += 1
 
     def emit_slice(self, op):
         static = [_i64_array(op.attributes[f"static_{part}"])

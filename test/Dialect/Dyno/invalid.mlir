@@ -75,73 +75,73 @@ module @kernels {
 
 // -----
 
-func.func @dyno.extern$unknown(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+func.func @dyno.contraction$unknown(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{unknown library operation 'gemm'}}
-  %0 = dyno.extern "gemm"(%a, %a) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %0 = dyno.contraction "gemm"(%a, %a) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
 
 // -----
 
-func.func @dyno.extern$operand_count(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+func.func @dyno.contraction$operand_count(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{'matmul' takes 2 to 3 operands, got 1}}
-  %0 = dyno.extern "matmul"(%a) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %0 = dyno.contraction "matmul"(%a) : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
 
 // -----
 
-func.func @dyno.extern$epilogue_on_batch_matmul(%a: tensor<2x4x4xbf16>) -> tensor<2x4x4xbf16> {
+func.func @dyno.contraction$epilogue_on_batch_matmul(%a: tensor<2x4x4xbf16>) -> tensor<2x4x4xbf16> {
   // expected-error @+1 {{only 'matmul' takes an epilogue}}
-  %0 = dyno.extern "batch_matmul"(%a, %a) {epilogue = "gelu"} : (tensor<2x4x4xbf16>, tensor<2x4x4xbf16>) -> tensor<2x4x4xbf16>
+  %0 = dyno.contraction "batch_matmul"(%a, %a) {epilogue = "gelu"} : (tensor<2x4x4xbf16>, tensor<2x4x4xbf16>) -> tensor<2x4x4xbf16>
   return %0 : tensor<2x4x4xbf16>
 }
 
 // -----
 
-func.func @dyno.extern$unknown_epilogue(%a: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
+func.func @dyno.contraction$unknown_epilogue(%a: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
   // expected-error @+1 {{unknown epilogue 'relu' (known: 'gelu')}}
-  %0 = dyno.extern "matmul"(%a, %a) {epilogue = "relu"} : (tensor<4x4xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16>
+  %0 = dyno.contraction "matmul"(%a, %a) {epilogue = "relu"} : (tensor<4x4xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16>
   return %0 : tensor<4x4xbf16>
 }
 
 // -----
 
-func.func @dyno.extern$epilogue_with_accumulator(%a: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
+func.func @dyno.contraction$epilogue_with_accumulator(%a: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
   // expected-error @+1 {{a 'matmul' with an epilogue adds a bias of rank 1, not an accumulator}}
-  %0 = dyno.extern "matmul"(%a, %a, %a) {epilogue = "gelu"} : (tensor<4x4xbf16>, tensor<4x4xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16>
+  %0 = dyno.contraction "matmul"(%a, %a, %a) {epilogue = "gelu"} : (tensor<4x4xbf16>, tensor<4x4xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16>
   return %0 : tensor<4x4xbf16>
 }
 
 // -----
 
-func.func @dyno.extern$rank(%a: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<4x4xf32> {
+func.func @dyno.contraction$rank(%a: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{operand #1 of 'matmul' must have rank 2}}
-  %0 = dyno.extern "matmul"(%a, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %0 = dyno.contraction "matmul"(%a, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
 
 // -----
 
-func.func @dyno.extern$conv_without_attributes(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+func.func @dyno.contraction$conv_without_attributes(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error @+1 {{'conv2d' needs strides, padding, dilations and groups}}
-  %0 = dyno.extern "conv2d"(%x, %w) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %0 = dyno.contraction "conv2d"(%x, %w) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 
 // -----
 
-func.func @dyno.extern$attributes_on_matmul(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+func.func @dyno.contraction$attributes_on_matmul(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{only 'conv2d' takes strides, padding, dilations or groups}}
-  %0 = dyno.extern "matmul"(%a, %a) {groups = 1 : i64} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %0 = dyno.contraction "matmul"(%a, %a) {groups = 1 : i64} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
 
 // -----
 
-func.func @dyno.extern$conv_attribute_size(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+func.func @dyno.contraction$conv_attribute_size(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error @+1 {{'conv2d' strides, padding and dilations have two values each}}
-  %0 = dyno.extern "conv2d"(%x, %w) {strides = array<i64: 1>, padding = array<i64: 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %0 = dyno.contraction "conv2d"(%x, %w) {strides = array<i64: 1>, padding = array<i64: 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 

@@ -22,26 +22,26 @@ func.func @dyno.launch$dynamic(%x: tensor<?x16xf32>, %n: i64, %d: index) -> tens
   return %0 : tensor<?x16xf32>
 }
 
-// CHECK-LABEL: func.func @dyno.extern$matmul
-func.func @dyno.extern$matmul(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %c: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
-  // CHECK: dyno.extern "matmul"(%{{.*}}, %{{.*}}) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
-  %0 = dyno.extern "matmul"(%a, %b) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
-  // CHECK: dyno.extern "matmul"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<4x16xf32>, tensor<16x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  %1 = dyno.extern "matmul"(%a, %b, %c) : (tensor<4x16xf32>, tensor<16x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-LABEL: func.func @dyno.contraction$matmul
+func.func @dyno.contraction$matmul(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %c: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // CHECK: dyno.contraction "matmul"(%{{.*}}, %{{.*}}) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %0 = dyno.contraction "matmul"(%a, %b) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  // CHECK: dyno.contraction "matmul"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<4x16xf32>, tensor<16x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = dyno.contraction "matmul"(%a, %b, %c) : (tensor<4x16xf32>, tensor<16x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
 
-// CHECK-LABEL: func.func @dyno.extern$batch_matmul
-func.func @dyno.extern$batch_matmul(%a: tensor<2x4x16xf32>, %b: tensor<2x16x8xf32>) -> tensor<2x4x8xf32> {
-  // CHECK: dyno.extern "batch_matmul"
-  %0 = dyno.extern "batch_matmul"(%a, %b) : (tensor<2x4x16xf32>, tensor<2x16x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-LABEL: func.func @dyno.contraction$batch_matmul
+func.func @dyno.contraction$batch_matmul(%a: tensor<2x4x16xf32>, %b: tensor<2x16x8xf32>) -> tensor<2x4x8xf32> {
+  // CHECK: dyno.contraction "batch_matmul"
+  %0 = dyno.contraction "batch_matmul"(%a, %b) : (tensor<2x4x16xf32>, tensor<2x16x8xf32>) -> tensor<2x4x8xf32>
   return %0 : tensor<2x4x8xf32>
 }
 
-// CHECK-LABEL: func.func @dyno.extern$conv2d
-func.func @dyno.extern$conv2d(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x8xf32> {
-  // CHECK: dyno.extern "conv2d"(%{{.*}}, %{{.*}}, %{{.*}}) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
-  %0 = dyno.extern "conv2d"(%x, %w, %b) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+// CHECK-LABEL: func.func @dyno.contraction$conv2d
+func.func @dyno.contraction$conv2d(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x8xf32> {
+  // CHECK: dyno.contraction "conv2d"(%{{.*}}, %{{.*}}, %{{.*}}) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+  %0 = dyno.contraction "conv2d"(%x, %w, %b) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   return %0 : tensor<1x4x8x8xf32>
 }
 

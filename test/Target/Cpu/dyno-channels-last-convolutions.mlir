@@ -11,7 +11,7 @@
 // CHECK-LABEL: func.func @conv_between_kernels
 // CHECK:         %[[IN:.*]] = dyno.launch @kernels::@relu(%arg0) : (tensor<2x3x8x8xbf16>) -> tensor<2x8x8x3xbf16>
 // CHECK:         %[[INV:.*]] = linalg.transpose ins(%[[IN]] : tensor<2x8x8x3xbf16>) outs(%{{.*}} : tensor<2x3x8x8xbf16>) permutation = [0, 3, 1, 2]
-// CHECK:         %[[Y:.*]] = dyno.extern "conv2d"(%[[INV]], %arg1)
+// CHECK:         %[[Y:.*]] = dyno.contraction "conv2d"(%[[INV]], %arg1)
 // CHECK:         %[[YV:.*]] = linalg.transpose ins(%[[Y]] : tensor<2x4x8x8xbf16>) outs(%{{.*}} : tensor<2x8x8x4xbf16>) permutation = [0, 2, 3, 1]
 // CHECK:         dyno.launch @kernels::@scale(%[[YV]], %arg2) : (tensor<2x8x8x4xbf16>, tensor<4xbf16>) -> tensor<2x4x8x8xbf16>
 // CHECK:       func.func @relu(%{{.*}}: tensor<2x3x8x8xbf16>) -> tensor<2x8x8x3xbf16>
@@ -24,7 +24,7 @@
 module {
   func.func @conv_between_kernels(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %s: tensor<4xbf16>) -> tensor<2x4x8x8xbf16> {
     %0 = dyno.launch @kernels::@relu(%x) : (tensor<2x3x8x8xbf16>) -> tensor<2x3x8x8xbf16>
-    %1 = dyno.extern "conv2d"(%0, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+    %1 = dyno.contraction "conv2d"(%0, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
     %2 = dyno.launch @kernels::@scale(%1, %s) : (tensor<2x4x8x8xbf16>, tensor<4xbf16>) -> tensor<2x4x8x8xbf16>
     return %2 : tensor<2x4x8x8xbf16>
   }
@@ -60,7 +60,7 @@ module {
 // (tensor.extract) reads an NCHW transpose made in its kernel.
 // CHECK-LABEL: func.func @input_also_reshaped
 // CHECK:         dyno.launch @kernels::@copy(%arg0) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
-// CHECK:         %[[Y:.*]] = dyno.extern "conv2d"
+// CHECK:         %[[Y:.*]] = dyno.contraction "conv2d"
 // CHECK:         %[[YV:.*]] = linalg.transpose ins(%[[Y]] : tensor<1x2x2x2xbf16>) outs(%{{.*}} : tensor<1x2x2x2xbf16>) permutation = [0, 2, 3, 1]
 // CHECK:         dyno.launch @kernels::@first(%[[YV]])
 // CHECK:       func.func @first(%[[ARG:.*]]: tensor<1x2x2x2xbf16>) -> tensor<bf16>
@@ -70,7 +70,7 @@ module {
   func.func @input_also_reshaped(%x: tensor<1x2x2x2xbf16>, %w: tensor<2x2x1x1xbf16>) -> (tensor<bf16>, tensor<8xbf16>) {
     %0 = dyno.launch @kernels::@copy(%x) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
     %flat = tensor.collapse_shape %0 [[0, 1, 2, 3]] : tensor<1x2x2x2xbf16> into tensor<8xbf16>
-    %1 = dyno.extern "conv2d"(%0, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x2x2xbf16>, tensor<2x2x1x1xbf16>) -> tensor<1x2x2x2xbf16>
+    %1 = dyno.contraction "conv2d"(%0, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x2x2xbf16>, tensor<2x2x1x1xbf16>) -> tensor<1x2x2x2xbf16>
     %2 = dyno.launch @kernels::@first(%1) : (tensor<1x2x2x2xbf16>) -> tensor<bf16>
     return %2, %flat : tensor<bf16>, tensor<8xbf16>
   }
@@ -103,7 +103,7 @@ module {
 // CHECK:         return
 module {
   func.func @f32_convolution(%x: tensor<1x2x2x2xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32> {
-    %1 = dyno.extern "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+    %1 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
     %2 = dyno.launch @kernels::@copy(%1) : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
     return %2 : tensor<1x2x2x2xf32>
   }
@@ -135,9 +135,9 @@ module {
 // CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[LAST]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
 module {
   func.func @between_two_convolutions(%x: tensor<2x8x4x4xbf16>, %w: tensor<8x8x1x1xbf16>, %b: tensor<8xbf16>) -> tensor<2x8x4x4xbf16> {
-    %0 = dyno.extern "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8x4x4xbf16>, tensor<8x8x1x1xbf16>) -> tensor<2x8x4x4xbf16>
+    %0 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8x4x4xbf16>, tensor<8x8x1x1xbf16>) -> tensor<2x8x4x4xbf16>
     %1 = dyno.launch @kernels::@bias_relu(%0, %b) : (tensor<2x8x4x4xbf16>, tensor<8xbf16>) -> tensor<2x8x4x4xbf16>
-    %2 = dyno.extern "conv2d"(%1, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8x4x4xbf16>, tensor<8x8x1x1xbf16>) -> tensor<2x8x4x4xbf16>
+    %2 = dyno.contraction "conv2d"(%1, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8x4x4xbf16>, tensor<8x8x1x1xbf16>) -> tensor<2x8x4x4xbf16>
     return %2 : tensor<2x8x4x4xbf16>
   }
   module @kernels {
@@ -169,7 +169,7 @@ module {
 // CHECK:       func.func @copy(%{{.*}}: tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
 module {
   func.func @kernel_launched_twice(%x: tensor<1x2x2x2xbf16>, %w: tensor<2x2x1x1xbf16>) -> (tensor<1x2x2x2xbf16>, tensor<1x2x2x2xbf16>) {
-    %0 = dyno.extern "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x2x2xbf16>, tensor<2x2x1x1xbf16>) -> tensor<1x2x2x2xbf16>
+    %0 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x2x2xbf16>, tensor<2x2x1x1xbf16>) -> tensor<1x2x2x2xbf16>
     %1 = dyno.launch @kernels::@copy(%0) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
     %2 = dyno.launch @kernels::@copy(%x) : (tensor<1x2x2x2xbf16>) -> tensor<1x2x2x2xbf16>
     return %1, %2 : tensor<1x2x2x2xbf16>, tensor<1x2x2x2xbf16>
@@ -205,9 +205,9 @@ module {
 // CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[S0]], %[[S1]] : tensor<2x4x4x4xbf16>, tensor<2x4x4x4xbf16>) outs(%{{.*}} : tensor<2x4x4x4xbf16>)
 module {
   func.func @pool_after_conv(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>) -> tensor<2x4x4x4xbf16> {
-    %0 = dyno.extern "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+    %0 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
     %1 = dyno.launch @kernels::@relu_pool(%0) : (tensor<2x4x8x8xbf16>) -> tensor<2x4x4x4xbf16>
-    %2 = dyno.extern "conv2d"(%1, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x4x4xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x4x4xbf16>
+    %2 = dyno.contraction "conv2d"(%1, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x4x4xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x4x4xbf16>
     return %2 : tensor<2x4x4x4xbf16>
   }
   module @kernels {

@@ -6,14 +6,14 @@
 // after kernel formation: the input widened through an exact round trip, the erf form,
 // rounded once. The GELU becomes the call's epilogue; the launch and its kernel go.
 // CHECK-LABEL: func.func @linear_gelu
-// CHECK:         %[[Y:.*]] = dyno.extern "matmul"(%arg0, %arg1, %arg2) {epilogue = "gelu"} : (tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>) -> tensor<4x16xbf16>
+// CHECK:         %[[Y:.*]] = dyno.contraction "matmul"(%arg0, %arg1, %arg2) {epilogue = "gelu"} : (tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>) -> tensor<4x16xbf16>
 // CHECK-NOT:     dyno.launch
 // CHECK:         return %[[Y]]
 // CHECK:       module @kernels
 // CHECK-NOT:     func.func @gelu
 module {
   func.func @linear_gelu(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xbf16>) -> tensor<4x16xbf16> {
-    %0 = dyno.extern "matmul"(%x, %w, %b) : (tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>) -> tensor<4x16xbf16>
+    %0 = dyno.contraction "matmul"(%x, %w, %b) : (tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>) -> tensor<4x16xbf16>
     %1 = dyno.launch @kernels::@gelu(%0) : (tensor<4x16xbf16>) -> tensor<4x16xbf16>
     return %1 : tensor<4x16xbf16>
   }
@@ -49,17 +49,17 @@ module {
 // launched twice: the first launch fuses, the second (its matmul has another user)
 // stays, and so does the kernel.
 // CHECK-LABEL: func.func @matmul_gelu_product_form
-// CHECK:         %[[A:.*]] = dyno.extern "matmul"(%arg0, %arg1) {epilogue = "gelu"}
-// CHECK:         %[[B:.*]] = dyno.extern "matmul"(%arg0, %arg1) :
+// CHECK:         %[[A:.*]] = dyno.contraction "matmul"(%arg0, %arg1) {epilogue = "gelu"}
+// CHECK:         %[[B:.*]] = dyno.contraction "matmul"(%arg0, %arg1) :
 // CHECK:         %[[C:.*]] = dyno.launch @kernels::@gelu(%[[B]])
 // CHECK:         return %[[A]], %[[C]], %[[B]]
 // CHECK:       module @kernels
 // CHECK:         func.func @gelu
 module {
   func.func @matmul_gelu_product_form(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>) -> (tensor<4x16xbf16>, tensor<4x16xbf16>, tensor<4x16xbf16>) {
-    %0 = dyno.extern "matmul"(%x, %w) : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+    %0 = dyno.contraction "matmul"(%x, %w) : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
     %1 = dyno.launch @kernels::@gelu(%0) : (tensor<4x16xbf16>) -> tensor<4x16xbf16>
-    %2 = dyno.extern "matmul"(%x, %w) : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+    %2 = dyno.contraction "matmul"(%x, %w) : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
     %3 = dyno.launch @kernels::@gelu(%2) : (tensor<4x16xbf16>) -> tensor<4x16xbf16>
     return %1, %3, %2 : tensor<4x16xbf16>, tensor<4x16xbf16>, tensor<4x16xbf16>
   }
@@ -98,13 +98,13 @@ module {
 // CHECK-COUNT-4: dyno.launch
 module {
   func.func @not_fused(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %xb: tensor<4x8xbf16>, %wb: tensor<8x16xbf16>, %xh: tensor<4x8xf16>, %wh: tensor<8x16xf16>) -> (tensor<4x16xf32>, tensor<4x16xbf16>, tensor<4x16xbf16>, tensor<4x16xf16>) {
-    %0 = dyno.extern "matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+    %0 = dyno.contraction "matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
     %1 = dyno.launch @kernels::@gelu_f32(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
-    %2 = dyno.extern "matmul"(%xb, %wb) : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+    %2 = dyno.contraction "matmul"(%xb, %wb) : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
     %3 = dyno.launch @kernels::@not_gelu(%2) : (tensor<4x16xbf16>) -> tensor<4x16xbf16>
-    %4 = dyno.extern "matmul"(%xb, %wb) : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+    %4 = dyno.contraction "matmul"(%xb, %wb) : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
     %5 = dyno.launch @kernels::@relu(%4) : (tensor<4x16xbf16>) -> tensor<4x16xbf16>
-    %6 = dyno.extern "matmul"(%xh, %wh) : (tensor<4x8xf16>, tensor<8x16xf16>) -> tensor<4x16xf16>
+    %6 = dyno.contraction "matmul"(%xh, %wh) : (tensor<4x8xf16>, tensor<8x16xf16>) -> tensor<4x16xf16>
     %7 = dyno.launch @kernels::@gelu_f16(%6) : (tensor<4x16xf16>) -> tensor<4x16xf16>
     return %1, %3, %5, %7 : tensor<4x16xf32>, tensor<4x16xbf16>, tensor<4x16xbf16>, tensor<4x16xf16>
   }

@@ -14,10 +14,10 @@ include "mlir/Pass/PassBase.td"
 def DynoFuseMatmulEpilogues : Pass<"dyno-fuse-matmul-epilogues", "ModuleOp"> {
   let summary = "Fuse a GELU that follows a bf16 library matmul into the library call";
   let description = [{
-    After `dyno-form-kernels`, on the host schedule: a `dyno.extern "matmul"` of bf16
+    After `dyno-form-kernels`, on the host schedule: a `dyno.contraction "matmul"` of bf16
     operands (with no accumulator, or a bias of rank 1) whose only user is a launch
     of a kernel that does nothing but apply GELU (erf form, as PyTorch decomposes
-    `F.gelu`) to it, elementwise, in its own type, becomes one `dyno.extern "matmul"`
+    `F.gelu`) to it, elementwise, in its own type, becomes one `dyno.contraction "matmul"`
     with `epilogue = "gelu"`; the launch goes, and the kernel with it when nothing else
     launches it. The CPU wrapper calls oneDNN's linear with a GELU post-op, which applies
     it to the f32 accumulator in the GEMM's loop over its output: one pass over the
@@ -37,10 +37,10 @@ def DynoFuseMatmulEpilogues : Pass<"dyno-fuse-matmul-epilogues", "ModuleOp"> {
 
     ```mlir
     // Before
-    %y = dyno.extern "matmul"(%x, %wt, %b) : (...) -> tensor<64x1024xbf16>
+    %y = dyno.contraction "matmul"(%x, %wt, %b) : (...) -> tensor<64x1024xbf16>
     %g = dyno.launch @kernels::@gelu(%y) : (tensor<64x1024xbf16>) -> tensor<64x1024xbf16>
     // After
-    %g = dyno.extern "matmul"(%x, %wt, %b) {epilogue = "gelu"} : (...) -> tensor<64x1024xbf16>
+    %g = dyno.contraction "matmul"(%x, %wt, %b) {epilogue = "gelu"} : (...) -> tensor<64x1024xbf16>
     ```
   }];
 }
@@ -48,7 +48,7 @@ def DynoFuseMatmulEpilogues : Pass<"dyno-fuse-matmul-epilogues", "ModuleOp"> {
 def DynoChannelsLastConvolutions : Pass<"dyno-channels-last-convolutions", "ModuleOp"> {
   let summary = "Kernels read and write convolutions' tensors in channels-last order";
   let description = [{
-    After `dyno-form-kernels` (CPU). For each `dyno.extern "conv2d"` of a type listed in
+    After `dyno-form-kernels` (CPU). For each `dyno.contraction "conv2d"` of a type listed in
     `element-types` (the runtime runs those channels-last), with static shapes: kernels
     reading its result take an NHWC host view of it (`linalg.transpose`, a `permute`
     that copies nothing) through maps permuted to (n, h, w, c); the kernel computing its

@@ -89,26 +89,26 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 //===----------------------------------------------------------------------===//
-// ExternOp
+// ContractionOp
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct ExternSignature {
+struct ContractionSignature {
   unsigned minArgs, maxArgs;
   int64_t operandRank; // rank of the first two operands
 };
 } // namespace
 
-static std::optional<ExternSignature> lookupExtern(StringRef name) {
-  return llvm::StringSwitch<std::optional<ExternSignature>>(name)
-      .Case("matmul", ExternSignature{2, 3, 2})
-      .Case("batch_matmul", ExternSignature{2, 3, 3})
-      .Case("conv2d", ExternSignature{2, 3, 4})
+static std::optional<ContractionSignature> lookupContraction(StringRef name) {
+  return llvm::StringSwitch<std::optional<ContractionSignature>>(name)
+      .Case("matmul", ContractionSignature{2, 3, 2})
+      .Case("batch_matmul", ContractionSignature{2, 3, 3})
+      .Case("conv2d", ContractionSignature{2, 3, 4})
       .Default(std::nullopt);
 }
 
-LogicalResult ExternOp::verify() {
-  std::optional<ExternSignature> signature = lookupExtern(getName());
+LogicalResult ContractionOp::verify() {
+  std::optional<ContractionSignature> signature = lookupContraction(getName());
   if (!signature)
     return emitOpError("unknown library operation '") << getName() << "'";
   unsigned numArgs = getArgs().size();

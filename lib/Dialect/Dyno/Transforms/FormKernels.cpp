@@ -1,7 +1,7 @@
 //===- FormKernels.cpp - Partition graphs into kernels ----------*- C++ -*-===//
 //
 // Turns each graph function into a host schedule of dyno.launch (outlined kernels),
-// dyno.extern (library calls) and zero-copy view ops. See Passes.td for the rules.
+// dyno.contraction (library calls) and zero-copy view ops. See Passes.td for the rules.
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
@@ -188,7 +188,7 @@ static void readWidened(Value wide, Value narrow, OpBuilder &builder) {
   }
 }
 
-/// Rewrites matmul-like and convolution ops into dyno.extern where a library computes
+/// Rewrites matmul-like and convolution ops into dyno.contraction where a library computes
 /// exactly the same thing; other contractions stay in kernels. bf16/f16 contractions
 /// call the library in their own precision (tensor cores, no widened copies of the
 /// operands), and their users read its result widened (readWidened).
@@ -224,7 +224,7 @@ static void formLibraryCalls(func::FuncOp func) {
       return source && getElementTypeOrSelf(source.getType()) == lowPrecision ? source
                                                                               : Value();
     };
-    ExternOp externOp;
+    ContractionOp contractionOp;
     // Generic-form IR spells out the default indexing maps; only those mean A @ B.
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
       if (matmul.getIndexingMapsArray() !=
@@ -238,7 +238,7 @@ static void formLibraryCalls(func::FuncOp func) {
           continue;
         args.push_back(init);
       }
-      externOp = ExternOp::create(builder, op->getLoc(), resultType, "matmul", args,
+      contractionOp = ContractionOp::create(builder, op->getLoc(), resultType, "matmul", args,
                                   nullptr, nullptr, nullptr, nullptr, nullptr);
     } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
       if (bmm.getIndexingMapsArray() !=
@@ -249,7 +249,7 @@ static void formLibraryCalls(func::FuncOp func) {
           continue;
         args.push_back(init);
       }
-      externOp = ExternOp::create(builder, op->getLoc(), resultType, "batch_matmul", args,
+      contractionOp = ContractionOp::create(builder, op->getLoc(), resultType, "batch_matmul", args,
                                   nullptr, nullptr, nullptr, nullptr, nullptr);
     } else {
       auto conv = cast<linalg::Conv2DNchwFchwOp>(op);
@@ -277,13 +277,13 @@ static void formLibraryCalls(func::FuncOp func) {
         args.push_back(bias);
       auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
       auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
-      externOp = ExternOp::create(builder, op->getLoc(), resultType, "conv2d", args,
+      contractionOp = ContractionOp::create(builder, op->getLoc(), resultType, "conv2d", args,
                                   builder.getDenseI64ArrayAttr(strides),
                                   builder.getDenseI64ArrayAttr(padding),
                                   builder.getDenseI64ArrayAttr(dilations),
                                   builder.getI64IntegerAttr(1), nullptr);
     }
-    Value result = externOp.getResult();
+    Value result = contractionOp.getResult();
     if (lowPrecision)
       readWidened(op->getResult(0), result, builder);
     else
@@ -307,9 +307,9 @@ static bool isRematerializable(Operation *op) {
          llvm::none_of(op->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
 }
 
-/// A result of a library call (dyno.extern or dyno.library_call), made on the host.
+/// A result of a library call (dyno.contraction or dyno.library_call), made on the host.
 static bool isLibraryResult(Value value) {
-  return value.getDefiningOp<ExternOp>() || value.getDefiningOp<LibraryCallOp>();
+  return value.getDefiningOp<ContractionOp>() || value.getDefiningOp<LibraryCallOp>();
 }
 
 /// A size of a graph input or of a library call's result: computed on the host and
@@ -445,7 +445,7 @@ private:
       Operation *op = &opRef;
       // Shape checks (torch-mlir's `cf.assert`s on sizes) stay on the host, where a
       // failure raises an error instead of aborting in a kernel.
-      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ExternOp, LibraryCallOp, cf::AssertOp>(op) ||
+      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ContractionOp, LibraryCallOp, cf::AssertOp>(op) ||
           isHostSize(op) || isHostCheckedValue(op))
         continue;
       // The shape of a reshape that stays on the host: a tuple of host integers.

@@ -8,7 +8,7 @@
 // host view; bias + relu form a kernel whose inputs are read-only.
 // CHECK-LABEL: func.func @form$linear_relu
 // CHECK:         %[[WT:.*]] = linalg.transpose ins(%arg1
-// CHECK:         %[[MM:.*]] = dyno.extern "matmul"(%arg0, %[[WT]]) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+// CHECK:         %[[MM:.*]] = dyno.contraction "matmul"(%arg0, %[[WT]]) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
 // CHECK:         %[[R:.*]] = dyno.launch @kernels::@[[K0:kernel_[0-9]+]](%[[MM]], %arg2) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
 // CHECK:         return %[[R]]
 func.func @form$linear_relu(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
@@ -29,7 +29,7 @@ func.func @form$linear_relu(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tens
 
 // Zero padding and the broadcast bias become the convolution call's operands.
 // CHECK-LABEL: func.func @form$conv_pad_bias
-// CHECK-NEXT:    %[[C:.*]] = dyno.extern "conv2d"(%arg0, %arg1, %arg2) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+// CHECK-NEXT:    %[[C:.*]] = dyno.contraction "conv2d"(%arg0, %arg1, %arg2) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
 // CHECK-NEXT:    return %[[C]]
 func.func @form$conv_pad_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x8xf32> {
   %zero = arith.constant 0.0 : f32
@@ -70,7 +70,7 @@ func.func @form$row_pipeline_is_one_kernel(%x: tensor<4x16xf32>) -> tensor<4x16x
 
 // torch-mlir's text is in generic form, which spells out the matmul's default maps.
 // CHECK-LABEL: func.func @form$generic_form_matmul
-// CHECK:         dyno.extern "matmul"(%arg0, %arg1)
+// CHECK:         dyno.contraction "matmul"(%arg0, %arg1)
 // CHECK-NOT:     dyno.launch
 func.func @form$generic_form_matmul(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
@@ -87,7 +87,7 @@ func.func @form$generic_form_matmul(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) 
 
 // A bias broadcast by the named linalg.broadcast also becomes the convolution's bias.
 // CHECK-LABEL: func.func @form$conv_named_broadcast_bias
-// CHECK-NEXT:    dyno.extern "conv2d"(%arg0, %arg1, %arg2) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 2, 2>}
+// CHECK-NEXT:    dyno.contraction "conv2d"(%arg0, %arg1, %arg2) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 2, 2>}
 func.func @form$conv_named_broadcast_bias(%x: tensor<1x3x9x9xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
   %e = tensor.empty() : tensor<1x4x4x4xf32>
   %init = linalg.broadcast ins(%b : tensor<4xf32>) outs(%e : tensor<1x4x4x4xf32>) dimensions = [0, 2, 3]
@@ -101,7 +101,7 @@ func.func @form$conv_named_broadcast_bias(%x: tensor<1x3x9x9xf32>, %w: tensor<4x
 // CHECK-LABEL: func.func @form$dynamic_batch
 // CHECK-SAME:    (%[[X:.*]]: tensor<?x16xf32>, %[[W:.*]]: tensor<16x8xf32>, %[[N:.*]]: i64)
 // CHECK:         %[[D:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x16xf32>
-// CHECK:         %[[MM:.*]] = dyno.extern "matmul"(%[[X]], %[[W]]) : (tensor<?x16xf32>, tensor<16x8xf32>) -> tensor<?x8xf32>
+// CHECK:         %[[MM:.*]] = dyno.contraction "matmul"(%[[X]], %[[W]]) : (tensor<?x16xf32>, tensor<16x8xf32>) -> tensor<?x8xf32>
 // CHECK:         %[[DM:.*]] = tensor.dim %[[MM]], %{{.*}} : tensor<?x8xf32>
 // CHECK:         %[[R:.*]] = dyno.launch @kernels::@[[K2:kernel_[0-9]+]](%[[MM]], %[[D]], %[[N]]) dims(%[[DM]]) : (tensor<?x8xf32>, index, i64) -> tensor<?x8xf32>
 // CHECK:         return %[[R]]
@@ -127,7 +127,7 @@ func.func @form$dynamic_batch(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>, %n: i6
 // not computed in a kernel.
 // CHECK-LABEL: func.func @form$addmm_bf16_rounded_bias
 // CHECK:         %[[BIAS:.*]] = dyno.launch @kernels::@{{kernel_[0-9]+}}(%arg2) : (tensor<3xf32>) -> tensor<3xbf16>
-// CHECK:         %[[MM:.*]] = dyno.extern "matmul"(%arg0, %arg1, %[[BIAS]]) : (tensor<4x8xbf16>, tensor<8x3xbf16>, tensor<3xbf16>) -> tensor<4x3xbf16>
+// CHECK:         %[[MM:.*]] = dyno.contraction "matmul"(%arg0, %arg1, %[[BIAS]]) : (tensor<4x8xbf16>, tensor<8x3xbf16>, tensor<3xbf16>) -> tensor<4x3xbf16>
 // CHECK-NOT:     linalg.matmul
 // CHECK:         return %[[MM]]
 func.func @form$addmm_bf16_rounded_bias(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf16>, %bias: tensor<3xf32>) -> tensor<4x3xbf16> {
@@ -160,7 +160,7 @@ func.func @form$addmm_bf16_rounded_bias(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf1
 // bf16 (it accumulates in f32 and rounds once); the kernel that used its f32 result
 // reads the bf16 result and widens each element itself (no f32 copy in memory).
 // CHECK-LABEL: func.func @form$bmm_bf16
-// CHECK:         %[[B:.*]] = dyno.extern "batch_matmul"(%arg0, %arg1) : (tensor<2x4x8xbf16>, tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16>
+// CHECK:         %[[B:.*]] = dyno.contraction "batch_matmul"(%arg0, %arg1) : (tensor<2x4x8xbf16>, tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16>
 // CHECK:         dyno.launch @kernels::@[[KB:kernel_[0-9]+]](%[[B]]) : (tensor<2x4x3xbf16>) -> tensor<2x4x3xbf16>
 
 // CHECK:       module @kernels

@@ -50,7 +50,7 @@ def Dyno_LibraryCallOp : Dyno_Op<"library_call"> {
   let summary = "an ATen routine (LAPACK, pocketfft...) called on whole tensors";
   let description = [{
     Calls the ATen operator `name` (an overload, e.g. `aten.linalg_cholesky_ex.default`)
-    through PyTorch on the host, as the wrapper calls `dyno.extern`'s libraries: for the
+    through PyTorch on the host, as the wrapper calls `dyno.contraction`'s libraries: for the
     linear algebra and long FFTs that PyTorch reaches through LAPACK and pocketfft, which
     Dyno calls rather than reimplements; and torch.distributed's functional collectives
     (`_c10d_functional.all_reduce.default`, ..., `_c10d_functional.wait_tensor.default`),
@@ -74,10 +74,10 @@ def Dyno_LibraryCallOp : Dyno_Op<"library_call"> {
   let hasVerifier = 1;
 }
 
-def Dyno_ExternOp : Dyno_Op<"extern", [Pure]> {
-  let summary = "an operation run by a vendor library";
+def Dyno_ContractionOp : Dyno_Op<"contraction", [Pure]> {
+  let summary = "a matrix product or convolution computed by a vendor library";
   let description = [{
-    Computes `name` with a library (oneDNN/MKL on the CPU, cuBLAS/cuDNN on the GPU, reached
+    Computes the contraction `name` with a library (oneDNN/MKL on the CPU, cuBLAS/cuDNN on the GPU, reached
     through PyTorch). Dyno forms kernels around these calls; a template with a fused epilogue
     may replace one where it wins.
 
@@ -96,7 +96,7 @@ def Dyno_ExternOp : Dyno_Op<"extern", [Pure]> {
     `0.5 x (1 + erf(x / sqrt 2))`.
 
     ```mlir
-    %0 = dyno.extern "matmul"(%a, %b) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+    %0 = dyno.contraction "matmul"(%a, %b) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, Variadic<AnyRankedTensor>:$args,

@@ -115,7 +115,7 @@ def DynoFormKernels : Pass<"dyno-form-kernels", "ModuleOp"> {
     Splits every `func.func` of the module (the graph) into a host schedule:
 
     * `linalg.matmul`, `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` become
-      `dyno.extern` library calls; a zero-filled init is dropped, a broadcast bias of a
+      `dyno.contraction` library calls; a zero-filled init is dropped, a broadcast bias of a
       convolution and a zero `tensor.pad` of its input become the call's operands and
       padding. bf16/f16 operands with an f32 accumulator (torch-mlir's form) call the
       library in the low precision (addmm's bias too); the kernels that read the f32
@@ -140,7 +140,7 @@ def DynoFormKernels : Pass<"dyno-form-kernels", "ModuleOp"> {
     // After
     func.func @main(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>) -> tensor<4x8xf32> {
       %r = dyno.launch @kernels::@kernel_0(%x) : (tensor<4x16xf32>) -> tensor<4x16xf32>
-      %m = dyno.extern "matmul"(%r, %w) : (...) -> tensor<4x8xf32>
+      %m = dyno.contraction "matmul"(%r, %w) : (...) -> tensor<4x8xf32>
       return %m
     }
     module @kernels {
@@ -156,7 +156,7 @@ def DynoFormKernels : Pass<"dyno-form-kernels", "ModuleOp"> {
     is an error.
 
     Input: linalg-on-tensors, static or dynamic shapes. Output: host functions made of
-    `dyno.launch`, `dyno.extern`, tensor view ops and host size computations; kernels on
+    `dyno.launch`, `dyno.contraction`, tensor view ops and host size computations; kernels on
     tensors.
   }];
   let dependentDialects = ["dyno::DynoDialect", "func::FuncDialect"];
