@@ -122,7 +122,7 @@ def cases():
          [((32, 64), f32)]),
         ("transformer_small", "check", lambda: TransformerBlock(dim=64, heads=4),
          [((2, 16, 64), f32)]),
-        # Scans, sorts and scatters (dyno-convert-sequential-ops-to-triton-level).
+        # Scans, sorts and scatters (dyno-convert-scans-scatters-sorts-to-triton-level).
         ("cumsum_cumprod", "check",
          lambda: Fn(lambda x: (torch.cumsum(x, -1), torch.cumprod(1 + x / 100, 0))),
          [((37, 300), f32)]),

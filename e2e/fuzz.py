@@ -7,7 +7,7 @@ four with NaN, infinities and negative zeros among them; one in ten with rows of
 4099 or 9001 elements, one in seven with inputs near 100 or 1e4): pointwise
 unary and binary ops (with broadcasting; bit casts and orthogonal polynomials among
 them), reductions along a random dim, softmax, views (reshape, permute, transpose, slice,
-expand), matmul, comparisons with where, and sequential ops (cumsum, cumprod, stable
+expand), matmul, comparisons with where, and scans, scatters and sorts (cumsum, cumprod, stable
 sorts, scatter-adds with repeated indices, median, cummax/cummin, logcumsumexp).
 Sizes are 1, small primes and a few others. A case passes when Dyno compiled its graph (no
 fallback) and the result matches eager within float32 tolerance; on the Triton target
@@ -53,7 +53,7 @@ BINARY = {"add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}",
           "pow": "torch.pow({a}, torch.round({b} * 2))",
           "copysign": "torch.copysign({a}, {b})", "nextafter": "torch.nextafter({a}, {b})"}
 # Along dimension {d}; each keeps the shape (median drops dimension {d}).
-SEQUENTIAL = {
+SCANS_SCATTERS_SORTS = {
     "cumsum": "torch.cumsum({x}, dim={d})",
     "cumprod": "torch.cumprod({x}.clamp(-1.5, 1.5), dim={d})",
     "sort": "torch.sort({x}, dim={d}, descending={k}, stable=True).values",
@@ -68,8 +68,8 @@ SEQUENTIAL = {
 }
 # On the Triton target a sort may run eagerly for one reason: 64-bit values (its keys pack
 # a value of at most 32 bits with the position). Anything else must compile.
-SEQUENTIAL_EAGER_OPS = {"aten.sort.stable"}
-SEQUENTIAL_EAGER_REASON = "packs values of at most 32 bits"
+SORT_EAGER_OPS = {"aten.sort.stable"}
+SORT_EAGER_REASON = "packs values of at most 32 bits"
 REDUCE = {"sum": "{x}.sum(dim={d}, keepdim={k})", "mean": "{x}.mean(dim={d}, keepdim={k})",
           "amax": "{x}.amax(dim={d}, keepdim={k})", "amin": "{x}.amin(dim={d}, keepdim={k})",
           "softmax": "torch.softmax({x}, dim={d})", "logsoftmax": "torch.log_softmax({x}, dim={d})"}
@@ -83,7 +83,7 @@ class Program:
         self.seed = seed
         # One case in four has NaN, infinities and negative zeros among its inputs.
         self.special_values = self.rng.random() < 0.25
-        self.sequential = False
+        self.scans_scatters_sorts = False
         rank = self.rng.choice([1, 2, 2, 3, 3, 4])
         self.base_shape = [self.rng.choice(SIZES) for _ in range(rank)]
         # Long rows and large means (issue 19), drawn apart so that the other draws, and
@@ -113,7 +113,7 @@ class Program:
     def _step(self, step: int):
         rng = self.rng
         name, shape = rng.choice(self.values[-3:])
-        kind = rng.choices(["unary", "binary", "reduce", "view", "matmul", "sequential"],
+        kind = rng.choices(["unary", "binary", "reduce", "view", "matmul", "scan_scatter_sort"],
                            weights=[4, 4, 2, 2, 1, 1])[0]
         if kind == "unary":
             self._emit(UNARY[rng.choice(list(UNARY))].format(x=name), shape)
@@ -138,14 +138,14 @@ class Program:
             self._emit(REDUCE[op].format(x=name, d=dim, k=keep), result)
         elif kind == "view" and shape:
             self._view(name, shape)
-        elif kind == "sequential" and shape:
+        elif kind == "scan_scatter_sort" and shape:
             dim = rng.randrange(len(shape))
-            op = rng.choice(list(SEQUENTIAL))
+            op = rng.choice(list(SCANS_SCATTERS_SORTS))
             result = list(shape)
             if op == "median":
                 del result[dim]
-            self.sequential = True
-            self._emit(SEQUENTIAL[op].format(x=name, d=dim, k=rng.random() < 0.5), result)
+            self.scans_scatters_sorts = True
+            self._emit(SCANS_SCATTERS_SORTS[op].format(x=name, d=dim, k=rng.random() < 0.5), result)
         elif kind == "matmul" and len(shape) >= 2:
             inner = shape[-1]
             columns = rng.choice(SIZES)
@@ -228,10 +228,10 @@ def run_case(seed: int, target: str = "cpu"):
         except Exception as error:  # Dyno must never break the program
             return f"raised {type(error).__name__}: {error}"
     stats = dyno.stats()
-    if target == "triton" and program.sequential:
+    if target == "triton" and program.scans_scatters_sorts:
         # Only 64-bit sorts may run eagerly.
-        reasons_ok = all(SEQUENTIAL_EAGER_REASON in r for r in stats["fallback_reasons"])
-        ops_ok = set(stats["fallback_ops"]) <= SEQUENTIAL_EAGER_OPS
+        reasons_ok = all(SORT_EAGER_REASON in r for r in stats["fallback_reasons"])
+        ops_ok = set(stats["fallback_ops"]) <= SORT_EAGER_OPS
         ran = stats["compiled_graphs"] + stats["partially_compiled_graphs"] + \
             stats["fallback_graphs"]
         if not (reasons_ok and ops_ok and ran) or stats["runtime_fallbacks"]:

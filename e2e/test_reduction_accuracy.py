@@ -37,7 +37,7 @@ def test_long_reduction_triton_dynamic_length(op):
     chunks, the stretches accumulated in f64 (dyno-block-long-sums blocks static rows
     only there). Regression: each lane summed its whole share of the row in sequence; a
     sum of 4e6 values near 1e4 was off by 7.0e-6 relative (eager: 1.3e-7). (Scans of
-    symbolic length: test_sequential_ops.py; a 4e6 one interpreted took 17 minutes in CI.)"""
+    symbolic length: test_scans_scatters_sorts.py; a 4e6 one interpreted took 17 minutes in CI.)"""
     compiled, eager = reduction_accuracy.measure(op, "larger_mean", 4_000_000, 1, "triton",
                                                  dynamic=True)
     assert compiled <= reduction_accuracy.bound(eager), (compiled, eager)

@@ -299,7 +299,7 @@ def lower_to_linalg(torch_path: pathlib.Path, linalg_path: pathlib.Path) -> str:
     reproducer = " ".join(shlex.quote(part) for part in command[:4])
     text = run_tool("torch-mlir lowering", command, linalg_path, reproducer)
     check_lowered(text, reproducer)
-    text = rename_sequential_ops(text)
+    text = rename_tm_tensor_ops(text)
     linalg_path.write_text(text)
     return text
 
@@ -307,13 +307,13 @@ def lower_to_linalg(torch_path: pathlib.Path, linalg_path: pathlib.Path) -> str:
 # torch-mlir lowers scans, scatters and sorts to its TMTensor dialect; Dyno has ops of
 # its own with the same operands, attributes and regions (include/dyno/Dialect/Dyno/IR/
 # DynoOps.td). The generic form names them in quotes, so renaming is exact.
-_SEQUENTIAL_OPS = re.compile(r'"tm_tensor\.(scan|scatter|sort|yield)"')
+_TM_TENSOR_OPS = re.compile(r'"tm_tensor\.(scan|scatter|sort|yield)"')
 _OTHER_TM_TENSOR_OP = re.compile(r'"(tm_tensor\.[a-z_]+)"')
 
 
-def rename_sequential_ops(text: str) -> str:
+def rename_tm_tensor_ops(text: str) -> str:
     """tm_tensor.scan/scatter/sort/yield -> dyno.*; any other TMTensor op is an error."""
-    text = _SEQUENTIAL_OPS.sub(r'"dyno.\1"', text)
+    text = _TM_TENSOR_OPS.sub(r'"dyno.\1"', text)
     other = _OTHER_TM_TENSOR_OP.search(text)
     if other:
         raise DynoCompileError("torch-mlir lowering", f"torch-mlir lowered an op to "

@@ -34,7 +34,7 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   kernels.addNestedPass<func::FuncOp>(createDynoSplitAtConcatenations());
   kernels.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
   // Scans, scatters and sorts: loops on tensors, bufferized in place below.
-  kernels.addNestedPass<func::FuncOp>(createDynoLowerSequentialOps());
+  kernels.addNestedPass<func::FuncOp>(createDynoLowerScansScattersSorts());
   // A softmax's row maximum only shifts exp's argument: one vmaxps instead of five.
   kernels.addNestedPass<func::FuncOp>(createDynoRelaxSoftmaxMaximum());
   // Long float sums as sums of blocks: errors grow as eager's cascade's (issue 19).

@@ -3,7 +3,7 @@
 // The launch ABI that dyno.launch documents: a Triton-level kernel takes one pointer per
 // argument and per returned tensor of the kernel it lowers (positions numbered arguments
 // first, then results), then one index argument per dynamic size of those tensors.
-// KernelEmitter and SequentialEmitter both build it; this is how either finds a size.
+// KernelEmitter and ScanScatterSortEmitter both build it; this is how either finds a size.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DYNO_LIB_TARGET_TRITON_LAUNCHABI_H

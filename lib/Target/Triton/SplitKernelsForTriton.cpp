@@ -39,7 +39,7 @@ bool fitsOneSpace(func::FuncOp kernel) {
   return succeeded(IterationSpace::build(kernel));
 }
 
-bool isSequentialOp(Operation *op) { return isa<ScanOp, ScatterOp, SortOp>(op); }
+bool isScanScatterOrSort(Operation *op) { return isa<ScanOp, ScatterOp, SortOp>(op); }
 
 /// A fill that a scatter updates: the scatter's kernel starts from a copy of it, so it is
 /// computed in memory first.
@@ -68,7 +68,7 @@ bool isSortedIota(linalg::GenericOp generic) {
 }
 
 bool isComputeOp(Operation *op, func::ReturnOp returned) {
-  if (isSequentialOp(op))
+  if (isScanScatterOrSort(op))
     return true;
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || isSortedIota(generic))
@@ -348,18 +348,19 @@ struct SplitKernelsForTritonPass
       }
       for (func::FuncOp kernel : llvm::to_vector(kernels.getOps<func::FuncOp>())) {
         // Scans, scatters and sorts get kernels of their own
-        // (dyno-convert-sequential-ops-to-triton-level).
-        bool sequential = kernel.walk([](Operation *op) {
-                                  return isSequentialOp(op) ? WalkResult::interrupt()
-                                                            : WalkResult::advance();
-                                }).wasInterrupted();
+        // (dyno-convert-scans-scatters-sorts-to-triton-level).
+        bool scanScatterOrSort = kernel.walk([](Operation *op) {
+                                         return isScanScatterOrSort(op) ? WalkResult::interrupt()
+                                                                        : WalkResult::advance();
+                                       }).wasInterrupted();
         // A returned pad or concatenation, an argument or a view of one: the host's.
         auto returned = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
         bool returnsHostOp = llvm::any_of(returned.getOperands(), [](Value value) {
           Operation *def = value.getDefiningOp();
           return !def || isHostOp(def) || isView(def);
         });
-        if (kernel.isExternal() || (!sequential && !returnsHostOp && fitsOneSpace(kernel)))
+        if (kernel.isExternal() ||
+            (!scanScatterOrSort && !returnsHostOp && fitsOneSpace(kernel)))
           continue;
         SmallVector<LaunchOp> launches;
         module.walk([&](LaunchOp launch) {

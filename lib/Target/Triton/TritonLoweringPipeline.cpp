@@ -52,7 +52,7 @@ void dyno::buildTritonLoweringPipeline(OpPassManager &pm,
   // f32 <-> bf16 in integer arithmetic: the interpreter truncates and mangles subnormals.
   kernels.addNestedPass<func::FuncOp>(createDynoExpandBf16Conversions());
   // One block program per kernel: scans, sorts and scatters, then linalg kernels.
-  kernels.addPass(createDynoConvertSequentialOpsToTritonLevel());
+  kernels.addPass(createDynoConvertScansScattersSortsToTritonLevel());
   kernels.addPass(createDynoConvertKernelsToTritonLevel());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

@@ -509,10 +509,10 @@ def DynoReassociateFloats : Pass<"dyno-reassociate-floats", "func::FuncOp"> {
   let dependentDialects = ["arith::ArithDialect"];
 }
 
-def DynoLowerSequentialOps : Pass<"dyno-lower-sequential-ops", "func::FuncOp"> {
+def DynoLowerScansScattersSorts : Pass<"dyno-lower-scans-scatters-sorts", "func::FuncOp"> {
   let summary = "Lower dyno.scan, dyno.scatter and dyno.sort to loops on tensors";
   let description = [{
-    Rewrites each sequential op into `scf.for` loops that read with `tensor.extract` and
+    Rewrites each scan, scatter and sort into `scf.for` loops that read with `tensor.extract` and
     write with `tensor.insert` into loop-carried tensors, which one-shot bufferization
     turns into loads and stores in place (CPU target).
 
@@ -548,7 +548,7 @@ def DynoLowerSequentialOps : Pass<"dyno-lower-sequential-ops", "func::FuncOp"> {
       } ...
     ```
 
-    Input: kernels on tensors. Output: the same, without the sequential ops.
+    Input: kernels on tensors. Output: the same, without scans, scatters and sorts.
   }];
   let dependentDialects = ["arith::ArithDialect", "bufferization::BufferizationDialect",
                            "scf::SCFDialect", "tensor::TensorDialect"];

@@ -126,8 +126,8 @@ def DynoSplitKernelsForTriton : Pass<"dyno-split-kernels-for-triton", "ModuleOp"
                            "linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
-def DynoConvertSequentialOpsToTritonLevel
-    : Pass<"dyno-convert-sequential-ops-to-triton-level", "ModuleOp"> {
+def DynoConvertScansScattersSortsToTritonLevel
+    : Pass<"dyno-convert-scans-scatters-sorts-to-triton-level", "ModuleOp"> {
   let summary = "Lower kernels of one scan, sort or scatter to Triton-level block programs";
   let description = [{
     After `dyno-split-kernels-for-triton` each `dyno.scan`, `dyno.sort` and

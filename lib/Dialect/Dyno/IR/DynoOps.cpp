@@ -171,7 +171,7 @@ LogicalResult LibraryCallOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Sequential operations
+// Scans, scatters and sorts
 //===----------------------------------------------------------------------===//
 
 /// Results are the updated outputs: same number, same types.

@@ -113,17 +113,17 @@ def Dyno_ContractionOp : Dyno_Op<"contraction", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Sequential operations: scans, scatters and sorts
+// Scans, scatters and sorts
 //===----------------------------------------------------------------------===//
 
 // Operations whose elements depend on one another in order, which linalg cannot
 // express. torch-mlir lowers cumsum/cumprod, scatter/index_put and sort/topk to its
 // TMTensor dialect; the hand-off renames `tm_tensor.scan|scatter|sort|yield` to these
 // ops, which have the same operands, attributes and region semantics (see
-// python/dyno/frontend.py). `dyno-lower-sequential-ops` lowers them to loops on the
+// python/dyno/frontend.py). `dyno-lower-scans-scatters-sorts` lowers them to loops on the
 // CPU target.
 
-class Dyno_SequentialOp<string mnemonic, list<Trait> traits = []>
+class Dyno_ScanScatterSortOp<string mnemonic, list<Trait> traits = []>
     : Dyno_Op<mnemonic, !listconcat(traits, [
         Pure, AttrSizedOperandSegments, SingleBlock,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>])> {
@@ -132,7 +132,7 @@ class Dyno_SequentialOp<string mnemonic, list<Trait> traits = []>
   let hasVerifier = 1;
 }
 
-def Dyno_ScanOp : Dyno_SequentialOp<"scan"> {
+def Dyno_ScanOp : Dyno_ScanScatterSortOp<"scan"> {
   let summary = "an inclusive or exclusive scan along one dimension";
   let description = [{
     Scans `input` along `dimension` with the binary operation in the region, whose
@@ -164,7 +164,7 @@ def Dyno_ScanOp : Dyno_SequentialOp<"scan"> {
   }];
 }
 
-def Dyno_ScatterOp : Dyno_SequentialOp<"scatter"> {
+def Dyno_ScatterOp : Dyno_ScanScatterSortOp<"scatter"> {
   let summary = "combines update slices into a tensor at data-dependent indices";
   let description = [{
     `inputs` are `updates` (first dimension: one row per update) and `indices`
@@ -201,7 +201,7 @@ def Dyno_ScatterOp : Dyno_SequentialOp<"scatter"> {
   }];
 }
 
-def Dyno_SortOp : Dyno_SequentialOp<"sort"> {
+def Dyno_SortOp : Dyno_ScanScatterSortOp<"sort"> {
   let summary = "sorts tensors together along one dimension";
   let description = [{
     Sorts every `outputs` tensor (all of one shape) along `dimension`, in place, by the

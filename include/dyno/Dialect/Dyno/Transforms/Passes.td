@@ -473,7 +473,7 @@ def DynoSortPrefixes : Pass<"dyno-sort-prefixes", "func::FuncOp"> {
     torch-mlir lowers topk(k) to a sort of whole lines followed by slices of their first
     k elements. When every user of a `dyno.sort` is an `tensor.extract_slice` with static
     offset, size and stride along the sorted dimension, this pass sets the sort's
-    `prefix` to the number of leading elements they read; `dyno-lower-sequential-ops`
+    `prefix` to the number of leading elements they read; `dyno-lower-scans-scatters-sorts`
     then selects those (an insertion into a sorted prefix, O(n) comparisons for small
     k) instead of sorting every line.
 

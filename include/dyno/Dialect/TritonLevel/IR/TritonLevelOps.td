@@ -210,7 +210,7 @@ def TL_SortOp : TL_Op<"sort", [Pure, SameOperandsAndResultType]> {
     prelude; Triton's own `tl.sort` cannot run in a kernel interpreted on its own). A
     sorting network is not stable and sorts one block. Stable
     sorts of values with their positions pack both into one integer key first (see
-    `dyno-convert-sequential-ops-to-triton-level`).
+    `dyno-convert-scans-scatters-sorts-to-triton-level`).
 
     ```mlir
     %s = tl.sort %keys along 1 : tensor<?x?xi64>

@@ -1,4 +1,4 @@
-//===- SequentialOpsToTritonLevel.cpp - Scans, sorts, scatters in Triton -*- C++ -*-===//
+//===- ScansScattersSortsToTritonLevel.cpp - Scans, sorts, scatters in Triton -*- C++ -*-===//
 //
 // Lowers the kernels that hold one dyno.scan, dyno.sort or dyno.scatter (after
 // dyno-split-kernels-for-triton gave each its own kernel) to `tl` block programs. See
@@ -20,10 +20,10 @@
 
 #include <limits>
 
-#define DEBUG_TYPE "dyno-convert-sequential-ops-to-triton-level"
+#define DEBUG_TYPE "dyno-convert-scans-scatters-sorts-to-triton-level"
 
 namespace mlir::dyno {
-#define GEN_PASS_DEF_DYNOCONVERTSEQUENTIALOPSTOTRITONLEVEL
+#define GEN_PASS_DEF_DYNOCONVERTSCANSSCATTERSSORTSTOTRITONLEVEL
 #include "dyno/Target/Triton/Passes.h.inc"
 } // namespace mlir::dyno
 
@@ -77,9 +77,9 @@ Operation *binaryCombiner(Region &region) {
   return both ? &op : nullptr;
 }
 
-class SequentialEmitter {
+class ScanScatterSortEmitter {
 public:
-  SequentialEmitter(func::FuncOp kernel, Operation *op)
+  ScanScatterSortEmitter(func::FuncOp kernel, Operation *op)
       : oldKernel(kernel), op(op), loc(op->getLoc()) {}
 
   LogicalResult emit();
@@ -171,7 +171,7 @@ private:
   std::optional<OpBuilder> b;
 };
 
-LogicalResult SequentialEmitter::createKernel() {
+LogicalResult ScanScatterSortEmitter::createKernel() {
   MLIRContext *context = oldKernel.getContext();
   SmallVector<Type> argumentTypes;
   SmallVector<std::pair<unsigned, int64_t>> dynamicSizes;
@@ -229,14 +229,14 @@ LogicalResult SequentialEmitter::createKernel() {
   return success();
 }
 
-Value SequentialEmitter::sizeOf(Value value, int64_t dim) {
+Value ScanScatterSortEmitter::sizeOf(Value value, int64_t dim) {
   auto type = cast<RankedTensorType>(value.getType());
   if (!type.isDynamicDim(dim))
     return index(type.getDimSize(dim));
   return sizeArgumentOf(oldKernel, sizeArguments, value, dim).value_or(Value());
 }
 
-Value SequentialEmitter::productOf(ArrayRef<Value> sizes) {
+Value ScanScatterSortEmitter::productOf(ArrayRef<Value> sizes) {
   int64_t constant = 1;
   Value product;
   for (Value size : sizes) {
@@ -251,7 +251,7 @@ Value SequentialEmitter::productOf(ArrayRef<Value> sizes) {
   return constant == 1 ? product : arith::MulIOp::create(*b, loc, product, index(constant));
 }
 
-void SequentialEmitter::setConfigs(bool rows, int64_t xnumel, int64_t rnumel,
+void ScanScatterSortEmitter::setConfigs(bool rows, int64_t xnumel, int64_t rnumel,
                                    bool persistent, ArrayRef<int64_t> xnumelArguments) {
   Builder attrs(newKernel.getContext());
   newKernel->setAttr(tl::kXNumelAttr, attrs.getI64IntegerAttr(xnumel));
@@ -270,7 +270,7 @@ void SequentialEmitter::setConfigs(bool rows, int64_t xnumel, int64_t rnumel,
   newKernel->setAttr(tl::kConfigsAttr, configs);
 }
 
-FailureOr<Memory> SequentialEmitter::memoryOf(Value value) {
+FailureOr<Memory> ScanScatterSortEmitter::memoryOf(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   if (auto argument = dyn_cast<BlockArgument>(value))
     return Memory{pointers[argument.getArgNumber()], type.getShape(), Value()};
@@ -302,7 +302,7 @@ FailureOr<Memory> SequentialEmitter::memoryOf(Value value) {
          failure();
 }
 
-FailureOr<Value> SequentialEmitter::resultPointer(Value value) {
+FailureOr<Value> ScanScatterSortEmitter::resultPointer(Value value) {
   auto returned = cast<func::ReturnOp>(oldKernel.getBody().front().getTerminator());
   for (auto [i, operand] : llvm::enumerate(returned.getOperands()))
     if (operand == value)
@@ -312,7 +312,7 @@ FailureOr<Value> SequentialEmitter::resultPointer(Value value) {
          failure();
 }
 
-Value SequentialEmitter::cloneOnBlocks(Operation *source, ArrayRef<Value> operands) {
+Value ScanScatterSortEmitter::cloneOnBlocks(Operation *source, ArrayRef<Value> operands) {
   bool anyBlock = llvm::any_of(operands, [](Value v) {
     return isa<RankedTensorType>(v.getType());
   });
@@ -325,7 +325,7 @@ Value SequentialEmitter::cloneOnBlocks(Operation *source, ArrayRef<Value> operan
   return b->create(state)->getResult(0);
 }
 
-std::pair<Value, Value> SequentialEmitter::lineOffsets(ArrayRef<Value> sizes, int64_t dim,
+std::pair<Value, Value> ScanScatterSortEmitter::lineOffsets(ArrayRef<Value> sizes, int64_t dim,
                                                        Value &x, Value &r, Value &position,
                                                        Value rowOffset) {
   Value length = sizes[dim];
@@ -354,7 +354,7 @@ std::pair<Value, Value> SequentialEmitter::lineOffsets(ArrayRef<Value> sizes, in
 // Scans: one line per block row, tl.associative_scan; longer lines chunk by chunk
 //===----------------------------------------------------------------------===//
 
-FailureOr<Value> SequentialEmitter::scanBlock(ScanOp scan, StringRef kind, Value values) {
+FailureOr<Value> ScanScatterSortEmitter::scanBlock(ScanOp scan, StringRef kind, Value values) {
   auto scanOp = tl::ScanOp::create(*b, loc, values, kind, 1);
   if (kind != "combine")
     return scanOp.getResult();
@@ -386,7 +386,7 @@ FailureOr<Value> SequentialEmitter::scanBlock(ScanOp scan, StringRef kind, Value
   return scanOp.getResult();
 }
 
-FailureOr<Value> SequentialEmitter::combineBlocks(ScanOp scan, Operation *combiner,
+FailureOr<Value> ScanScatterSortEmitter::combineBlocks(ScanOp scan, Operation *combiner,
                                                   StringRef kind, Value earlier,
                                                   Value later) {
   if (kind != "combine") {
@@ -421,7 +421,7 @@ FailureOr<Value> SequentialEmitter::combineBlocks(ScanOp scan, Operation *combin
   return mapping.lookup(source.getTerminator()->getOperand(0));
 }
 
-LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
+LogicalResult ScanScatterSortEmitter::emitScan(ScanOp scan) {
   if (!scan.getInclusive())
     return scan.emitOpError("is exclusive; the Triton lowering scans inclusively only"),
            failure();
@@ -564,7 +564,7 @@ LogicalResult SequentialEmitter::emitScan(ScanOp scan) {
 // Sorts: stable, by one integer key per element (value bits, then position)
 //===----------------------------------------------------------------------===//
 
-LogicalResult SequentialEmitter::emitSort(SortOp sort) {
+LogicalResult ScanScatterSortEmitter::emitSort(SortOp sort) {
   Block &comparator = sort.getRegion().front();
   Operation *cmp = comparator.getTerminator()->getOperand(0).getDefiningOp();
   Value first = comparator.getArgument(0), second = comparator.getArgument(1);
@@ -721,7 +721,7 @@ LogicalResult SequentialEmitter::emitSort(SortOp sort) {
 // Scatters: one lane per update element; repeated indices combine atomically
 //===----------------------------------------------------------------------===//
 
-LogicalResult SequentialEmitter::emitScatter(ScatterOp scatter) {
+LogicalResult ScanScatterSortEmitter::emitScatter(ScatterOp scatter) {
   rank = 1;
   auto updatesType = cast<RankedTensorType>(scatter.getUpdates().getType());
   auto indicesType = cast<RankedTensorType>(scatter.getIndices().getType());
@@ -889,7 +889,7 @@ LogicalResult SequentialEmitter::emitScatter(ScatterOp scatter) {
   return success();
 }
 
-LogicalResult SequentialEmitter::emit() {
+LogicalResult ScanScatterSortEmitter::emit() {
   if (failed(createKernel()))
     return failure();
   if (auto scan = dyn_cast<ScanOp>(op))
@@ -899,26 +899,26 @@ LogicalResult SequentialEmitter::emit() {
   return emitScatter(cast<ScatterOp>(op));
 }
 
-struct ConvertSequentialOpsToTritonLevelPass
-    : mlir::dyno::impl::DynoConvertSequentialOpsToTritonLevelBase<
-          ConvertSequentialOpsToTritonLevelPass> {
+struct ConvertScansScattersSortsToTritonLevelPass
+    : mlir::dyno::impl::DynoConvertScansScattersSortsToTritonLevelBase<
+          ConvertScansScattersSortsToTritonLevelPass> {
   void runOnOperation() override {
     for (func::FuncOp kernel : llvm::to_vector(getOperation().getOps<func::FuncOp>())) {
       if (kernel.isExternal() || kernel->hasAttr(tl::kConfigsAttr))
         continue;
-      SmallVector<Operation *> sequential;
+      SmallVector<Operation *> scanScatterSorts;
       kernel.walk([&](Operation *op) {
         if (isa<ScanOp, ScatterOp, SortOp>(op))
-          sequential.push_back(op);
+          scanScatterSorts.push_back(op);
       });
-      if (sequential.empty())
+      if (scanScatterSorts.empty())
         continue;
-      if (sequential.size() > 1) {
-        sequential[1]->emitOpError("shares its kernel with another scan, scatter or sort; "
+      if (scanScatterSorts.size() > 1) {
+        scanScatterSorts[1]->emitOpError("shares its kernel with another scan, scatter or sort; "
                                    "dyno-split-kernels-for-triton gives each its own");
         return signalPassFailure();
       }
-      SequentialEmitter emitter(kernel, sequential.front());
+      ScanScatterSortEmitter emitter(kernel, scanScatterSorts.front());
       if (failed(emitter.emit())) {
         emitter.eraseNewKernel();
         return signalPassFailure();

@@ -1,4 +1,4 @@
-//===- LowerSequentialOps.cpp - Scans, scatters and sorts as loops -*- C++ -*-===//
+//===- LowerScansScattersSorts.cpp - Scans, scatters and sorts as loops -*- C++ -*-===//
 //
 // dyno.scan, dyno.scatter and dyno.sort become scf.for loops on loop-carried tensors
 // (tensor.extract / tensor.insert), which bufferize in place. See Passes.td.
@@ -14,10 +14,10 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-#define DEBUG_TYPE "dyno-lower-sequential-ops"
+#define DEBUG_TYPE "dyno-lower-scans-scatters-sorts"
 
 namespace mlir::dyno {
-#define GEN_PASS_DEF_DYNOLOWERSEQUENTIALOPS
+#define GEN_PASS_DEF_DYNOLOWERSCANSSCATTERSSORTS
 #include "dyno/Target/Cpu/Passes.h.inc"
 } // namespace mlir::dyno
 
@@ -488,8 +488,8 @@ LogicalResult lowerSort(RewriterBase &rewriter, SortOp sort) {
   return success();
 }
 
-struct LowerSequentialOpsPass
-    : dyno::impl::DynoLowerSequentialOpsBase<LowerSequentialOpsPass> {
+struct LowerScansScattersSortsPass
+    : dyno::impl::DynoLowerScansScattersSortsBase<LowerScansScattersSortsPass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {

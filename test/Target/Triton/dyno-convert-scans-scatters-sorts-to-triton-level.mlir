@@ -1,4 +1,4 @@
-// RUN: dyno-opt %s -split-input-file --dyno-convert-sequential-ops-to-triton-level | FileCheck %s
+// RUN: dyno-opt %s -split-input-file --dyno-convert-scans-scatters-sorts-to-triton-level | FileCheck %s
 
 // cumsum along the rows of a 3x10 tensor: a block of lines, each whole in RBLOCK lanes,
 // scanned in f64 (eager's CPU accumulator) and rounded back.

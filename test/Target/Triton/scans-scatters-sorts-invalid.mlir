@@ -1,4 +1,4 @@
-// RUN: dyno-opt %s -split-input-file -verify-diagnostics --dyno-convert-sequential-ops-to-triton-level
+// RUN: dyno-opt %s -split-input-file -verify-diagnostics --dyno-convert-scans-scatters-sorts-to-triton-level
 
 // A product at repeated indices has no Triton atomic: the op runs eagerly.
 func.func @scatter_product(%u: tensor<4xf32>, %idx: tensor<4x1xi64>, %orig: tensor<6xf32>) -> tensor<6xf32> {

@@ -1,4 +1,4 @@
-// RUN: dyno-opt %s --split-input-file --dyno-lower-sequential-ops | FileCheck %s
+// RUN: dyno-opt %s --split-input-file --dyno-lower-scans-scatters-sorts | FileCheck %s
 
 // A float32 cumsum accumulates in f64 (as eager's CPU kernel) and rounds each output;
 // the first element is the input's, the accumulator gets the last value. Rows are
