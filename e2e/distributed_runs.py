@@ -71,6 +71,30 @@ def functional_collectives(target, rank):
     return {"difference": max(_max_difference(e, g) for e, g in zip(expected, got))}
 
 
+def coalesced_collectives(target, rank):
+    """The coalesced collectives (a list of tensors each), with computation before and
+    after them, in one compiled function."""
+    import torch.distributed._functional_collectives as funcol
+
+    group = dist.group.WORLD
+
+    def program(x, w):
+        h = torch.relu(x @ w)
+        summed = funcol.all_reduce_coalesced([h, h.sin(), x[:, :3]], "sum", group)
+        gathered = funcol.all_gather_single_coalesced([h * 2, x.cos()], group)
+        scattered = funcol.reduce_scatter_single_coalesced([h + 1, (x * 3)[:, :4]],
+                                                           "sum", [0, 1], group)
+        return (*[s.exp() for s in summed], *[g * 3 for g in gathered],
+                *[s.tanh() for s in scattered])
+
+    torch.manual_seed(rank)
+    x, w = torch.randn(8, 16), torch.randn(16, 16) / 4
+    expected = program(x, w)
+    got = _compile(program, target)(x, w)
+    return {"difference": max(_max_difference(e, g) for e, g in zip(expected, got)),
+            "results": len(got) == len(expected) == 7}
+
+
 def tensor_parallel_training(target, rank):
     """An MLP sharded column- then row-wise over both processes (DTensor), trained for
     three SGD steps: the forward's and backward's all-reduces are in the graphs."""
@@ -166,6 +190,7 @@ def replicated_data_parallel_training(target, rank):
 
 
 SCENARIOS = {"functional_collectives": functional_collectives,
+             "coalesced_collectives": coalesced_collectives,
              "tensor_parallel_training": tensor_parallel_training,
              "data_parallel_training": data_parallel_training,
              "sharded_data_parallel_training": sharded_data_parallel_training,

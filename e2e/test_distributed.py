@@ -51,6 +51,19 @@ def test_functional_collectives_are_library_calls(reports):
         assert calls["_c10d_functional.wait_tensor.default"] == len(COLLECTIVES)
 
 
+def test_coalesced_collectives_are_a_library_call_per_tensor(reports):
+    # Per-op fallback ran them eagerly before (torch-mlir cannot lower their tensor lists).
+    for report in reports:
+        result = report["coalesced_collectives"]
+        assert_compiled_without_fallback(result)
+        assert result["results"] and result["difference"] < 1e-5
+        calls = result["library_calls"]
+        assert calls.get("_c10d_functional.all_reduce.default") == 3, calls
+        assert calls.get("_c10d_functional.all_gather_into_tensor.default") == 2, calls
+        assert calls.get("_c10d_functional.reduce_scatter_tensor.default") == 2, calls
+        assert calls["_c10d_functional.wait_tensor.default"] == 7, calls
+
+
 def test_tensor_parallel_training_matches_eager(reports):
     for report in reports:
         result = report["tensor_parallel_training"]

@@ -28,8 +28,9 @@ arithmetic_decompositions (arithmetic, creation, views), moment_decompositions
 (statistics: var/std, norms, batch norm), indexing_decompositions (scatters, puts,
 histograms, nonzero), selection_decompositions (sort-based selection, binary search),
 pooling_decompositions, linear_algebra_decompositions, complex_decompositions,
-attention_decompositions (per target), low_precision_decompositions (bf16/f16 rounded as
-eager rounds), special_functions and bessel_functions (torch.special).
+collective_decompositions (torch.distributed's coalesced collectives),
+attention_decompositions (per target), low_precision_decompositions (bf16/f16 rounded
+as eager rounds), special_functions and bessel_functions (torch.special).
 """
 import contextlib
 import functools
