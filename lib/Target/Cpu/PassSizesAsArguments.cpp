@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Target/Cpu/Passes.h"
+#include "dyno/Dialect/Dyno/IR/LaunchAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -71,8 +72,12 @@ static LogicalResult passSizesAsArguments(func::FuncOp func) {
   OpBuilder builder = OpBuilder::atBlockBegin(&entry);
   Location loc = func.getLoc();
   IndexType index = builder.getIndexType();
-  unsigned numOriginal = entry.getNumArguments();
-  for (unsigned i = 0; i < numOriginal; ++i) {
+  // The size arguments, in the order of the launch ABI (LaunchAbi.h).
+  DenseMap<unsigned, SmallVector<Value>> sizesOf;
+  for (dyno::LaunchSize size : dyno::launchSizes(type.getInputs()))
+    sizesOf[size.position].push_back(
+        entry.addArgument(index, entry.getArgument(size.position).getLoc()));
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
     BlockArgument argument = entry.getArgument(i);
     if (!needsSizes(argument.getType()))
       continue;
@@ -80,9 +85,7 @@ static LogicalResult passSizesAsArguments(func::FuncOp func) {
     if (!memref.getLayout().isIdentity())
       return func.emitError("dyno-pass-sizes-as-arguments: argument #")
              << i << " has a non-contiguous layout " << memref;
-    SmallVector<Value> sizes;
-    for (int64_t d = 0; d < memref.getNumDynamicDims(); ++d)
-      sizes.push_back(entry.addArgument(index, argument.getLoc()));
+    SmallVector<Value> &sizes = sizesOf[i];
     auto baseType = MemRefType::get({}, memref.getElementType(), MemRefLayoutAttrInterface{},
                                     memref.getMemorySpace());
     argument.setType(baseType);

@@ -10,7 +10,7 @@
 #define DYNO_LIB_TARGET_TRITON_KERNELEMITTER_H
 
 #include "IterationSpace.h"
-#include "LaunchAbi.h"
+#include "SizeArguments.h"
 #include "ReductionKinds.h"
 
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"

@@ -785,7 +785,6 @@ LogicalResult KernelEmitter::emit() {
   // tensor argument and result, in order (the ABI dyno.launch documents).
   positionTypes.assign(oldKernel.getArgumentTypes().begin(), oldKernel.getArgumentTypes().end());
   positionTypes.append(oldKernel.getResultTypes().begin(), oldKernel.getResultTypes().end());
-  SmallVector<std::pair<unsigned, int64_t>> dynamicSizes;
   for (auto [position, type] : llvm::enumerate(positionTypes)) {
     if (isa<IntegerType, IndexType>(type) && position < oldKernel.getNumArguments()) {
       argumentTypes.push_back(type);
@@ -798,11 +797,9 @@ LogicalResult KernelEmitter::emit() {
     if (ranked.hasStaticShape())
       largest = std::max(largest, ranked.getNumElements());
     dynamicShapes |= !ranked.hasStaticShape();
-    for (int64_t dim = 0; dim < ranked.getRank(); ++dim)
-      if (ranked.isDynamicDim(dim))
-        dynamicSizes.push_back({static_cast<unsigned>(position), dim});
     argumentTypes.push_back(tl::PtrType::get(context, ranked.getElementType()));
   }
+  SmallVector<LaunchSize> dynamicSizes = launchSizes(positionTypes);
   unsigned firstSize = argumentTypes.size();
   argumentTypes.append(dynamicSizes.size(), IndexType::get(context));
 
@@ -810,8 +807,8 @@ LogicalResult KernelEmitter::emit() {
                                    FunctionType::get(context, argumentTypes, {}));
   Block *entry = newKernel.addEntryBlock();
   pointers.assign(entry->getArguments().begin(), entry->getArguments().begin() + firstSize);
-  for (auto [i, key] : llvm::enumerate(dynamicSizes))
-    sizeArguments[key] = entry->getArgument(firstSize + i);
+  for (auto [i, size] : llvm::enumerate(dynamicSizes))
+    sizeArguments[{size.position, size.dim}] = entry->getArgument(firstSize + i);
 
   OpBuilder entryBuilder = OpBuilder::atBlockBegin(entry);
   hoistBuilder.emplace(entryBuilder);

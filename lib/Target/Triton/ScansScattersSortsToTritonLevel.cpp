@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "BlockConfigs.h"
 #include "IterationSpace.h"
-#include "LaunchAbi.h"
+#include "SizeArguments.h"
 
 #include "dyno/Target/Triton/Passes.h"
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
@@ -174,11 +174,8 @@ private:
 LogicalResult ScanScatterSortEmitter::createKernel() {
   MLIRContext *context = oldKernel.getContext();
   SmallVector<Type> argumentTypes;
-  SmallVector<std::pair<unsigned, int64_t>> dynamicSizes;
   int64_t largest = 0;
-  unsigned position = 0;
   auto addPosition = [&](Type type) -> LogicalResult {
-    unsigned here = position++;
     if (isa<IntegerType, IndexType>(type)) {
       argumentTypes.push_back(type);
       return success();
@@ -196,9 +193,6 @@ LogicalResult ScanScatterSortEmitter::createKernel() {
                                "symbolic sizes)"),
                failure();
       dynamicShapes = true;
-      for (int64_t dim = 0; dim < ranked.getRank(); ++dim)
-        if (ranked.isDynamicDim(dim))
-          dynamicSizes.push_back({here, dim});
     }
     argumentTypes.push_back(tl::PtrType::get(context, ranked.getElementType()));
     return success();
@@ -209,6 +203,9 @@ LogicalResult ScanScatterSortEmitter::createKernel() {
   for (Type type : oldKernel.getResultTypes())
     if (failed(addPosition(type)))
       return failure();
+  SmallVector<Type> positionTypes(oldKernel.getArgumentTypes());
+  llvm::append_range(positionTypes, oldKernel.getResultTypes());
+  SmallVector<LaunchSize> dynamicSizes = launchSizes(positionTypes);
   unsigned firstSize = argumentTypes.size();
   argumentTypes.append(dynamicSizes.size(), IndexType::get(context));
   OpBuilder moduleBuilder(oldKernel);
@@ -216,8 +213,8 @@ LogicalResult ScanScatterSortEmitter::createKernel() {
                                    FunctionType::get(context, argumentTypes, {}));
   Block *entry = newKernel.addEntryBlock();
   pointers.assign(entry->getArguments().begin(), entry->getArguments().begin() + firstSize);
-  for (auto [i, key] : llvm::enumerate(dynamicSizes))
-    sizeArguments[key] = entry->getArgument(firstSize + i);
+  for (auto [i, size] : llvm::enumerate(dynamicSizes))
+    sizeArguments[{size.position, size.dim}] = entry->getArgument(firstSize + i);
   b.emplace(OpBuilder::atBlockBegin(entry));
   auto returnOp = func::ReturnOp::create(*b, loc);
   b->setInsertionPoint(returnOp);

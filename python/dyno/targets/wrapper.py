@@ -378,8 +378,9 @@ class WrapperBuilder:
                 results.append(name)
                 continue
             results.append(self.allocate(result, sizes))
-        # The kernel ABI: tensors (CPU: their data pointers) and scalars in place, then
-        # every dynamic size of every tensor argument and result, in order.
+        # The launch ABI (include/dyno/Dialect/Dyno/IR/LaunchAbi.h, which the targets'
+        # kernels are built by): tensors (CPU: their data pointers) and scalars in place,
+        # then every dynamic size of every tensor argument and result, in order.
         suffix = "" if self.pass_tensors else ".data_ptr()"
         named = list(zip(inputs, args)) + list(zip(results, op.results))
         operands = [f"{n}{suffix}" if isinstance(v.type, ir.RankedTensorType) else n

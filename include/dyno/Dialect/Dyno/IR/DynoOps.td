@@ -22,7 +22,8 @@ def Dyno_LaunchOp : Dyno_Op<"launch", [
     Before lowering, the callee is a `func.func` on tensors whose signature matches the
     launch. After CPU lowering it is an `llvm.func` taking one pointer per tensor argument
     and result, the scalars in their places, and then, for every tensor argument and result
-    in order, one index per dynamic dimension (see `dyno-pass-sizes-as-arguments`).
+    in order, one index per dynamic dimension (see `dyno-pass-sizes-as-arguments`). This
+    launch ABI is declared once, in `dyno/Dialect/Dyno/IR/LaunchAbi.h`, for both targets.
 
     `initial_values`, where present, names per result the argument (its position in
     `args`, of the result's type) whose contents the result starts with, or -1 for an

@@ -1,14 +1,14 @@
-//===- LaunchAbi.h - The size arguments of a Triton-level kernel -*- C++ -*-===//
+//===- SizeArguments.h - The size arguments of a Triton-level kernel -*- C++ -*-===//
 //
-// The launch ABI that dyno.launch documents: a Triton-level kernel takes one pointer per
-// argument and per returned tensor of the kernel it lowers (positions numbered arguments
-// first, then results), then one index argument per dynamic size of those tensors.
-// KernelEmitter and ScanScatterSortEmitter both build it; this is how either finds a size.
+// Where a Triton-level kernel finds the dynamic sizes of its tensors: the size arguments
+// the launch ABI appends after the pointers (dyno/Dialect/Dyno/IR/LaunchAbi.h, whose
+// `launchSizes` both Triton emitters build them from).
 //
 //===----------------------------------------------------------------------===//
-#ifndef DYNO_LIB_TARGET_TRITON_LAUNCHABI_H
-#define DYNO_LIB_TARGET_TRITON_LAUNCHABI_H
+#ifndef DYNO_LIB_TARGET_TRITON_SIZEARGUMENTS_H
+#define DYNO_LIB_TARGET_TRITON_SIZEARGUMENTS_H
 
+#include "dyno/Dialect/Dyno/IR/LaunchAbi.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -39,4 +39,4 @@ inline std::optional<Value> sizeArgumentOf(func::FuncOp kernel,
 
 } // namespace mlir::dyno::tl
 
-#endif // DYNO_LIB_TARGET_TRITON_LAUNCHABI_H
+#endif // DYNO_LIB_TARGET_TRITON_SIZEARGUMENTS_H
