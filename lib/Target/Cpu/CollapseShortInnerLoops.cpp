@@ -27,7 +27,9 @@ using namespace mlir;
 static bool operandsCollapse(linalg::GenericOp op, const ReassociationIndices &run) {
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
-    if (!linalg::isDimSequencePreserved(map, run))
+    // A map with sums of loops (unfold's sliding windows, d0 + d4) has no dimension
+    // sequence to keep (upstream's isDimSequencePreserved asserts on it).
+    if (!map.isProjectedPermutation() || !linalg::isDimSequencePreserved(map, run))
       return false;
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type)

@@ -69,3 +69,24 @@ func.func @reduction(%x: memref<4x8x8xf32>, %s: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+#window = affine_map<(d0, d1, d2, d3, d4) -> (d0 + d4, d1, d2, d3)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+
+// unfold's sliding windows read x[d0 + d4, ...]: a map that is no projected permutation
+// is left alone (the pass crashed dyno-opt on it, an assertion in upstream's
+// isDimSequencePreserved; the OpInfo sweep's unfold fell back).
+// CHECK-LABEL: func.func @sliding_window
+// CHECK-NOT: memref.collapse_shape
+// CHECK: linalg.generic
+func.func @sliding_window(%x: memref<5x5x5x5xf32>, %y: memref<3x5x5x5x3xf32>) {
+  linalg.generic {indexing_maps = [#window, #id5],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : memref<5x5x5x5xf32>) outs(%y : memref<3x5x5x5x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  return
+}
