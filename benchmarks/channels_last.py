@@ -45,7 +45,7 @@ def measure(name, dtype, freezing, channels_last, rounds):
     """One variant in this process: eager and compiled medians (us), and the copies
     (aten::copy_) one compiled call makes."""
     import dyno  # noqa: F401
-    from dyno import compiler
+    from dyno.driver import compiler
 
     if not channels_last:
         original = compiler.CompileOptions.lowering_pipeline_options

@@ -1,4 +1,4 @@
-"""The on-disk compile cache (dyno/compile_cache.py): a later process loads a graph
+"""The on-disk compile cache (dyno/driver/compile_cache.py): a later process loads a graph
 compiled by an earlier one (CPU and Triton targets), with the same results and without
 compiling; processes compiling at once share one cache; a corrupt entry is compiled
 again; a graph that differs only in a constant's values is never served another's entry;
@@ -18,11 +18,11 @@ import dyno
 # Under CHECK_NO_COMPILE, Dyno's pass pipelines raise: only a cache hit can succeed.
 _CHILD = r'''
 import json, os, sys, torch
-import dyno, dyno.graph_lowering
+import dyno, dyno.driver.graph_lowering
 if os.environ.get("CHECK_NO_COMPILE"):
     def refuse(*args, **kwargs):
         raise RuntimeError("compiled although the cache holds this graph")
-    dyno.graph_lowering.run_dyno_passes = refuse
+    dyno.driver.graph_lowering.run_dyno_passes = refuse
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8),
                             torch.nn.LogSoftmax(-1)).eval()
@@ -244,11 +244,11 @@ def test_damaged_or_malformed_cache_artifacts_are_refused_whole(tmp_path, monkey
 # Graphs without kernels: a library matmul alone, and exp of a tensor with no elements.
 _CHILD_WITHOUT_KERNELS = r'''
 import json, os, torch
-import dyno, dyno.graph_lowering
+import dyno, dyno.driver.graph_lowering
 if os.environ.get("CHECK_NO_COMPILE"):
     def refuse(*args, **kwargs):
         raise RuntimeError("compiled although the cache holds this graph")
-    dyno.graph_lowering.run_dyno_passes = refuse
+    dyno.driver.graph_lowering.run_dyno_passes = refuse
 a, b = torch.arange(64.).reshape(8, 8), torch.eye(8)
 product = torch.compile(lambda a, b: a @ b, backend="mlir")(a, b)
 empty = torch.compile(lambda x: torch.exp(x) * 2, backend="mlir")(torch.randn(1, 0, 3))

@@ -165,7 +165,7 @@ def test_collectives_overlap_independent_work(tmp_path, monkeypatch):
 
 def test_collective_scheduling_keeps_effects_and_start_order():
     """Starts keep their order and waits stop before an op with effects (a mutation)."""
-    from dyno.collective_scheduling import with_collectives_overlapped
+    from dyno.capture.collective_scheduling import with_collectives_overlapped
 
     c10d, aten = torch.ops._c10d_functional, torch.ops.aten
     graph = torch.fx.Graph()

@@ -139,7 +139,7 @@ def test_slow_stages_say_where_the_compile_is(monkeypatch):
     import logging
     import time
 
-    from dyno import debug
+    from dyno.driver import debug
 
     class Notes(logging.Handler):
         def __init__(self):

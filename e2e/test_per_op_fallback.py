@@ -69,7 +69,7 @@ def test_runtime_failure_of_a_compiled_part_runs_the_whole_graph_eagerly(monkeyp
     # at run time, and the eager fallback ran the partitioned graph module, which the
     # partitioner had rewritten in place, so it called the failing part again and the
     # error reached the user. The partitioner now works on a copy.
-    from dyno import partition
+    from dyno.driver import partition
 
     def fn(x):
         return torch.tanh(torch.special.airy_ai(x)) * 2 + x.sum(-1, keepdim=True)

@@ -156,7 +156,7 @@ def test_centred_differences_rewrite_only_centrings():
     for a mean of another tensor."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    from dyno.centred_differences import with_centred_differences
+    from dyno.capture.centred_differences import with_centred_differences
 
     def fn(t, u):
         return (t - t.mean(-1, keepdim=True), t - t.mean(), t - t.mean(0),

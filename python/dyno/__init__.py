@@ -6,7 +6,7 @@ the public API; it stays light (no MLIR or torch-mlir import) so that the backen
 is cheap.
 """
 from .counters import reset_stats, stats
-from .debug import register_logs as _register_logs
+from .driver.debug import register_logs as _register_logs
 
 _register_logs()  # TORCH_LOGS="dyno" / "+dyno": each graph's compile, its stages and times
 
@@ -40,7 +40,7 @@ def save_cache_artifacts():
     as bytes for load_cache_artifacts on another machine with the same Dyno build, torch
     and torch-mlir (and CPU model for CPU code, triton for Triton code); None when there
     are none. Like torch.compiler.save_cache_artifacts."""
-    from .compile_cache import save_artifacts
+    from .driver.compile_cache import save_artifacts
 
     return save_artifacts()
 
@@ -52,7 +52,7 @@ def load_cache_artifacts(data: bytes) -> int:
     (they hold code, as a wheel does). Raises ValueError, installing nothing, for bytes
     that are not such an archive or whose entries are not whole (their digests catch
     damage, not tampering)."""
-    from .compile_cache import load_artifacts
+    from .driver.compile_cache import load_artifacts
 
     return load_artifacts(data)
 

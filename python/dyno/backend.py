@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import torch
 
-from .compiler import CompileOptions, compile_graph, target_and_device
+from .driver.compiler import CompileOptions, compile_graph, target_and_device
 
 
 def _dynamo_control_flow_exceptions():
@@ -73,6 +73,6 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
     except _DYNAMO_CONTROL_FLOW:
         raise  # Dynamo's own signals: it restarts its analysis or breaks the graph there
     except Exception as error:  # tracing or a decomposition failed: never break the program
-        from .compiler import fall_back_before_compile
+        from .driver.compiler import fall_back_before_compile
 
         return fall_back_before_compile(gm, error)

@@ -18,8 +18,8 @@ import warnings
 
 import torch
 
-from . import cuda_autocast
-from .debug import GraphDump
+from .capture import cuda_autocast
+from .driver.debug import GraphDump
 from .errors import DynoCompileError
 
 
@@ -37,7 +37,7 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
     whose forward enters `torch.autocast("cuda")` itself is traced the same way, with or
     without `autocast` (on CPU tensors that region would disable itself). `options`:
     torch.compile's options for backend="mlir" (target "triton" if given)."""
-    from .compiler import CompileOptions
+    from .driver.compiler import CompileOptions
 
     compile_options = CompileOptions.from_user(options)
     if compile_options.target not in ("auto", "triton"):
@@ -194,7 +194,7 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
                    weights: dict, options=None) -> str:
     """Lowers `graph_module` for the Triton target (with `options`, CompileOptions) and
     writes the export's files."""
-    from . import compiler
+    from .driver import compiler
     from .targets import host_runtime, triton
 
     dump = GraphDump()

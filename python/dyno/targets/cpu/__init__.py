@@ -26,7 +26,8 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
     """ATen graph -> the CPU's compiled kernels and wrapper source. `options`: the
     compiler's CompileOptions; `frozen_inputs`: positions of the inputs that stay the
     same from call to call (parameters under `freezing`), whose weights stay packed."""
-    from ... import frontend, graph_lowering, ir
+    from ...driver import frontend, graph_lowering
+    from ... import ir
 
     outputs = frontend.graph_outputs(gm)
     lowered = graph_lowering.lower_graph(gm, dump, "cpu", options.lowering_pipeline_options(

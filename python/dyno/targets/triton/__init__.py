@@ -21,7 +21,8 @@ class Lowered:
 def lower(gm, dump, options) -> Lowered:
     """ATen graph -> the Triton kernels' and the wrapper's Python sources, not run (export
     ships them). `options`: the compiler's CompileOptions."""
-    from ... import frontend, graph_lowering, ir
+    from ...driver import frontend, graph_lowering
+    from ... import ir
 
     outputs = frontend.graph_outputs(gm)
     lowered = graph_lowering.lower_graph(frontend.with_triton_library_calls(gm), dump,

@@ -121,7 +121,7 @@ def Dyno_ContractionOp : Dyno_Op<"contraction", [Pure]> {
 // express. torch-mlir lowers cumsum/cumprod, scatter/index_put and sort/topk to its
 // TMTensor dialect; the hand-off renames `tm_tensor.scan|scatter|sort|yield` to these
 // ops, which have the same operands, attributes and region semantics (see
-// python/dyno/frontend.py). `dyno-lower-scans-scatters-sorts` lowers them to loops on the
+// python/dyno/driver/frontend.py). `dyno-lower-scans-scatters-sorts` lowers them to loops on the
 // CPU target.
 
 class Dyno_ScanScatterSortOp<string mnemonic, list<Trait> traits = []>

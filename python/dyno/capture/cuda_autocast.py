@@ -25,7 +25,7 @@ from unittest import mock
 
 import torch
 
-from .errors import DynoCompileError
+from ..errors import DynoCompileError
 
 LOW_PRECISIONS = (torch.float16, torch.bfloat16)
 

@@ -14,11 +14,11 @@ import shlex
 
 import torch
 
-from .ops.aten_lowerings import lower_unsupported_ops
-from .centred_differences import with_centred_differences
-from .ops.eager import ROUTED_TO_EAGER
-from .collective_scheduling import with_collectives_overlapped
-from .errors import DynoCompileError
+from ..ops.aten_lowerings import lower_unsupported_ops
+from ..capture.centred_differences import with_centred_differences
+from ..ops.eager import ROUTED_TO_EAGER
+from ..capture.collective_scheduling import with_collectives_overlapped
+from ..errors import DynoCompileError
 
 
 def check_graph_ops(gm: torch.fx.GraphModule) -> None:

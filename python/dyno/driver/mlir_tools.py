@@ -6,13 +6,13 @@ import pathlib
 import shutil
 import subprocess
 
-from .errors import DynoCompileError
+from ..errors import DynoCompileError
 
 
 def _tool_path(tool: str, variable: str) -> str:
     candidates = [
         os.environ.get(variable),
-        str(pathlib.Path(__file__).parent / "_bin" / tool),
+        str(pathlib.Path(__file__).parent.parent / "_bin" / tool),
         shutil.which(tool),
     ]
     for candidate in candidates:

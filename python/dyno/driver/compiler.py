@@ -13,11 +13,13 @@ from typing import Callable, List
 
 import torch
 
-from . import compile_cache, counters, frontend, opaque_inputs
-from .targets import host_runtime
+from . import compile_cache, frontend
+from .. import counters
+from ..capture import opaque_inputs
+from ..targets import host_runtime
 from .debug import GraphDump, log
-from .errors import DynoCompileError
-from .ops.library_calls import COLLECTIVE_NAMESPACE
+from ..errors import DynoCompileError
+from ..ops.library_calls import COLLECTIVE_NAMESPACE
 
 _warned = set()
 
@@ -124,7 +126,7 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
     `frozen_inputs`: positions of the inputs that stay the same from call to call
     (parameters under `freezing`), whose matmul weights are kept packed. `cache_key`:
     the compile cache's key for this graph, under which the result is stored."""
-    from .targets import cpu
+    from ..targets import cpu
 
     lowered = cpu.lower(gm, dump, options, frozen_inputs)
     kernels = lowered.kernels
@@ -153,7 +155,7 @@ def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
     """The Triton target's lower and load, then the compile cache's store (of an entry
     whose kernels loaded). `cache_key`: the compile cache's key for this graph, under
     which the kernels' and the wrapper's sources are stored."""
-    from .targets import triton
+    from ..targets import triton
 
     lowered = triton.lower(gm, dump, options)
     with dump.stage("Triton load"):
@@ -242,7 +244,7 @@ def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, target, dev
                                           target)
             autotune = False
             if target == "triton":
-                from .targets import triton
+                from ..targets import triton
                 autotune = triton.runtime.autotune_requested(options.autotune)
             return key, (compile_cache.load(key, dump.graph_id, device, autotune)
                          if key else None)

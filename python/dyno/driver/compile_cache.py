@@ -40,7 +40,7 @@ from typing import Optional
 
 import torch
 
-from . import counters
+from .. import counters
 from .debug import log
 
 _FORMAT = "v1"
@@ -71,14 +71,14 @@ def _dyno_fingerprint() -> str:
     """Dyno's own code: its Python sources' contents and its binaries' contents (a rebuilt
     dyno-opt is another compiler; the same build installed on two machines is the same
     one, so their caches can be shared: save_artifacts/load_artifacts)."""
-    package = pathlib.Path(__file__).resolve().parent
+    package = pathlib.Path(__file__).resolve().parent.parent  # dyno/
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         if "_mlir_libs" in path.parts or "dialects" in path.parts:
             continue
         digest.update(str(path.relative_to(package)).encode())
         digest.update(path.read_bytes())
-    installed = pathlib.Path(__file__).parent  # the build tree's binaries sit beside it
+    installed = pathlib.Path(__file__).parent.parent  # the build tree's binaries: in dyno/
     binaries = [path for pattern in ("_bin/*", "_mlir_libs/*.so")
                 for path in sorted(installed.glob(pattern))]
     digest.update(_binaries_digest(binaries).encode())
@@ -215,7 +215,7 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
     """(call, kernels, library calls, library routines) of the entry `key`, or None on a
     miss (a corrupt entry is removed and counted as one). `device` and `autotune`: where
     and how a Triton entry's kernels run."""
-    from .targets import cpu, triton
+    from ..targets import cpu, triton
 
     entry = _entry(key)
     if entry is None or not entry.is_dir():
@@ -266,7 +266,7 @@ def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
         if not kernels.save(str(staging / "kernels.so")):
             log.debug("compile cache: no C compiler driver links the kernels; not stored")
             return False
-        from .targets.cpu import jit
+        from ..targets.cpu import jit
 
         # A library that would not load (a symbol the JIT resolved from somewhere a
         # later process lacks) is not stored.
@@ -420,7 +420,7 @@ def _write_atomically(path: pathlib.Path, data: bytes) -> None:
 def _autotune_results_used():
     import sys
 
-    runtime = sys.modules.get(f"{__package__}.targets.triton.runtime")
+    runtime = sys.modules.get(__package__.rsplit(".", 1)[0] + ".targets.triton.runtime")
     return getattr(runtime, "autotune_results_used", ())
 
 

@@ -16,8 +16,8 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from . import frontend
-from .errors import DynoCompileError
-from .ops.eager import ROUTED_TO_EAGER
+from ..errors import DynoCompileError
+from ..ops.eager import ROUTED_TO_EAGER
 
 _support_cache: Dict[Tuple, bool] = {}
 
@@ -89,7 +89,7 @@ def op_is_supported(node: torch.fx.Node, target: str = "cpu") -> bool:
         return False
     key = (target,) + _signature(node)
     if key not in _support_cache:
-        from . import ir
+        from .. import ir
 
         try:
             with tempfile.TemporaryDirectory(prefix="dyno-op-") as directory:

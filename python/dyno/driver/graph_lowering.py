@@ -19,7 +19,7 @@ import pathlib
 import re
 import shlex
 
-from .errors import DynoCompileError
+from ..errors import DynoCompileError
 from .mlir_tools import dyno_opt_path, run_tool
 
 LOWERED_NAMES = {"cpu": "04-llvm.mlir", "triton": "04-triton.mlir"}
@@ -90,7 +90,7 @@ def lower_graph(gm, dump, target: str, options: str = "") -> str:
 def host_function(lowered: str):
     """Parses a lowered graph module (in the current MLIR context): (the module, which
     keeps the rest alive, and its host function); its nested kernels module stays in it."""
-    from . import ir
+    from .. import ir
 
     module = ir.Module.parse(lowered)
     names = [op.operation.name for op in module.body.operations]

@@ -13,7 +13,7 @@ import copy
 
 import torch
 
-from .ops.library_calls import COLLECTIVE_NAMESPACE
+from ..ops.library_calls import COLLECTIVE_NAMESPACE
 
 _WAIT = "wait_tensor"
 

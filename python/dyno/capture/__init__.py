@@ -1,0 +1,4 @@
+"""What Dyno does to the graphs Dynamo and AOTAutograd capture, before import: CUDA
+autocast regions traced on CPU tensors (cuda_autocast), opaque script-object inputs put
+aside (opaque_inputs), centred differences (centred_differences) and collectives moved to
+overlap the work between them (collective_scheduling)."""
