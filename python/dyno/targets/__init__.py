@@ -11,9 +11,9 @@
 `lower` takes an ATen graph to what the target runs (kernels and the wrapper's Python
 source); `load` makes that a callable on torch tensors, `call(args) -> outputs`. The
 backend, per-op fallback, the compile cache (a hit only loads) and export (Triton:
-lowered, not loaded) all go through them. Both lower through graph_lowering.lower_graph
-(torch-mlir, then Dyno's passes in one dyno-opt process; the C++ side of each target is
-lib/Target/<Target>).
+lowered, not loaded) all go through them. Both lower through
+driver/graph_lowering.lower_graph (torch-mlir, then Dyno's passes in one dyno-opt
+process; the C++ side of each target is lib/Target/<Target>).
 
 Shared by both: wrapper.py generates a graph's host wrapper (Python calling kernels and
 library routines in order) from the lowered host function; host_runtime.py is what that
