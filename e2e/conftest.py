@@ -51,10 +51,10 @@ def assert_compiled_matches_values(fn, *inputs, rtol=1e-5, atol=1e-5):
 
 
 def assert_compiled_matches(fn, *inputs, rtol=1e-5, atol=1e-5, options=None, min_kernels=1,
-                            contraction_calls=None, check_strides=True):
+                            extern_calls=None, check_strides=True):
     """Compiles `fn`, checks it against eager on `inputs`, and that nothing fell back.
 
-    `contraction_calls`, when given, is the exact number of library calls (matmul, conv) the
+    `extern_calls`, when given, is the exact number of library calls (matmul, conv) the
     compiled graphs must make: a contraction compiled as loops is a performance bug.
     """
     options = dict(options or {})
@@ -70,9 +70,9 @@ def assert_compiled_matches(fn, *inputs, rtol=1e-5, atol=1e-5, options=None, min
     assert stats.get(f"{options['target']}_graphs", 0) >= 1, stats
     assert stats["runtime_fallbacks"] == 0, stats
     assert stats["compiled_graphs"] >= 1, stats
-    assert stats["kernels"] + stats["contraction_calls"] >= min_kernels, stats
-    if contraction_calls is not None:
-        assert stats["contraction_calls"] == contraction_calls, stats
+    assert stats["kernels"] + stats["extern_calls"] >= min_kernels, stats
+    if extern_calls is not None:
+        assert stats["extern_calls"] == extern_calls, stats
     expected_list = expected if isinstance(expected, (tuple, list)) else [expected]
     actual_list = actual if isinstance(actual, (tuple, list)) else [actual]
     assert len(expected_list) == len(actual_list)

@@ -199,7 +199,7 @@ def test_damaged_or_malformed_cache_artifacts_are_refused_whole(tmp_path, monkey
 
     key = "ab" * 32
     wrapper, kernels = b"def call(args):\n    return []\n", b"# kernels\n"
-    meta = {"target": "triton", "kernels": 0, "contraction_calls": 0, "library_calls": [],
+    meta = {"target": "triton", "kernels": 0, "extern_calls": 0, "library_calls": [],
             "files": {"wrapper.py": hashlib.sha256(wrapper).hexdigest(),
                       "kernels.py": hashlib.sha256(kernels).hexdigest()}}
     whole = {f"{key}/entry.json": json.dumps(meta).encode(), f"{key}/wrapper.py": wrapper,

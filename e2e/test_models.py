@@ -19,14 +19,14 @@ pytestmark = pytest.mark.usefixtures("each_target")
 
 def test_mlp():
     model = MLP(inputs=64, hidden=128, classes=10).eval()
-    assert_compiled_matches(model, torch.randn(32, 64), rtol=1e-4, atol=1e-4, contraction_calls=3)
+    assert_compiled_matches(model, torch.randn(32, 64), rtol=1e-4, atol=1e-4, extern_calls=3)
 
 
 def test_transformer_block():
     # 4 linear layers and 2 batched matmuls (scores, attention @ v) are library calls.
     model = TransformerBlock(dim=64, heads=4, causal=True).eval()
     assert_compiled_matches(model, torch.randn(2, 16, 64), rtol=1e-4, atol=1e-4,
-                            contraction_calls=6)
+                            extern_calls=6)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
@@ -34,14 +34,14 @@ def test_mlp_and_transformer_block_in_low_precision(dtype):
     """bf16/fp16 parameters and inputs: kernels compute in float32 and round at stores,
     matmuls are library calls in the low precision (the linear layers' biases inside
     addmm), and the results are no less accurate than eager against float64."""
-    def check(model, x, contraction_calls):
+    def check(model, x, extern_calls):
         model.to(dtype)
         low = x.to(dtype)
         # The same (rounded) weights and inputs, computed in float64.
         reference = copy.deepcopy(model).double()(low.double())
         tolerance = 2e-2 if dtype == torch.bfloat16 else 2e-3
         got = assert_compiled_matches(model, low, rtol=tolerance, atol=tolerance,
-                                      contraction_calls=contraction_calls)
+                                      extern_calls=extern_calls)
         with torch.no_grad():
             eager = model(low)
         error = lambda t: ((t.double() - reference).norm() / reference.norm()).item()
@@ -67,7 +67,7 @@ def test_small_cnn_in_low_precision(dtype):
     x = torch.randn(4, 3, 16, 16).to(dtype)
     tolerance = 2e-2 if dtype == torch.bfloat16 else 2e-3
     with torch.no_grad():
-        assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, contraction_calls=3)
+        assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, extern_calls=3)
         torch._dynamo.reset()
         dyno.reset_stats()
         pool = lambda t: torch.nn.functional.max_pool2d(torch.relu(t), 3, 2, 1)
@@ -120,7 +120,7 @@ def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
     reference = copy.deepcopy(model).double()(x.double())
     tolerance = {torch.bfloat16: 2e-2, torch.float16: 2e-3, torch.float32: 1e-4}[dtype]
     options = {"freezing": freezing}
-    got = assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, contraction_calls=4,
+    got = assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, extern_calls=4,
                                   options=options)
     with torch.no_grad():
         eager = model(x)
@@ -157,7 +157,7 @@ def test_gelu_after_a_low_precision_linear_is_its_epilogue(dtype):
                                 torch.nn.Linear(256, 64)).eval().to(dtype)
     x = torch.randn(32, 64).to(dtype)
     tolerance = 2e-2 if dtype == torch.bfloat16 else 2e-3
-    got = assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, contraction_calls=2,
+    got = assert_compiled_matches(model, x, rtol=tolerance, atol=tolerance, extern_calls=2,
                                   min_kernels=0)
     # (f16 keeps its GELU kernel: an f16 product beyond its range is -inf in eager, whose
     # GELU is NaN, where the f32 accumulator's GELU is finite.)
@@ -308,7 +308,7 @@ def test_freezing_packs_linear_weights_once_and_again_after_a_write(dtype, monke
         torch.testing.assert_close(compiled(x[:5]), model(x[:5]), rtol=tolerance,
                                    atol=tolerance)
     stats = dyno.stats()
-    assert stats["fallback_graphs"] == 0 and stats["contraction_calls"] >= 3, stats
+    assert stats["fallback_graphs"] == 0 and stats["extern_calls"] >= 3, stats
 
     # One square weight read both ways (x @ W.t() and x @ W): two packed forms.
     class BothWays(torch.nn.Module):
@@ -359,7 +359,7 @@ def test_repeated_layers_compile_each_kernel_once():
     for n in (2, 4):
         torch._dynamo.reset()
         dyno.reset_stats()
-        assert_compiled_matches(layers(n), x, rtol=1e-4, atol=1e-4, contraction_calls=n)
+        assert_compiled_matches(layers(n), x, rtol=1e-4, atol=1e-4, extern_calls=n)
         kernels[n] = dyno.stats()["kernels"]
     assert kernels[4] == kernels[2] and kernels[2] >= 1, kernels
 

@@ -67,7 +67,7 @@ def test_bilinear():
 
 def test_linear():
     linear = torch.nn.Linear(48, 24)
-    assert_compiled_matches(linear, torch.randn(10, 48), contraction_calls=1)
+    assert_compiled_matches(linear, torch.randn(10, 48), extern_calls=1)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
@@ -92,7 +92,7 @@ def test_low_precision_linears_take_the_layers_weight_as_it_is(dtype, tmp_path, 
     model = Model().eval().to(dtype)
     tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-4
     assert_compiled_matches(model, torch.randn(16, 64).to(dtype), rtol=tolerance,
-                            atol=tolerance, contraction_calls=2)
+                            atol=tolerance, extern_calls=2)
     from conftest import TARGET
 
     if TARGET["name"] != "cpu":
@@ -111,7 +111,7 @@ def test_matmul_and_bmm():
         return torch.matmul(a, b).relu(), torch.bmm(c, d) * 0.5
     assert_compiled_matches(fn, torch.randn(17, 23), torch.randn(23, 9),
                             torch.randn(3, 8, 5), torch.randn(3, 5, 6), rtol=1e-4, atol=1e-4,
-                            contraction_calls=2)
+                            extern_calls=2)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
@@ -128,7 +128,7 @@ def test_low_precision_operands_read_in_float32_keep_a_float32_product(dtype):
         return (a.float() @ b.float(), torch.bmm(c.float(), d.float()),
                 F.conv2d(x.float(), w.float()), F.linear(a.float(), b.t().float()) + 1.0,
                 a @ b, F.conv2d(x, w))
-    assert_compiled_matches(fn, a, b, c, d, x, w, rtol=1e-5, atol=1e-5, contraction_calls=6)
+    assert_compiled_matches(fn, a, b, c, d, x, w, rtol=1e-5, atol=1e-5, extern_calls=6)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
@@ -161,7 +161,7 @@ def test_addbmm_in_low_precision_is_as_accurate_as_eager(dtype):
     b1, b2, m = torch.randn(8, 5, 40), torch.randn(8, 40, 6), torch.randn(5, 6)
     args = [t.to(dtype) for t in (m, b1, b2)]
     fn = lambda m, b1, b2: torch.addbmm(m, b1, b2, beta=0.5, alpha=2.0)  # noqa: E731
-    compiled = assert_compiled_matches(fn, *args, rtol=0.05, atol=0.1, contraction_calls=1)
+    compiled = assert_compiled_matches(fn, *args, rtol=0.05, atol=0.1, extern_calls=1)
     reference = fn(*[t.double() for t in args])
     eager = fn(*args)
     assert (compiled.double() - reference).norm() <= (eager.double() - reference).norm() * 1.01
@@ -176,7 +176,7 @@ def test_conv_batchnorm_relu():
         model[1].running_mean.uniform_(-0.2, 0.2)
         model[1].running_var.uniform_(0.5, 1.5)
     assert_compiled_matches(model, torch.randn(2, 3, 16, 16), rtol=1e-4, atol=1e-4,
-                            contraction_calls=2)
+                            extern_calls=2)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
@@ -217,7 +217,7 @@ def test_padded_reads_along_a_unit_dimension():
         return (F.avg_pool2d(x, 3, 1, 1, True, False, 2),
                 F.conv1d(signal, weight, bias, stride=2, padding=2))
     assert_compiled_matches(fn, torch.randn(1, 3, 9, 9), torch.randn(1, 3, 4),
-                            torch.randn(3, 3, 3), torch.randn(3), contraction_calls=None)
+                            torch.randn(3, 3, 3), torch.randn(3), extern_calls=None)
 
 
 @pytest.mark.parametrize("name", ["max_pool1d", "max_pool2d", "max_pool2d_padded",
@@ -304,4 +304,4 @@ def test_matmul_of_reshaped_input_stays_a_library_call():
     def fn(x, w):
         return x.reshape(-1, 16) @ w
     assert_compiled_matches(fn, torch.randn(4, 8, 16), torch.randn(16, 32), rtol=1e-4,
-                            atol=1e-4, contraction_calls=1)
+                            atol=1e-4, extern_calls=1)

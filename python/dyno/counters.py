@@ -48,8 +48,9 @@ def stats() -> dict:
     """Returns a snapshot of Dyno's counters.
 
     Keys: ``compiled_graphs`` (graphs that run Dyno code), ``fallback_graphs`` (graphs run
-    eagerly after a compile failure), ``kernels`` (kernels generated), ``contraction_calls``
-    (library calls such as matmul/conv placed in compiled graphs), ``runtime_fallbacks``
+    eagerly after a compile failure), ``kernels`` (kernels generated), ``extern_calls``
+    (calls into libraries placed in compiled graphs: contractions, `dyno.contraction`,
+    and ATen routines, `dyno.library_call`), ``runtime_fallbacks``
     (compiled graphs that failed when run and switched to eager),
     ``compiled_forward_graphs`` / ``compiled_backward_graphs`` (once any was compiled),
     ``dynamic_graphs`` (compiled graphs with symbolic sizes, once any was compiled),
@@ -67,7 +68,7 @@ def stats() -> dict:
             "compiled_graphs": 0,
             "fallback_graphs": 0,
             "kernels": 0,
-            "contraction_calls": 0,
+            "extern_calls": 0,
             "runtime_fallbacks": 0,
             "partially_compiled_graphs": 0,
         }

@@ -254,11 +254,11 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
         pass
     counters.bump("cache_hits")
     _used_entries.add(key)
-    return call, meta["kernels"], meta["contraction_calls"], meta["library_calls"]
+    return call, meta["kernels"], meta["extern_calls"], meta["library_calls"]
 
 
 def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
-              num_contractions: int, library_calls, runner_utils: bool) -> Optional[pathlib.Path]:
+              num_externs: int, library_calls, runner_utils: bool) -> Optional[pathlib.Path]:
     """Writes the CPU entry `key` (a no-op when another process wrote it first) and
     returns its directory, or None when it was not stored. `runner_utils`: the kernels
     call MLIR's C runner utilities."""
@@ -275,20 +275,20 @@ def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
         return True
 
     return _store(key, "cpu", write, {"signatures": signatures, "kernels": num_kernels,
-                                      "contraction_calls": num_contractions,
+                                      "extern_calls": num_externs,
                                       "library_calls": list(library_calls),
                                       "runner_utils": runner_utils})
 
 
 def store_triton(key: str, kernels_source: str, source: str, num_kernels: int,
-                 num_contractions: int, library_calls) -> Optional[pathlib.Path]:
+                 num_externs: int, library_calls) -> Optional[pathlib.Path]:
     """Writes the Triton entry `key`: the kernels' Triton source and the wrapper."""
     def write(staging: pathlib.Path) -> bool:
         (staging / "kernels.py").write_text(kernels_source)
         (staging / "wrapper.py").write_text(source)
         return True
 
-    return _store(key, "triton", write, {"kernels": num_kernels, "contraction_calls": num_contractions,
+    return _store(key, "triton", write, {"kernels": num_kernels, "extern_calls": num_externs,
                                          "library_calls": list(library_calls)})
 
 

@@ -135,7 +135,7 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
             with dump.stage("cache store"):
                 entry = compile_cache.store_cpu(
                     cache_key, lowered.wrapper_source, kernels, lowered.signatures,
-                    lowered.num_kernels, lowered.contraction_calls, lowered.library_calls,
+                    lowered.num_kernels, lowered.extern_calls, lowered.library_calls,
                     lowered.runner_utils)
                 if entry is not None:
                     # The stored library's code instead of the JIT's: the JIT holds
@@ -147,7 +147,7 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
                      type(error).__name__, error)
     call = cpu.load(lowered.wrapper_source, kernels, dump.graph_id)
     dump.discard_temporary()
-    return call, lowered.num_kernels, lowered.contraction_calls
+    return call, lowered.num_kernels, lowered.extern_calls
 
 
 def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
@@ -167,12 +167,12 @@ def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
             with dump.stage("cache store"):
                 compile_cache.store_triton(cache_key, lowered.kernels_source,
                                            lowered.wrapper_source, lowered.num_kernels,
-                                           lowered.contraction_calls, lowered.library_calls)
+                                           lowered.extern_calls, lowered.library_calls)
         except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
             log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
                      type(error).__name__, error)
     dump.discard_temporary()
-    return call, lowered.num_kernels, lowered.contraction_calls
+    return call, lowered.num_kernels, lowered.extern_calls
 
 
 def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump,
@@ -184,9 +184,9 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
     def compile_subgraph(submodule):
         sub_dump = GraphDump()
         sub_dump.write("00-aten-fx.py", submodule.code)
-        call, num_kernels, num_contractions = compile_part(submodule, sub_dump)
+        call, num_kernels, num_externs = compile_part(submodule, sub_dump)
         counters.bump("kernels", num_kernels)
-        counters.bump("contraction_calls", num_contractions)
+        counters.bump("extern_calls", num_externs)
         return call
 
     try:
@@ -293,13 +293,13 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
                                         frozen_inputs, target, device, dump)
     try:
         if hit is not None:
-            call, num_kernels, num_contractions, library_calls = hit
+            call, num_kernels, num_externs, library_calls = hit
             for name in library_calls:
                 counters.record_library_call(name)
             log.info("graph %d (%s, %s): loaded from the compile cache in %.3f s",
                      dump.graph_id, kind, target, time.perf_counter() - dump.started)
         else:
-            call, num_kernels, num_contractions = compile_part(compiled_gm, dump, frozen_inputs,
+            call, num_kernels, num_externs = compile_part(compiled_gm, dump, frozen_inputs,
                                                           cache_key)
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
@@ -307,9 +307,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         if frontend.has_symbolic_sizes(example_inputs):
             counters.bump("dynamic_graphs")
         counters.bump("kernels", num_kernels)
-        counters.bump("contraction_calls", num_contractions)
+        counters.bump("extern_calls", num_externs)
         log.info("graph %d (%s, %s): %d kernels, %d library calls, compiled in %.2f s: %s",
-                 dump.graph_id, kind, target, num_kernels, num_contractions,
+                 dump.graph_id, kind, target, num_kernels, num_externs,
                  time.perf_counter() - dump.started, dump.summary())
     except DynoCompileError as error:
         log.info("graph %d (%s, %s): not compiled whole after %.2f s: %s: %s",

@@ -1,8 +1,9 @@
 """ATen FX graphs (from AOTAutograd) -> linalg-on-tensors MLIR text, through torch-mlir.
 
 torch-mlir's context and Dyno's meet only through this text (printed in generic form, so
-that our MLIR parses what theirs prints): its FX importer runs in process, its lowering
-to linalg in a torch-mlir-opt subprocess.
+that our MLIR parses what theirs prints): its FX importer runs in process (and Dyno's
+lowerings rewrite the module it built, ops/aten_lowerings.py), its lowering to linalg in
+a torch-mlir-opt subprocess.
 """
 import copy
 import functools
@@ -244,7 +245,8 @@ def import_to_torch(gm: torch.fx.GraphModule) -> str:
     except Exception as error:
         lines = [line for line in str(error).splitlines() if line.strip()]
         raise DynoCompileError("torch-mlir import", " ".join(lines[:6])) from None
-    return lower_unsupported_ops(module.operation.get_asm(print_generic_op_form=True))
+    lower_unsupported_ops(module)
+    return module.operation.get_asm(print_generic_op_form=True)
 
 
 def torch_mlir_opt_path() -> str:

@@ -9,6 +9,13 @@ of its results. torch-mlir's pipeline passes such islands through unchanged, exa
 it passes through the ops its own lowerings produce; the rest of the graph is lowered as
 before and Dyno compiles the whole graph.
 
+The module is the one torch-mlir's importer built, walked with torch-mlir's Python IR API
+(`lower_unsupported_ops`): an op's operands, constants and result types are read from
+the IR. Its lowering writes the island with a `Builder` (MLIR ops as text, SSA values as
+Python objects with arithmetic); the island is parsed as a function of the op's operands
+in the module's context and its body spliced in place of the op. torch_c and tm_tensor
+ops are written in generic form: the Python context does not register their dialects.
+
 Each lowering computes what ATen's CPU kernel computes, in the same order and precision
 (its source is named where it matters), so that results match eager's within rounding.
 An op a lowering does not cover (an element type, a variant) is left alone: torch-mlir
@@ -26,22 +33,6 @@ class Unsupported(Exception):
     """Raised by a lowering to leave an op to torch-mlir (and so to per-op fallback)."""
 _BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16,
          "f32": 32, "f64": 64}
-
-
-def _split_top_level(text: str) -> List[str]:
-    """`a<b, c>, d` -> [`a<b, c>`, `d`]: commas outside brackets."""
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        if char in "<[({":
-            depth += 1
-        elif char in ">])}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    if text.strip():
-        parts.append(text[start:].strip())
-    return parts
 
 
 _VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(.+)>")
@@ -233,16 +224,19 @@ class Builder:
         return [Value(self, f"{result}#{i}", v.type) for i, v in enumerate(initial)]
 
 
-class Operand:
-    """An operand of the op being lowered: its SSA name, torch type, and constant value
-    (for `torch.constant.*` scalars)."""
+_NOT_CONSTANT = object()
 
-    def __init__(self, name: str, type: str, constants: Dict[str, object]):
+
+class Operand:
+    """An operand of the op being lowered: its SSA name inside the island, torch type,
+    and constant value (for `torch.constant.*` scalars and lists of constant ints)."""
+
+    def __init__(self, name: str, type: str, constant=_NOT_CONSTANT):
         self.name, self.type = name, type
         self.is_tensor = type.startswith("!torch.vtensor")
         self.tensor = TensorType(type) if self.is_tensor else None
-        self.is_constant = name in constants
-        self.constant = constants.get(name)
+        self.is_constant = constant is not _NOT_CONSTANT
+        self.constant = constant if self.is_constant else None
 
 
 class Island:
@@ -253,8 +247,8 @@ class Island:
 
     def to_builtin(self, operand: Operand) -> str:
         value = self.builder.fresh()
-        self.builder.emit(f"{value} = torch_c.to_builtin_tensor {operand.name} : "
-                          f"{operand.type} -> {operand.tensor.builtin()}")
+        self.builder.emit(f'{value} = "torch_c.to_builtin_tensor"({operand.name}) : '
+                          f"({operand.type}) -> {operand.tensor.builtin()}")
         return value
 
     def scalar(self, operand: Operand) -> Value:
@@ -265,8 +259,8 @@ class Island:
         if operand.is_constant:
             return self.builder.constant(operand.constant, type)
         convert = {"i64": "to_i64", "f64": "to_f64", "i1": "to_i1"}[type]
-        return self.builder.op(f"torch_c.{convert} {operand.name} : {operand.type} -> {type}",
-                               type)
+        return self.builder.op(f'"torch_c.{convert}"({operand.name}) : ({operand.type}) -> '
+                               f"{type}", type)
 
     def sizes(self, result: TensorType, sources: List[tuple], drop: Optional[int] = None) -> str:
         """Dynamic-size operands for a tensor.empty of `result`'s shape: each unknown size
@@ -347,23 +341,23 @@ class Island:
         b.emit(f"{filled} = linalg.fill ins({fill_value.name} : {type.element}) "
                f"outs({accumulator} : {acc_type}) -> {acc_type}")
         name = b.fresh()
-        b.emit(f"{name}:2 = tm_tensor.scan dimension({dim}) inclusive(true) "
-               f"ins({input_name} : {type.builtin()}) outs({output}, {filled} : "
-               f"{type.builtin()}, {acc_type}) {{")
+        b.emit(f'{name}:2 = "tm_tensor.scan"({input_name}, {output}, {filled}) ({{')
         previous = Value(b, b.fresh(), type.element)
         current = Value(b, b.fresh(), type.element)
         b.emit(f"^bb0({previous.name}: {type.element}, {current.name}: {type.element}):")
         outer = b.indent
         b.indent = outer + "  "
         value = combine(previous, current)
-        b.emit(f"tm_tensor.yield {value.name} : {type.element}")
+        b.emit(f'"tm_tensor.yield"({value.name}) : ({type.element}) -> ()')
         b.indent = outer
-        b.emit(f"}} -> {type.builtin()}, {acc_type}")
+        b.emit(f"}}) {{dimension = {dim} : i64, inclusive = true, "
+               f"operandSegmentSizes = array<i32: 1, 2>}} : ({type.builtin()}, "
+               f"{type.builtin()}, {acc_type}) -> ({type.builtin()}, {acc_type})")
         return f"{name}#0"
 
     def from_builtin(self, name: str, builtin: str, result: str, torch_type: str) -> None:
-        self.builder.emit(f"{result} = torch_c.from_builtin_tensor {name} : "
-                          f"{builtin} -> {torch_type}")
+        self.builder.emit(f'{result} = "torch_c.from_builtin_tensor"({name}) : '
+                          f"({builtin}) -> {torch_type}")
 
 
 # A lowering gets the island, the op's operands and its result types, and returns the
@@ -379,83 +373,122 @@ def lowering(*names: str):
     return register
 
 
-_CONSTANT = re.compile(
-    r'^\s*(%[\w.$-]+) = "torch\.constant\.(int|float|bool|none|str)"\(\)'
-    r'(?: <\{value = ([^:}]+?)(?: : \w+)?\}>)?')
-_INT_LIST = re.compile(
-    r'^\s*(%[\w.$-]+) = "torch\.prim\.ListConstruct"\((.*?)\) : .* -> !torch\.list<int>$')
-_OP = re.compile(
-    r'^(\s*)(?:(%[\w.$-]+)(?::(\d+))? = )?"(torch\.operator|torch\.aten\.[\w.]+)"'
-    r'\((.*?)\)(?: <\{name = "([\w.]+)"\}>)? : \((.*)\) -> (.*)$')
+def _constant_of(value):
+    """The Python value of a `torch.constant.*` scalar, or of a `torch.prim.ListConstruct`
+    of constant ints; _NOT_CONSTANT for anything else (a graph input, a computed value)."""
+    from torch_mlir import ir
 
-
-def _constant_value(kind: str, text: Optional[str]):
-    if kind == "none":
+    if not isinstance(value, ir.OpResult):
+        return _NOT_CONSTANT
+    op = value.owner
+    name = op.name
+    if name == "torch.constant.none":
         return None
-    if kind == "bool":
-        return text.strip() == "true"
-    if kind == "int":
-        return int(text)
-    if kind == "str":
-        return text.strip().strip('"')
-    text = text.strip()
-    if text.lower().startswith("0x"):  # NaN and infinities print as f64 bit patterns
-        import struct
-        return struct.unpack("d", struct.pack("Q", int(text, 16)))[0]
-    return float(text)
+    if name == "torch.constant.bool":
+        # An i1 attribute: the bindings give an IntegerAttr whose value is sign-extended
+        # (true is -1), not a BoolAttr.
+        return bool(ir.IntegerAttr(op.attributes["value"]).value)
+    if name in ("torch.constant.int", "torch.constant.float", "torch.constant.str"):
+        attribute = op.attributes["value"]
+        for kind in (ir.IntegerAttr, ir.FloatAttr, ir.StringAttr):
+            if isinstance(attribute, kind):
+                return attribute.value
+        return _NOT_CONSTANT
+    if name == "torch.prim.ListConstruct" and str(value.type) == "!torch.list<int>":
+        items = [_constant_of(item) for item in op.operands]
+        if all(isinstance(item, int) and not isinstance(item, bool) for item in items):
+            return items
+    return _NOT_CONSTANT
 
 
-def lower_unsupported_ops(text: str) -> str:
-    """Replaces the ops LOWERINGS covers in a torch-dialect module (generic form)."""
-    constants: Dict[str, object] = {}
-    lines = text.splitlines()
-    renames: Dict[str, str] = {}
-    output = []
-    for number, line in enumerate(lines):
-        constant = _CONSTANT.match(line)
-        if constant:
-            constants[constant.group(1)] = _constant_value(constant.group(2), constant.group(3))
-        int_list = _INT_LIST.match(line)
-        if int_list:
-            items = _split_top_level(int_list.group(2))
-            if all(isinstance(constants.get(item), int) for item in items):
-                constants[int_list.group(1)] = [constants[item] for item in items]
-        match = _OP.match(line)
-        if not match:
-            output.append(line)
-            continue
-        indent, result, count, op, operands, name, in_types, out_types = match.groups()
-        name = name if op == "torch.operator" else op
-        function = LOWERINGS.get(name)
-        if function is None:
-            output.append(line)
-            continue
-        names = _split_top_level(operands)
-        types = _split_top_level(in_types)
-        out_types = out_types.strip()
-        if out_types.startswith("("):
-            out_types = out_types[1:-1]
-        island = Island(f"dyno{number}")
+def _lowered_name(op):
+    """The name LOWERINGS knows `op` by: an aten op's own, or a torch.operator's `name`."""
+    from torch_mlir import ir
+
+    if op.name == "torch.operator":
+        return ir.StringAttr(op.attributes["name"]).value
+    return op.name if op.name.startswith("torch.aten.") else None
+
+
+def _island_function(island: Island, operands: List[Operand], results: List[TensorType],
+                     built: List[tuple]) -> str:
+    """The island as a function of the op's operands returning its results."""
+    if len(built) != len(results):
+        raise DynoCompileError("frontend", f"a lowering built {len(built)} results for "
+                               f"an op with {len(results)}")
+    returned = []
+    for i, ((name, builtin), result) in enumerate(zip(built, results)):
+        returned.append(f"%dyno_result_{i}")
+        island.from_builtin(name, builtin, returned[-1], result.torch)
+    arguments = ", ".join(f"{o.name}: {o.type}" for o in operands)
+    types = ", ".join(r.torch for r in results)
+    lines = [f"func.func private @island({arguments}) -> ({types}) {{",
+             *island.builder.lines]
+    lines.append(f"    func.return {', '.join(returned)} : {types}" if returned
+                 else "    func.return")
+    return "\n".join(lines + ["}"])
+
+
+def _splice(island_module, op) -> None:
+    """Replaces `op` by the body of the island function, its arguments by `op`'s
+    operands and its returned values for `op`'s results."""
+    from torch_mlir import ir
+
+    block = island_module.body.operations[0].regions[0].blocks[0]
+    mapping = dict(zip(block.arguments, op.operands))
+
+    def remap(operation):  # values of the island function become the graph's
+        for i, value in enumerate(operation.operands):
+            if value in mapping:
+                operation.operands[i] = mapping[value]
+        for region in operation.regions:
+            for inner_block in region.blocks:
+                for inner in inner_block.operations:
+                    remap(inner.operation)
+
+    *body, returned = list(block.operations)
+    for original in body:
+        copy = original.operation.clone(ip=ir.InsertionPoint(op))
+        remap(copy)
+        for old, new in zip(original.results, copy.results):
+            mapping[old] = new
+    for result, value in zip(op.results, returned.operands):
+        result.replace_all_uses_with(mapping[value])
+    op.erase()
+
+
+def lower_unsupported_ops(module) -> None:
+    """Replaces, in `module` (the torch dialect torch-mlir's importer built), each op
+    LOWERINGS covers by its island: the lowering builds it as a function of the op's
+    operands, which is parsed in the module's context and spliced in place of the op."""
+    from torch_mlir import ir
+
+    module.context.allow_unregistered_dialects = True  # dyno.library_call
+
+    def ops_of(operation):  # every op nested in `operation`, outer ones first
+        for region in operation.regions:
+            for block in region.blocks:
+                for op in list(block.operations):
+                    yield op.operation
+                    yield from ops_of(op.operation)
+
+    for count, op in enumerate([op for op in ops_of(module.operation)
+                                if _lowered_name(op) in LOWERINGS]):
+        operands = [Operand(f"%operand{i}", str(value.type), _constant_of(value))
+                    for i, value in enumerate(op.operands)]
+        island = Island(f"dyno{count}")
         try:
-            results = [TensorType(t) for t in _split_top_level(out_types)]
-            built = function(island, [Operand(n, t, constants) for n, t in zip(names, types)],
-                             results)
+            results = [TensorType(str(result.type)) for result in op.results]
+            built = LOWERINGS[_lowered_name(op)](island, operands, results)
         except Unsupported:
-            output.append(line)
             continue
-        # `%5#1` becomes `%dyno_5_1` (a name that starts with a digit must be all digits).
-        result_names = [] if result is None else [result] if count is None else \
-            [f"%dyno_{result[1:]}_{i}" for i in range(int(count))]
-        if count is not None:
-            renames[result] = f"%dyno_{result[1:]}_"
-        for (builtin_name, builtin_type), result_name, result_type in zip(
-                built, result_names, results):
-            island.from_builtin(builtin_name, builtin_type, result_name, result_type.torch)
-        output.extend(island.builder.lines)
-    lowered = "\n".join(output) + "\n"
-    for result, prefix in renames.items():
-        lowered = re.sub(re.escape(result) + r"#(\d+)", prefix + r"\1", lowered)
-    return lowered
+        text = _island_function(island, operands, results, built)
+        try:
+            island_module = ir.Module.parse(text, context=module.context)
+        except Exception as error:
+            raise DynoCompileError("frontend", f"the lowering of {_lowered_name(op)} built "
+                                   f"IR that does not parse: {error}") from None
+        _splice(island_module, op)
 
 
 def float_result(result: TensorType) -> str:

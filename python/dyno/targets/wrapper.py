@@ -162,7 +162,7 @@ class WrapperBuilder:
         self.lines: List[str] = []
         self.constants: List[str] = []  # module-level: tensors made once, not per call
         self.kernel_signatures: Dict[str, int] = {}
-        self.contraction_calls = 0
+        self.extern_calls = 0
         self.library_calls: List[str] = []  # ATen routines called (dyno.stats()), in order
         self.counter = 0
         # Static (shape, dtype) of library matmul results, by name: memory planning
@@ -512,7 +512,7 @@ class WrapperBuilder:
         if layout is not None:
             self.result_layouts[name] = layout
         self.lines.append(f"{name} = {expression}")
-        self.contraction_calls += 1
+        self.extern_calls += 1
 
     def emit_library_call(self, op):
         """torch.ops.aten.<op>.<overload>(...) with the call's tensors and constants."""
@@ -544,7 +544,7 @@ class WrapperBuilder:
             self.lines.append(f"{results[0]} = {call}")
         else:
             self.lines.append(f"{', '.join(results)} = {call}")
-        self.contraction_calls += 1
+        self.extern_calls += 1
 
     def emit_slice(self, op):
         static = [_i64_array(op.attributes[f"static_{part}"])

@@ -445,7 +445,8 @@ private:
       Operation *op = &opRef;
       // Shape checks (torch-mlir's `cf.assert`s on sizes) stay on the host, where a
       // failure raises an error instead of aborting in a kernel.
-      if (op->hasTrait<OpTrait::IsTerminator>() || isa<ContractionOp, LibraryCallOp, cf::AssertOp>(op) ||
+      if (op->hasTrait<OpTrait::IsTerminator>() ||
+          isa<ContractionOp, LibraryCallOp, cf::AssertOp>(op) ||
           isHostSize(op) || isHostCheckedValue(op))
         continue;
       // The shape of a reshape that stays on the host: a tuple of host integers.

@@ -13,7 +13,7 @@ class Lowered:
     wrapper_source: str
     kernels: Any  # jit.CpuKernels: compiled, not yet bound to a wrapper
     signatures: Dict[str, int]  # kernel -> number of pointer arguments
-    contraction_calls: int
+    extern_calls: int
     library_calls: List[str]
     runner_utils: bool  # the kernels call MLIR's C runner utilities (memrefCopy)
 
@@ -44,7 +44,7 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
         dump.write("05-wrapper.py", source)
         with dump.stage("JIT"):
             kernels = jit.CpuKernels(module, builder.kernel_signatures)
-    return Lowered(source, kernels, builder.kernel_signatures, builder.contraction_calls,
+    return Lowered(source, kernels, builder.kernel_signatures, builder.extern_calls,
                    list(builder.library_calls), "@memrefCopy" in lowered)
 
 

@@ -14,7 +14,7 @@ class Lowered:
     kernels_source: str  # the @triton.jit kernels and their KERNELS launch table
     wrapper_source: str
     num_kernels: int
-    contraction_calls: int
+    extern_calls: int
     library_calls: List[str]
 
 
@@ -35,7 +35,7 @@ def lower(gm, dump, options) -> Lowered:
         source = builder.emit(outputs)
     dump.write("06-wrapper.py", source)
     return Lowered(kernels_source, source, len(builder.kernel_signatures),
-                   builder.contraction_calls, list(builder.library_calls))
+                   builder.extern_calls, list(builder.library_calls))
 
 
 def load(kernels_source: str, wrapper_source: str, device, autotune: bool, graph_id: int):

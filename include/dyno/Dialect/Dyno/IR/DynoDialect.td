@@ -12,8 +12,8 @@ def Dyno_Dialect : Dialect {
     `dyno.launch` (a kernel Dyno generated, held in the nested `module @kernels`),
     `dyno.contraction` (a matrix product or convolution, which a vendor library computes),
     `dyno.library_call` (any other ATen routine Dyno calls by name: LAPACK, FFTs,
-    collectives, attention's fused kernels), plus view-like tensor operations (reshape, slice, transpose) that the runtime performs
-    as zero-copy views. The kernels module is lowered per target; the host function is
+    collectives, attention's fused kernels), plus view-like tensor operations (reshape,
+    slice, transpose) that the runtime performs as zero-copy views. The kernels module is lowered per target; the host function is
     turned into the runtime's wrapper.
   }];
   let cppNamespace = "::mlir::dyno";

@@ -78,9 +78,9 @@ def Dyno_LibraryCallOp : Dyno_Op<"library_call"> {
 def Dyno_ContractionOp : Dyno_Op<"contraction", [Pure]> {
   let summary = "a matrix product or convolution computed by a vendor library";
   let description = [{
-    Computes the contraction `name` with a library (oneDNN/MKL on the CPU, cuBLAS/cuDNN on the GPU, reached
-    through PyTorch). Dyno forms kernels around these calls; a template with a fused epilogue
-    may replace one where it wins.
+    Computes the contraction `name` with a library (oneDNN/MKL on the CPU, cuBLAS/cuDNN on
+    the GPU, reached through PyTorch). Dyno forms kernels around these calls; a template
+    with a fused epilogue may replace one where it wins.
 
     | name           | operands                      | attributes                         |
     | -------------- | ----------------------------- | ---------------------------------- |
