@@ -52,7 +52,7 @@ def decomposes(*ops, targets=TARGETS):
         raise ValueError(f"unknown targets {sorted(unknown)}; Dyno's are {TARGETS}")
 
     def register(function):
-        for target in targets:
+        for target in targets:  # all checked first: a refused registration adds nothing
             for op in ops:
                 registered = _REGISTERED[target].get(op)
                 if registered is not None:
@@ -60,6 +60,8 @@ def decomposes(*ops, targets=TARGETS):
                         f"{op} is decomposed twice on the {target} target: by "
                         f"{registered.__module__}.{registered.__qualname__} and "
                         f"{function.__module__}.{function.__qualname__}")
+        for target in targets:
+            for op in ops:
                 _REGISTERED[target][op] = function
         return function
     return register
