@@ -27,6 +27,12 @@ compared after every step with PyTorch's eager DDP and FSDP2 (`fully_shard` per 
 at the root) on the same batches (losses, whole parameters), and a step is timed for
 eager, Inductor (DDP around torch.compile; torch.compile of the FSDP2 model) and Dyno
 (with and without its CUDA graph), in one run.
+
+Collectives (`--collectives`, float32 and bfloat16): one program with every functional
+collective (all_reduce, all_gather, reduce_scatter, broadcast, all_to_all_single) and the
+coalesced forms (all_reduce_coalesced, all_gather_single_coalesced,
+reduce_scatter_single_coalesced, each a library call per tensor), with computation
+around them, exported per rank and run on NCCL against the same program in eager.
 """
 import argparse
 import os
@@ -52,6 +58,45 @@ class AllReduced(torch.nn.Module):
     def forward(self, x):
         import torch.distributed._functional_collectives as funcol
         return funcol.all_reduce(self.linear(x), "sum", self.group_name)
+
+
+class Collectives(torch.nn.Module):
+    """Every functional collective and the coalesced ones on group `group_name`, with
+    computation before and after each (e2e/distributed_runs.py's two collective
+    scenarios in one program)."""
+
+    def __init__(self, group_name):
+        super().__init__()
+        self.group_name = group_name
+
+    def forward(self, x, w):
+        import torch.distributed._functional_collectives as funcol
+
+        group = self.group_name
+        h = torch.relu(x @ w)
+        outputs = [funcol.all_reduce(h, "sum", group).exp().sum(-1),
+                   funcol.all_gather_tensor(h * 2, 0, group) * 3,
+                   funcol.reduce_scatter_tensor(h + 1, "sum", 0, group).tanh(),
+                   funcol.broadcast(h - 1, 1, group) + 1,
+                   funcol.all_to_all_single(h.sin(), None, None, group).cos()]
+        outputs += [s.exp() for s in funcol.all_reduce_coalesced(
+            [h, h.sin(), x[:, :3]], "sum", group)]
+        outputs += [g * 3 for g in funcol.all_gather_single_coalesced([h * 2, x.cos()],
+                                                                      group)]
+        outputs += [s.tanh() for s in funcol.reduce_scatter_single_coalesced(
+            [h + 1, (x * 3)[:, :4]], "sum", [0, 1], group)]
+        return tuple(outputs)
+
+
+COLLECTIVES_SIZE = (2048, 1024)  # x; w is (1024, 1024)
+
+
+def _collective_inputs(rank, dtype):
+    generator = torch.Generator().manual_seed(rank)
+    x = torch.randn(COLLECTIVES_SIZE, generator=generator).to(dtype)
+    w = (torch.randn(COLLECTIVES_SIZE[1], COLLECTIVES_SIZE[1], generator=generator)
+         / COLLECTIVES_SIZE[1] ** 0.5).to(dtype)
+    return x, w
 
 
 def _split(linear, rank, dim):
@@ -86,6 +131,20 @@ def export(args):
 
     import dyno
 
+    if args.collectives:
+        for dtype in ("float32", "bfloat16"):
+            for rank in range(WORLD):
+                dist.init_process_group("fake", store=FakeStore(), rank=rank,
+                                        world_size=WORLD)
+                directory = os.path.join(args.out, f"collectives-{dtype}", f"rank{rank}")
+                dyno.reset_stats()
+                dyno.export_triton(Collectives(dist.group.WORLD.group_name),
+                                   _collective_inputs(rank, getattr(torch, dtype)),
+                                   directory, save_weights=False)
+                print(f"rank {rank} ({dtype}): exported to {directory}; library calls: "
+                      f"{dyno.stats()['library_calls']}", flush=True)
+                dist.destroy_process_group()
+        return
     for rank in range(WORLD):
         dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=WORLD)
         model, inputs = zoo.build(args.model, size=args.size, dtype=getattr(torch, args.dtype))
@@ -153,6 +212,11 @@ def _rank(rank, args):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from gpu_run import load_runtime
 
+    if args.collectives:
+        for dtype in ("float32", "bfloat16"):
+            _collectives(rank, args, device, load_runtime, getattr(torch, dtype))
+        dist.destroy_process_group()
+        return
     dtype = getattr(torch, args.dtype)
     full, inputs = zoo.build(args.model, size=args.size, dtype=dtype)
     sharded, _ = zoo.build(args.model, size=args.size, dtype=dtype)
@@ -190,6 +254,34 @@ def _rank(rank, args):
             for shard_parameters in (False, True):
                 _data_parallel(rank, args, name, device, load_runtime, shard_parameters)
     dist.destroy_process_group()
+
+
+def _collectives(rank, args, device, load_runtime, dtype):
+    """Dyno's exported collectives program against the same program in eager, on NCCL."""
+    import torch.distributed as dist
+
+    name = str(dtype).removeprefix("torch.")
+    module = Collectives(dist.group.WORLD.group_name)
+    inputs = tuple(x.to(device) for x in _collective_inputs(rank, dtype))
+    directory = os.path.join(args.artifacts, f"collectives-{name}", f"rank{rank}")
+    program = load_runtime(directory).load(directory, device=device,
+                                           cuda_graphs=False).bind(module)
+    with torch.no_grad():
+        want, got = module(*inputs), program(*inputs)
+        torch.cuda.synchronize()
+        errors = [((g.double() - w.double()).abs().max()
+                   / w.double().abs().max().clamp(min=1)).item() for g, w in zip(got, want)]
+        times = {"eager": _median_ms(lambda: module(*inputs)),
+                 "dyno": _median_ms(lambda: program(*inputs))}
+    rows = [None] * WORLD
+    dist.all_gather_object(rows, (rank, len(got), len(want), max(errors), times))
+    if rank == 0:
+        print(f"Collectives ({name}, x {tuple(inputs[0].shape)}), NCCL, {WORLD} x "
+              f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
+        for rank_, outputs, expected, error, rank_times in rows:
+            print(f"rank {rank_}: {outputs} of {expected} outputs, max |dyno - eager| / "
+                  f"max |eager| {error:.1e}; " + ", ".join(
+                      f"{k} {v:.3f} ms" for k, v in rank_times.items()), flush=True)
 
 
 def _relative(got, want):
@@ -319,6 +411,8 @@ def main():
     parser.add_argument("--model", default="llama")
     parser.add_argument("--size", default="bench")
     parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--collectives", action="store_true",
+                        help="the collectives program alone, float32 and bfloat16")
     args = parser.parse_args()
     if args.mode == "export":
         export(args)

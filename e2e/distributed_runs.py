@@ -1,4 +1,4 @@
-"""What each process of test_distributed.py runs (2 processes, gloo on CPU tensors).
+"""What each process of test_distributed.py runs (2 or 4 processes, gloo on CPU tensors).
 
 Every scenario runs the same program eagerly and through torch.compile(backend="mlir") in
 the same process, on the same data, and records what differs and what Dyno compiled:
@@ -6,8 +6,8 @@ the test process then asserts on each rank's report. Run as
 
     python e2e/distributed_runs.py TARGET REPORT_DIR [SCENARIO,...]
 
-it starts the two processes itself (a file store: no ports), and each writes
-REPORT_DIR/rank<r>.json.
+it starts the processes itself (a file store: no ports; 4 when a scenario named needs
+them, else 2), and each writes REPORT_DIR/rank<r>.json.
 """
 import json
 import os
@@ -189,15 +189,101 @@ def replicated_data_parallel_training(target, rank):
     return _in_graph_data_parallel(target, rank, shard=False)
 
 
+class ResidualBlock(torch.nn.Module):
+    """A pre-norm MLP block defined here, as a user's model is: Dynamo compiles a user's
+    forward between FSDP2's hooks (which it never traces: torch 2.13 wraps each in
+    torch._dynamo.disable), while a model built of torch.nn's own containers alone gives
+    it no frame to compile (torch.nn is not traced from the top)."""
+
+    def __init__(self, width, hidden):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(width)
+        self.up = torch.nn.Linear(width, hidden)
+        self.down = torch.nn.Linear(hidden, width)
+
+    def forward(self, x):
+        return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+
+
+class ResidualModel(torch.nn.Module):
+    def __init__(self, width=16, hidden=48, depth=2, classes=8):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(ResidualBlock(width, hidden) for _ in range(depth))
+        self.head = torch.nn.Linear(width, classes)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def _full(parameter):
+    return parameter.full_tensor() if hasattr(parameter, "full_tensor") else parameter
+
+
+def _sharded_residual_model(target, dp_mesh, tp_mesh=None):
+    """ResidualModel, each block tensor-parallel over `tp_mesh` (if any), each block and
+    the root fully sharded over `dp_mesh` (FSDP2, eager hooks), and each block compiled
+    (as torchtitan does) when `target`."""
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   parallelize_module)
+
+    torch.manual_seed(0)
+    model = ResidualModel()
+    for block in model.blocks:
+        if tp_mesh is not None:
+            parallelize_module(block, tp_mesh, {"up": ColwiseParallel(),
+                                                "down": RowwiseParallel()})
+        fully_shard(block, mesh=dp_mesh)
+        if target:
+            block.compile(backend="mlir", options={"target": target})
+    fully_shard(model, mesh=dp_mesh)
+    return model
+
+
+def _train_sharded(target, dp_mesh, tp_mesh, seed):
+    runs = [_sharded_residual_model(None, dp_mesh, tp_mesh),
+            _sharded_residual_model(target, dp_mesh, tp_mesh)]
+    torch.manual_seed(seed)
+    losses = _train_side_by_side(runs, runs)
+    difference = max(_max_difference(_full(a), _full(b))
+                     for a, b in zip(runs[0].parameters(), runs[1].parameters()))
+    return {"losses": losses, "difference": difference}
+
+
+def fully_sharded_training(target, rank):
+    """FSDP2 (`fully_shard` per block and at the root, its hooks eager) around compiled
+    blocks, trained against the same model in eager on each rank's own batches."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    return _train_sharded(target, init_device_mesh("cpu", (WORLD,)), None, 10 + rank)
+
+
+def two_dimensional_training(target, rank):
+    """4 processes, a 2 x 2 mesh: each block tensor-parallel (column- then row-wise) over
+    "tp" and fully sharded (FSDP2) over "dp", the blocks compiled: the TP all-reduces are
+    in Dyno's graphs, FSDP's all-gathers and reduce-scatters in its eager hooks. The two
+    processes of a "tp" group see the same batches; the "dp" groups their own."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+    return _train_sharded(target, mesh["dp"], mesh["tp"], 10 + mesh["dp"].get_local_rank())
+
+
 SCENARIOS = {"functional_collectives": functional_collectives,
              "coalesced_collectives": coalesced_collectives,
              "tensor_parallel_training": tensor_parallel_training,
              "data_parallel_training": data_parallel_training,
              "sharded_data_parallel_training": sharded_data_parallel_training,
-             "replicated_data_parallel_training": replicated_data_parallel_training}
+             "replicated_data_parallel_training": replicated_data_parallel_training,
+             "fully_sharded_training": fully_sharded_training,
+             "two_dimensional_training": two_dimensional_training}
+# Scenarios that need 4 processes; the others run on 2.
+FOUR_PROCESSES = {"two_dimensional_training"}
 
 
-def process(rank, target, report_dir, store_file, names):
+def process(rank, target, report_dir, store_file, names, world):
     import faulthandler
 
     import dyno
@@ -208,7 +294,7 @@ def process(rank, target, report_dir, store_file, names):
     faulthandler.enable(all_threads=True)
 
     dist.init_process_group("gloo", init_method=f"file://{store_file}", rank=rank,
-                            world_size=WORLD)
+                            world_size=world)
     report = {}
     try:
         for name in names:
@@ -232,11 +318,16 @@ def process(rank, target, report_dir, store_file, names):
 
 def main():
     target, report_dir = sys.argv[1], sys.argv[2]
-    names = sys.argv[3].split(",") if len(sys.argv) > 3 else list(SCENARIOS)
+    names = sys.argv[3].split(",") if len(sys.argv) > 3 else [
+        name for name in SCENARIOS if name not in FOUR_PROCESSES]
+    world = 4 if FOUR_PROCESSES & set(names) else WORLD
+    if world == 4 and not FOUR_PROCESSES.issuperset(names):
+        raise SystemExit(f"run {sorted(FOUR_PROCESSES)} apart from the 2-process scenarios")
     torch.set_num_threads(1)  # two processes on two cores
     torch.multiprocessing.spawn(process, args=(target, report_dir,
-                                               os.path.join(report_dir, "store"), names),
-                                nprocs=WORLD, join=True)
+                                               os.path.join(report_dir, "store"), names,
+                                               world),
+                                nprocs=world, join=True)
 
 
 if __name__ == "__main__":

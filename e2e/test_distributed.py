@@ -1,4 +1,4 @@
-"""torch.distributed under torch.compile(backend="mlir"): 2 processes, gloo, CPU tensors.
+"""torch.distributed under torch.compile(backend="mlir"): 2 or 4 processes, gloo, CPU tensors.
 
 distributed_runs.py starts the processes (each scenario against eager in the same process);
 these tests assert on each rank's report. Collectives are library calls inside the
@@ -19,17 +19,22 @@ COLLECTIVES = ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", 
                "all_to_all_single"]
 
 
-@pytest.fixture(scope="module", params=["cpu", "triton"])
-def reports(request, tmp_path_factory):
-    """Both ranks' reports of one run of every scenario on a target."""
-    directory = tmp_path_factory.mktemp(f"distributed-{request.param}")
-    done = subprocess.run([sys.executable, RUNS, request.param, str(directory)],
+def run_scenarios(target, directory, world, *scenarios):
+    """Every rank's report of one run of `scenarios` (all 2-process ones if none)."""
+    done = subprocess.run([sys.executable, RUNS, target, str(directory), *scenarios],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     # A process that aborts at exit ("terminate called without an active exception")
     # still writes its report: the exit status and stderr say it.
     assert "terminate called" not in done.stderr
-    return [json.loads((directory / f"rank{rank}.json").read_text()) for rank in range(2)]
+    return [json.loads((directory / f"rank{rank}.json").read_text()) for rank in range(world)]
+
+
+@pytest.fixture(scope="module", params=["cpu", "triton"])
+def reports(request, tmp_path_factory):
+    """Both ranks' reports of one run of every 2-process scenario on a target."""
+    return run_scenarios(request.param, tmp_path_factory.mktemp(f"distributed-{request.param}"),
+                         2)
 
 
 def assert_compiled_without_fallback(result):
@@ -111,6 +116,41 @@ def test_in_graph_data_parallel_matches_fsdp2_and_ddp(reports, scenario, collect
             sum((n + 1) // 2 for n in (16 * 48, 48, 48 * 37, 37, 37 * 8, 8)) if sharded
             else result["model_numel"])
     assert reports[0][scenario]["losses"] != reports[1][scenario]["losses"]
+
+
+def assert_trains_as_eager(result):
+    for eager, compiled in result["losses"]:
+        assert compiled == pytest.approx(eager, rel=1e-5, abs=1e-6)
+    assert result["difference"] < 1e-5
+
+
+def test_fully_sharded_training_compiles_the_blocks_between_fsdp2_hooks(reports):
+    """FSDP2 with its eager hooks (torch 2.13 never traces them) around compiled blocks:
+    the blocks' forward and backward are Dyno's graphs, and training matches eager FSDP2."""
+    for report in reports:
+        result = report["fully_sharded_training"]
+        assert_compiled_without_fallback(result)
+        assert result["compiled_graphs"] >= 2  # a block's forward and backward
+        assert_trains_as_eager(result)
+    assert reports[0]["fully_sharded_training"]["losses"] != \
+        reports[1]["fully_sharded_training"]["losses"]
+
+
+@pytest.mark.parametrize("target", ["cpu", "triton"])
+def test_two_dimensional_training_matches_eager(target, tmp_path):
+    """4 processes, dp 2 x tp 2: tensor-parallel blocks (their all-reduces library calls
+    in Dyno's graphs) fully sharded by FSDP2 over dp, against the same in eager."""
+    reports = run_scenarios(target, tmp_path, 4, "two_dimensional_training")
+    losses = []
+    for report in reports:
+        result = report["two_dimensional_training"]
+        assert_compiled_without_fallback(result)
+        assert result["library_calls"].get("_c10d_functional.all_reduce.default", 0) >= 1
+        assert_trains_as_eager(result)
+        losses.append([loss for step in result["losses"] for loss in step])
+    # Ranks 0 and 1 are one tp group (the same batches), 2 and 3 the other.
+    assert losses[0] == pytest.approx(losses[1]) and losses[2] == pytest.approx(losses[3])
+    assert losses[0] != losses[2]
 
 
 def test_a_failed_collective_raises_and_is_not_replayed(tmp_path):
