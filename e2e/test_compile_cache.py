@@ -3,7 +3,8 @@ compiled by an earlier one (CPU and Triton targets), with the same results and w
 compiling; processes compiling at once share one cache; a corrupt entry is compiled
 again; a graph that differs only in a constant's values is never served another's entry;
 the cache stays under its size limit; it can be turned off; a process's entries travel
-to another cache as one archive (save_cache_artifacts / load_cache_artifacts)."""
+to another cache as one archive (save_cache_artifacts / load_cache_artifacts); a graph
+whose kernels an earlier graph compiled is stored whole."""
 import json
 import os
 import subprocess
@@ -16,13 +17,15 @@ import dyno
 
 # Compiles a small network (kernels and a library call) and prints its stats and output.
 # Under CHECK_NO_COMPILE, Dyno's pass pipelines raise: only a cache hit can succeed.
-_CHILD = r'''
+_REFUSE_COMPILES = r'''
 import json, os, sys, torch
 import dyno, dyno.driver.graph_lowering
 if os.environ.get("CHECK_NO_COMPILE"):
     def refuse(*args, **kwargs):
         raise RuntimeError("compiled although the cache holds this graph")
     dyno.driver.graph_lowering.run_dyno_passes = refuse
+'''
+_CHILD = _REFUSE_COMPILES + r'''
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8),
                             torch.nn.LogSoftmax(-1)).eval()
@@ -45,14 +48,39 @@ print(json.dumps({"hits": stats.get("cache_hits", 0), "misses": stats.get("cache
 '''
 
 
+# Graphs that share kernels (identical layers between graph breaks): the later graphs'
+# entries must hold the kernels they took from the first graph's compile.
+_SHARING_CHILD = _REFUSE_COMPILES + r'''
+torch.manual_seed(0)
+layers = torch.nn.ModuleList(torch.nn.Sequential(
+    torch.nn.LayerNorm(32), torch.nn.Linear(32, 32), torch.nn.GELU()) for _ in range(3))
+def model(x):  # unrolled: Dynamo runs a frame that breaks inside a loop eagerly
+    x = layers[0](x * 2)
+    torch._dynamo.graph_break()
+    x = layers[1](x)
+    torch._dynamo.graph_break()
+    x = layers[2](x)
+    torch._dynamo.graph_break()
+    return x.tanh()
+x = torch.randn(8, 32)
+with torch.no_grad():
+    out = torch.compile(model, backend="mlir")(x)
+    torch.testing.assert_close(out, model(x), rtol=1e-4, atol=1e-4)
+stats = dyno.stats()
+print(json.dumps({"hits": stats.get("cache_hits", 0), "compiled": stats["compiled_graphs"],
+                  "fallbacks": stats["fallback_graphs"] + stats["runtime_fallbacks"],
+                  "shared": stats.get("shared_kernels", 0), "out": out.tolist()}))
+'''
+
+
 def _env(cache, **extra):
     env = dict(os.environ, DYNO_CACHE="1", DYNO_CACHE_DIR=str(cache), **extra)
     env.pop("DYNO_DEBUG_DIR", None)
     return env
 
 
-def _run(cache, **extra):
-    done = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
+def _run(cache, child=_CHILD, **extra):
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
                           timeout=600, env=_env(cache, **extra))
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -274,3 +302,15 @@ def test_graphs_without_kernels_are_stored_and_loaded(tmp_path):
     assert len(_entries(tmp_path)) == 2
     second = run(CHECK_NO_COMPILE="1")
     assert second == {"hits": 2, "kernels": 0, "compiled": 2, "fallbacks": 0}, second
+
+
+def test_graphs_sharing_kernels_are_stored_whole(tmp_path):
+    """The later layers' graphs take their kernels from the first layer's compile; their
+    entries link those kernels in, so a second process loads every graph alone."""
+    first = _run(tmp_path / "cache", _SHARING_CHILD)
+    assert first["compiled"] == 4 and first["fallbacks"] == 0, first
+    # (The third layer's graph is the second's: a hit already in this process.)
+    assert first["shared"] >= 1, first
+    second = _run(tmp_path / "cache", _SHARING_CHILD, CHECK_NO_COMPILE="1")
+    assert second["hits"] == 4 and second["fallbacks"] == 0, second
+    assert second["out"] == first["out"]

@@ -364,6 +364,42 @@ def test_repeated_layers_compile_each_kernel_once():
     assert kernels[4] == kernels[2] and kernels[2] >= 1, kernels
 
 
+class LayersBetweenGraphBreaks(torch.nn.Module):
+    """Identical layers with a graph break after each: one graph per layer, the first
+    and the last with work of their own, so the graphs differ but share the layers'
+    kernels."""
+
+    def __init__(self, width=32):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Sequential(
+            torch.nn.LayerNorm(width), torch.nn.Linear(width, width), torch.nn.GELU())
+            for _ in range(3))
+
+    def forward(self, x):
+        # Unrolled: Dynamo runs a frame that breaks inside a loop eagerly, whole.
+        x = self.layers[0](x * 2)
+        torch._dynamo.graph_break()
+        x = self.layers[1](x)
+        torch._dynamo.graph_break()
+        x = self.layers[2](x)
+        torch._dynamo.graph_break()
+        return x.tanh()
+
+
+def test_kernels_repeated_across_graphs_are_compiled_once():
+    """Kernels equal up to their names in different graphs of one process are compiled
+    once (the CPU's units, Triton's shared launchers): the later layers' graphs take
+    every kernel from the first's, and the results are eager's."""
+    torch.manual_seed(0)
+    model = LayersBetweenGraphBreaks().eval()
+    x = torch.randn(8, 32)
+    assert_compiled_matches(model, x, rtol=1e-4, atol=1e-4, extern_calls=3)
+    stats = dyno.stats()
+    assert stats["compiled_graphs"] == 4, stats
+    # Each of the two later layers' graphs makes the first layer's kernels again.
+    assert stats.get("shared_kernels", 0) >= 2, stats
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_freezing_packs_convolution_filters(dtype, monkeypatch):
     """options={"freezing": True} on the CPU target: a convolution's frozen filter is

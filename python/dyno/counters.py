@@ -60,7 +60,9 @@ def stats() -> dict:
     across the parts; once any was split; ``split_reasons`` says why, one string each),
     ``fallback_ops`` (ATen op name -> how many partly compiled graphs run it eagerly),
     ``library_calls`` (ATen op name -> how many compiled graphs call it as a library
-    routine, dyno.library_call: LAPACK, pocketfft), and
+    routine, dyno.library_call: LAPACK, pocketfft), ``shared_kernels`` (kernels a graph
+    launches from an earlier graph's compile in this process instead of compiling them
+    again, once any was), and
     ``fallback_reasons`` (one string per fallback, in order).
     """
     with _lock:

@@ -230,7 +230,8 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
         for_triton = meta.get("target", "cpu") == "triton"
         if not for_triton:
             call = cpu.load(source, cpu.jit.LoadedKernels(
-                str(entry / "kernels.so"), meta["signatures"], meta["runner_utils"]), graph_id)
+                str(entry / "kernels.so"), meta["signatures"], meta["runner_utils"],
+                meta["symbols"]), graph_id)
         else:
             kernels_source = files["kernels.py"].decode()
     except (OSError, ValueError, KeyError, AttributeError, SyntaxError) as error:
@@ -258,10 +259,11 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
 
 
 def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
-              num_externs: int, library_calls, runner_utils: bool) -> Optional[pathlib.Path]:
+              num_externs: int, library_calls, runner_utils: bool,
+              symbols: dict) -> Optional[pathlib.Path]:
     """Writes the CPU entry `key` (a no-op when another process wrote it first) and
     returns its directory, or None when it was not stored. `runner_utils`: the kernels
-    call MLIR's C runner utilities."""
+    call MLIR's C runner utilities; `symbols`: each kernel's symbol in the library."""
     def write(staging: pathlib.Path) -> bool:
         if not kernels.save(str(staging / "kernels.so")):
             log.debug("compile cache: no C compiler driver links the kernels; not stored")
@@ -270,14 +272,14 @@ def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
 
         # A library that would not load (a symbol the JIT resolved from somewhere a
         # later process lacks) is not stored.
-        jit.LoadedKernels(str(staging / "kernels.so"), signatures, runner_utils)
+        jit.LoadedKernels(str(staging / "kernels.so"), signatures, runner_utils, symbols)
         (staging / "wrapper.py").write_text(source)
         return True
 
     return _store(key, "cpu", write, {"signatures": signatures, "kernels": num_kernels,
                                       "extern_calls": num_externs,
                                       "library_calls": list(library_calls),
-                                      "runner_utils": runner_utils})
+                                      "runner_utils": runner_utils, "symbols": symbols})
 
 
 def store_triton(key: str, kernels_source: str, source: str, num_kernels: int,

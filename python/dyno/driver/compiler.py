@@ -136,12 +136,12 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
                 entry = compile_cache.store_cpu(
                     cache_key, lowered.wrapper_source, kernels, lowered.signatures,
                     lowered.num_kernels, lowered.extern_calls, lowered.library_calls,
-                    lowered.runner_utils)
+                    lowered.runner_utils, kernels.symbols)
                 if entry is not None:
                     # The stored library's code instead of the JIT's: the JIT holds
                     # an LLVM session per graph (2.4 MB, against 0.1 MB for a library).
-                    kernels = cpu.jit.LoadedKernels(str(entry / "kernels.so"),
-                                                    lowered.signatures, lowered.runner_utils)
+                    kernels = kernels.run_from(str(entry / "kernels.so"),
+                                               lowered.runner_utils)
         except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
             log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
                      type(error).__name__, error)

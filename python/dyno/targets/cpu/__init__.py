@@ -4,6 +4,7 @@ targets share; jit.py runs the kernels."""
 from dataclasses import dataclass
 from typing import Any, Dict, List
 
+from ... import counters
 from .. import wrapper
 from . import jit
 
@@ -44,6 +45,8 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
         dump.write("05-wrapper.py", source)
         with dump.stage("JIT"):
             kernels = jit.CpuKernels(module, builder.kernel_signatures)
+    if kernels.shared:
+        counters.bump("shared_kernels", kernels.shared)
     return Lowered(source, kernels, builder.kernel_signatures, builder.extern_calls,
                    list(builder.library_calls), "@memrefCopy" in lowered)
 

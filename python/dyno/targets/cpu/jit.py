@@ -3,16 +3,27 @@
 Kernels use the bare-pointer calling convention (one pointer per argument and result,
 all statically shaped and contiguous), so a launch is one ctypes call with the tensors'
 data pointers.
+
+Kernels equal up to their names are compiled once per process: a graph's kernel that an
+earlier graph's JIT already compiled (the same function, and the same globals and
+declarations it refers to) is taken from that graph's `KernelUnit` instead (see
+`_sharing_keys`). Every compiled kernel is named after its graph's unit or, when it can
+be shared, after its content, so the units' object code links into one library without
+clashes (the compile cache stores a graph's kernels, its own and those it took, as one).
 """
 import contextlib
 import ctypes
 import ctypes.util
 import glob
+import hashlib
+import itertools
 import os
+import re
 import site
 import sys
 import threading
-from typing import Dict
+import weakref
+from typing import Dict, List, Optional
 
 from ...errors import DynoCompileError
 
@@ -122,8 +133,77 @@ def sync_threads(torch_threads: int) -> None:
     _thread_state.threads = torch_threads
 
 
+class KernelUnit:
+    """Kernels one JIT compile made (those of a graph that no earlier graph of this
+    process had compiled): their object code, which the compile cache links into its
+    libraries, and what runs them: the JIT's engine, until a library holding the same
+    code is loaded (`run_from`), which costs a twentieth of the memory."""
+
+    def __init__(self, engine, object_code: bytes):
+        self.engine = engine
+        self.library = None
+        self.object_code = object_code
+
+    def address(self, symbol: str):
+        """(address of `symbol`'s packed wrapper, what holds its code)."""
+        if self.library is not None:
+            return (ctypes.cast(getattr(self.library, "_mlir_" + symbol),
+                                ctypes.c_void_p).value, self.library)
+        return self.engine.raw_lookup(symbol), self.engine
+
+    def run_from(self, library) -> None:
+        self.library, self.engine = library, None
+
+
+# Units by the sharing key of each kernel they compiled. Weak: a unit lives while a graph
+# launches one of its kernels, and while it does, no other unit compiles those kernels
+# (so no two units linked into one library define the same symbol).
+_units_by_kernel = weakref.WeakValueDictionary()
+_sharing_lock = threading.Lock()
+_unit_serial = itertools.count()
+_SYMBOL_REFERENCE = re.compile(r'@([A-Za-z_$.][\w$.\-]*|"[^"]*")')
+
+
+def _references(text: str, name: str) -> set:
+    """The symbols the op printed as `text`, whose own symbol is `name`, refers to."""
+    return {reference.strip('"') for reference in _SYMBOL_REFERENCE.findall(text)} - {name}
+
+
+def _sharing_keys(module, kernel_names) -> Dict[str, Optional[str]]:
+    """For each of `kernel_names` (functions of `module` that the wrapper launches), what
+    kernels equal up to their names share: a hash of its text under a neutral name and of
+    the texts of the symbols it refers to; None where it cannot be shared (another
+    function calls it, it calls a function defined here, or its constants live in the
+    module's resources, which its text does not show)."""
+    texts, defined, referenced = {}, set(), set()
+    for op in module.body.operations:
+        if "sym_name" not in op.attributes:
+            continue
+        name = op.attributes["sym_name"].value
+        texts[name] = op.get_asm()
+        if op.operation.name == "llvm.func" and len(op.regions[0].blocks):
+            defined.add(name)
+        referenced.update(_references(texts[name], name))
+    keys = {}
+    for name in kernel_names:
+        text = texts.get(name)
+        uses = _references(text or "", name)
+        if (text is None or name in referenced or uses & defined or "dense_resource" in text
+                or any(u not in texts or "dense_resource" in texts[u] for u in uses)):
+            keys[name] = None
+            continue
+        unnamed = re.sub(rf'@"?{re.escape(name)}"?(?=[(\s])', "@KERNEL", text, count=1)
+        digest = hashlib.sha256(unnamed.encode())
+        for use in sorted(uses):
+            digest.update(b"\0" + texts[use].encode())
+        keys[name] = digest.hexdigest()[:32]
+    return keys
+
+
 class CpuKernels:
-    """The JIT-compiled `module @kernels` of one graph."""
+    """The JIT-compiled `module @kernels` of one graph, less the kernels an earlier graph
+    of this process compiled, which it launches from that graph's unit. `shared`: how
+    many kernels it took so."""
 
     def __init__(self, lowered, signatures: Dict[str, int]):
         """`lowered`: the lowered graph (its host function and, nested, `module @kernels`
@@ -132,13 +212,15 @@ class CpuKernels:
         nested module printed alone loses the `dense_resource` constants, which live in
         the top-level module's resources."""
         from ... import ir
-        from ...execution_engine import ExecutionEngine
 
         self.functions = {}
+        self.symbols = {}   # kernel -> its symbol in the compiled code
+        self.units: List[KernelUnit] = []  # the units its kernels come from, its own first
+        self._own: Optional[KernelUnit] = None
+        self.shared = 0
         if not signatures:
             # A graph of library calls and views alone: nothing to compile (the JIT
             # would emit no object, which its object cache cannot write out).
-            self._engine = None
             return
         runtime = openmp_runtime()
         # The MLIR context is not kept: once the JIT has translated the module it runs
@@ -159,49 +241,122 @@ class CpuKernels:
                 for op in list(nested[0].regions[0].blocks[0].operations):
                     kernels.body.append(op.detach_from_parent())
                 module = kernels
-        try:
-            # (Position-independent code: the compile cache links it into a library.)
-            self._engine = ExecutionEngine(
-                module, opt_level=3,
-                shared_libs=[runtime.library, runner_utils_library()], enable_pic=True)
-        except Exception as error:
-            raise DynoCompileError("jit", str(error)) from None
-        self.functions = {name: self._launcher(name, n) for name, n in signatures.items()}
+            with _sharing_lock:
+                self._compile(module, signatures, runtime)
 
-    def _launcher(self, name: str, num_pointers: int):
-        # ExecutionEngine exposes each function through its packed wrapper,
-        # `void _mlir_<name>(void **args)`, args[i] pointing at the i-th argument.
-        address = self._engine.raw_lookup(name)
-        if not address:
-            raise DynoCompileError("jit", f"kernel {name} is missing after JIT compilation")
-        return packed_launcher(address, num_pointers, self._engine)
+    def _compile(self, module, signatures, runtime):
+        from ... import ir
+        from ...execution_engine import ExecutionEngine
+
+        keys = _sharing_keys(module, signatures)
+        serial = next(_unit_serial)
+        taken, twins, renamed = {}, {}, {}
+        for op in list(module.body.operations):
+            if "sym_name" not in op.attributes:
+                continue
+            name = op.attributes["sym_name"].value
+            key = keys.get(name)
+            unit = _units_by_kernel.get(key) if key else None
+            if unit is not None:  # compiled by an earlier graph: not again
+                taken[name] = unit
+                op.operation.erase()
+            elif key and key in twins.values():  # equal to one this graph compiles
+                twins[name] = key
+                op.operation.erase()
+            elif name in signatures:
+                # Unique among the units alive: named after its content when it can be
+                # shared (no other unit alive compiled it), else after this unit.
+                symbol = f"dyno_{key}" if key else f"dyno_u{serial}_{name}"
+                ir.SymbolTable.set_symbol_name(op, symbol)
+                self.symbols[name] = symbol
+                if key:
+                    twins[name] = key
+            elif not (op.operation.name == "llvm.func" and not len(op.regions[0].blocks)):
+                renamed[name] = f"dyno_u{serial}_{name}"  # a global: this unit's own
+        for name, symbol in renamed.items():
+            ir.SymbolTable.replace_all_symbol_uses(name, symbol, module.operation)
+        for op in module.body.operations:
+            if "sym_name" in op.attributes and op.attributes["sym_name"].value in renamed:
+                ir.SymbolTable.set_symbol_name(op, renamed[op.attributes["sym_name"].value])
+        own = None
+        if len(self.symbols):
+            try:
+                # (Position-independent code: the compile cache links it into a library.)
+                engine = ExecutionEngine(
+                    module, opt_level=3,
+                    shared_libs=[runtime.library, runner_utils_library()], enable_pic=True)
+            except Exception as error:
+                raise DynoCompileError("jit", str(error)) from None
+            own = self._own = KernelUnit(engine, _object_code(engine))
+            self.units.append(own)
+            for key in twins.values():
+                _units_by_kernel[key] = own
+        for name, unit in taken.items():
+            self.symbols[name] = f"dyno_{keys[name]}"
+            if unit not in self.units:
+                self.units.append(unit)
+        for name, key in twins.items():
+            self.symbols[name] = f"dyno_{key}"
+        self.shared = len(taken)
+        for name, num_pointers in signatures.items():
+            address, owner = taken.get(name, own).address(self.symbols[name])
+            if not address:
+                raise DynoCompileError("jit", f"kernel {name} is missing after JIT "
+                                       "compilation")
+            self.functions[name] = packed_launcher(address, num_pointers, owner)
 
     def save(self, path: str) -> bool:
-        """Writes the compiled kernels as a shared library at `path` (for the compile
-        cache): the JIT's object code, linked by the system's C compiler driver. False
-        where there is none, or linking failed."""
+        """Writes the compiled kernels, its own and those it took from other units, as
+        one shared library at `path` (for the compile cache): their object code, linked
+        by the system's C compiler driver. False where there is none, or linking failed."""
         import shutil
         import subprocess
         import tempfile
 
         linker = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-        if linker is None:
+        if linker is None or any(unit.object_code is None for unit in self.units):
             return False
         with tempfile.TemporaryDirectory() as scratch:
-            if self._engine is None:  # no kernels: an empty library
-                source = os.path.join(scratch, "empty.c")
-                with open(source, "w") as handle:
+            objects = []
+            for index, unit in enumerate(self.units):
+                objects.append(os.path.join(scratch, f"kernels{index}.o"))
+                with open(objects[-1], "wb") as handle:
+                    handle.write(unit.object_code)
+            if not objects:  # no kernels: an empty library
+                objects.append(os.path.join(scratch, "empty.c"))
+                with open(objects[-1], "w") as handle:
                     handle.write("int dyno_graph_without_kernels;\n")
-                command = [linker, "-shared", "-o", path, source]
-            else:
-                obj = os.path.join(scratch, "kernels.o")
-                self._engine.dump_to_object_file(obj)
-                command = [linker, "-shared", "-o", path, obj, "-lm"]
+            command = [linker, "-shared", "-o", path, *objects, "-lm"]
             done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         return done.returncode == 0 and os.path.exists(path)
 
+    def run_from(self, path: str, runner_utils: bool) -> "LoadedKernels":
+        """The same kernels from the library `save` wrote at `path`, which then also runs
+        this graph's own unit for later graphs that share its kernels (its JIT engine is
+        dropped)."""
+        loaded = LoadedKernels(path, {name: launch.num_pointers
+                                      for name, launch in self.functions.items()},
+                               runner_utils, self.symbols, keep_alive=self.units)
+        if self._own is not None and self._own.engine is not None:
+            self._own.run_from(loaded.library)
+        return loaded
+
     def __getitem__(self, name: str):
         return self.functions[name]
+
+
+def _object_code(engine) -> Optional[bytes]:
+    """The machine code the JIT made for `engine`, as an object file."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "kernels.o")
+        try:
+            engine.dump_to_object_file(path)
+            with open(path, "rb") as handle:
+                return handle.read()
+        except (OSError, RuntimeError):
+            return None
 
 
 def packed_launcher(address: int, num_pointers: int, keep_alive):
@@ -228,6 +383,7 @@ def packed_launcher(address: int, num_pointers: int, keep_alive):
         values[:] = pointers
         packed(addresses)
 
+    launch.num_pointers = num_pointers
     return launch
 
 
@@ -235,19 +391,24 @@ class LoadedKernels:
     """Kernels from a shared library CpuKernels.save wrote (a compile-cache hit): the
     same launchers, without MLIR."""
 
-    def __init__(self, path: str, signatures: Dict[str, int], runner_utils: bool):
+    def __init__(self, path: str, signatures: Dict[str, int], runner_utils: bool,
+                 symbols: Optional[Dict[str, str]] = None, keep_alive=()):
         """`runner_utils`: the kernels call MLIR's C runner utilities (memrefCopy), which
-        load libMLIR and libLLVM (40 ms): only then are they loaded."""
+        load libMLIR and libLLVM (40 ms): only then are they loaded. `symbols`: each
+        kernel's symbol in the library, where it is not the kernel's name (the JIT names
+        its kernels apart); `keep_alive`: what else lives as long as these kernels."""
         runtime = openmp_runtime()  # __kmpc_* (RTLD_GLOBAL) before the kernels need them
         if runner_utils:
             ctypes.CDLL(runner_utils_library(), mode=ctypes.RTLD_GLOBAL)
-        self._library = ctypes.CDLL(path)
+        self.library = ctypes.CDLL(path)
         self._runtime = runtime
+        self._keep_alive = keep_alive
         self.functions = {}
+        symbols = symbols or {}
         for name, num_pointers in signatures.items():
-            address = ctypes.cast(getattr(self._library, "_mlir_" + name),
+            address = ctypes.cast(getattr(self.library, "_mlir_" + symbols.get(name, name)),
                                   ctypes.c_void_p).value
-            self.functions[name] = packed_launcher(address, num_pointers, self._library)
+            self.functions[name] = packed_launcher(address, num_pointers, self.library)
 
     def __getitem__(self, name: str):
         return self.functions[name]

@@ -5,6 +5,7 @@ share. Triton kernels on CPU tensors run under Triton's interpreter."""
 from dataclasses import dataclass
 from typing import List
 
+from ... import counters
 from .. import host_runtime, wrapper
 from . import runtime
 
@@ -43,6 +44,8 @@ def load(kernels_source: str, wrapper_source: str, device, autotune: bool, graph
     first launch with `autotune`), the wrapper bound to them."""
     kernels = runtime.TritonKernels(runtime.write_kernels(kernels_source), device,
                                     autotune=autotune)
+    if kernels.shared:
+        counters.bump("shared_kernels", kernels.shared)
     namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
     exec(compile(wrapper_source, f"<dyno graph {graph_id}>", "exec"), namespace)
     return namespace["call"]

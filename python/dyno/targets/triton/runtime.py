@@ -13,7 +13,12 @@ Autotuning (`autotune=True`, or DYNO_AUTOTUNE=1) times every configuration on th
 call and keeps the fastest; the winner is cached on disk (DYNO_CACHE_DIR, by default
 ~/.cache/dyno) under a hash of the kernel source, configuration list and device, so a
 later process starts with it.
+
+Kernels equal up to their names (the same source, launch-table entry and device) share
+one launcher in a process, whichever graph's file they came from: Triton compiles each
+distinct kernel once (its own caches key a kernel by its source, name included).
 """
+import ast
 import contextlib
 import hashlib
 import importlib.util
@@ -22,8 +27,8 @@ import os
 import re
 import sys
 import threading
-
 import warnings
+import weakref
 
 import torch
 import triton
@@ -382,8 +387,32 @@ class Launcher:
         self._launch(self.config, tensors)
 
 
+# Launchers by kernel: a kernel's source with its name replaced, its launch-table entry
+# and how it runs. Weak: a launcher lives while a graph that launches it does.
+_shared_launchers = weakref.WeakValueDictionary()
+
+
+def _function_sources(source: bytes) -> dict:
+    """Each top-level function's source text in a kernels file, by name."""
+    text = source.decode()
+    return {node.name: ast.get_source_segment(text, node)
+            for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
+
+
+def _sharing_key(name: str, function_source, entry: dict, how: str):
+    """What kernels equal up to their names share; None for one that calls another
+    function of its file by a name of its own (a scan's combiner, `_dyno_combine_<name>_*`):
+    that function is not compared."""
+    if function_source is None or f"_{name}_" in function_source:
+        return None
+    unnamed = re.sub(rf"\b{re.escape(name)}\b", "KERNEL", function_source)
+    return hashlib.sha256("\0".join((unnamed, json.dumps(entry, sort_keys=True), how))
+                          .encode()).hexdigest()
+
+
 class TritonKernels:
-    """The kernels of one graph, by name, ready to launch on `device`."""
+    """The kernels of one graph, by name, ready to launch on `device`. `shared`: how many
+    of them launch through a launcher an earlier graph of this process made."""
 
     def __init__(self, kernels_path: str, device: torch.device, autotune: bool = False):
         interpret = torch.device(device).type == "cpu"
@@ -395,13 +424,26 @@ class TritonKernels:
         check_targets = compile_check_targets() if interpret else []
         twins = import_kernels(kernels_path, source, False) if check_targets else None
         digest = hashlib.sha256(source).hexdigest()[:24]
+        functions = _function_sources(source)
+        how = json.dumps([device_name, str(device), interpret, autotune, check_targets])
         self.launchers = {}
+        self.shared = 0
         for name, entry in self.module.KERNELS.items():
-            key = hashlib.sha256(source + name.encode() + json.dumps(entry).encode()
-                                 + device_name.encode()).hexdigest()[:24]
-            check = (getattr(twins, name), digest, check_targets) if twins else None
-            self.launchers[name] = Launcher(getattr(self.module, name), entry, interpret,
-                                            autotune, key, compile_check=check)
+            sharing = _sharing_key(name, functions.get(name), entry, how)
+            with _lock:
+                launcher = _shared_launchers.get(sharing) if sharing else None
+                if launcher is not None:
+                    self.launchers[name] = launcher
+                    self.shared += 1
+                    continue
+                key = hashlib.sha256(source + name.encode() + json.dumps(entry).encode()
+                                     + device_name.encode()).hexdigest()[:24]
+                check = (getattr(twins, name), digest, check_targets) if twins else None
+                launcher = Launcher(getattr(self.module, name), entry, interpret, autotune,
+                                    key, compile_check=check)
+                self.launchers[name] = launcher
+                if sharing:
+                    _shared_launchers[sharing] = launcher
 
     def __getitem__(self, name: str) -> Launcher:
         return self.launchers[name]
