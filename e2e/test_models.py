@@ -125,7 +125,10 @@ def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
     with torch.no_grad():
         eager = model(x)
     error = lambda t: ((t.double() - reference).norm() / reference.norm()).item()
-    assert error(got) <= 1.25 * error(eager), (error(got), error(eager))
+    # Within a rounding of eager's error: at float32, both are about one unit roundoff,
+    # where summation orders (oneDNN's kernels differ by CPU) decide the last bit.
+    roundoff = torch.finfo(dtype).eps / 2
+    assert error(got) <= 1.25 * error(eager) + roundoff, (error(got), error(eager))
     if TARGET["name"] != "cpu":
         return
     compiled = torch.compile(model, backend="mlir", options={"target": "cpu", **options})
@@ -138,7 +141,9 @@ def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
     if host_runtime.convolves_channels_last(dtype, frozen_filters=freezing):
         # Copies of activations (batch 2; no filter has 2 output channels).
         assert [shape for shape in copied if shape[0] == 2] == [[2, 3, 16, 16]], copied
-    elif dtype == torch.bfloat16:  # (f16 without oneDNN: PyTorch's own NCHW kernels)
+    elif host_runtime.onednn_computes(dtype):
+        # (Where oneDNN does not compute the dtype, f16 without AVX-512 FP16 and bf16 on
+        # AVX2 alone, PyTorch's own kernels run and copy as they do in eager.)
         assert copied == [], copied
 
 
@@ -167,7 +172,10 @@ def test_gelu_after_a_low_precision_linear_is_its_epilogue(dtype):
         reference = copy.deepcopy(model).double()(x.double())
         eager = model(x)
     error = lambda t: ((t.double() - reference).norm() / reference.norm()).item()
-    assert error(got) <= 1.25 * error(eager), (error(got), error(eager))
+    # Within a rounding of eager's error: at float32, both are about one unit roundoff,
+    # where summation orders (oneDNN's kernels differ by CPU) decide the last bit.
+    roundoff = torch.finfo(dtype).eps / 2
+    assert error(got) <= 1.25 * error(eager) + roundoff, (error(got), error(eager))
 
     # A NaN in one row of the input: that row is all NaN, the others are what eager gives.
     x[3, 5] = float("nan")
@@ -295,7 +303,8 @@ def test_freezing_packs_linear_weights_once_and_again_after_a_write(dtype, monke
     x = torch.randn(32, 64).to(dtype)
     compiled = torch.compile(model, backend="mlir",
                              options={"target": TARGET["name"], "freezing": True})
-    cpu = TARGET["name"] == "cpu"
+    # Packed where oneDNN computes the dtype (bf16: not on AVX2 alone).
+    cpu = TARGET["name"] == "cpu" and host_runtime.FrozenWeights._packs(dtype)
     with torch.no_grad():
         for _ in range(3):
             torch.testing.assert_close(compiled(x), model(x), rtol=tolerance, atol=tolerance)
@@ -420,7 +429,8 @@ def test_freezing_packs_convolution_filters(dtype, monkeypatch):
     tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-4
     compiled = torch.compile(model, backend="mlir",
                              options={"target": TARGET["name"], "freezing": True})
-    cpu = TARGET["name"] == "cpu"
+    # Packed where oneDNN computes the dtype (bf16: not on AVX2 alone).
+    cpu = TARGET["name"] == "cpu" and host_runtime.FrozenWeights._packs(dtype)
     convolutions = [m for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
     with torch.no_grad():
         for _ in range(2):

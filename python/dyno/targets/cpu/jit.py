@@ -139,10 +139,18 @@ class KernelUnit:
     libraries, and what runs them: the JIT's engine, until a library holding the same
     code is loaded (`run_from`), which costs a twentieth of the memory."""
 
-    def __init__(self, engine, object_code: bytes):
+    def __init__(self, engine):
         self.engine = engine
         self.library = None
-        self.object_code = object_code
+        self._object_code = None
+
+    @property
+    def object_code(self) -> Optional[bytes]:
+        """Written out when first asked for (a third of a second for GPT-2's kernels):
+        by the compile cache, which asks before the engine goes."""
+        if self._object_code is None and self.engine is not None:
+            self._object_code = _object_code(self.engine)
+        return self._object_code
 
     def address(self, symbol: str):
         """(address of `symbol`'s packed wrapper, what holds its code)."""
@@ -152,6 +160,9 @@ class KernelUnit:
         return self.engine.raw_lookup(symbol), self.engine
 
     def run_from(self, library) -> None:
+        """Runs the kernels from `library` (which holds this unit's code) and drops the
+        engine, keeping the object code: later graphs link it into their entries."""
+        self.object_code  # noqa: B018 (written out while the engine is there)
         self.library, self.engine = library, None
 
 
@@ -287,7 +298,7 @@ class CpuKernels:
                     shared_libs=[runtime.library, runner_utils_library()], enable_pic=True)
             except Exception as error:
                 raise DynoCompileError("jit", str(error)) from None
-            own = self._own = KernelUnit(engine, _object_code(engine))
+            own = self._own = KernelUnit(engine)
             self.units.append(own)
             for key in twins.values():
                 _units_by_kernel[key] = own
