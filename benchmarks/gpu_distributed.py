@@ -30,8 +30,8 @@ eager, Inductor (DDP around torch.compile; torch.compile of the FSDP2 model) and
 
 Collectives (`--collectives`, float32 and bfloat16): one program with every functional
 collective (all_reduce, all_gather, reduce_scatter, broadcast, all_to_all_single) and the
-coalesced forms (all_reduce_coalesced, all_gather_single_coalesced,
-reduce_scatter_single_coalesced, each a library call per tensor), with computation
+coalesced forms (all_reduce_coalesced, all_gather_into_tensor_coalesced,
+reduce_scatter_tensor_coalesced, each a library call per tensor), with computation
 around them, exported per rank and run on NCCL against the same program in eager.
 """
 import argparse
@@ -81,9 +81,9 @@ class Collectives(torch.nn.Module):
                    funcol.all_to_all_single(h.sin(), None, None, group).cos()]
         outputs += [s.exp() for s in funcol.all_reduce_coalesced(
             [h, h.sin(), x[:, :3]], "sum", group)]
-        outputs += [g * 3 for g in funcol.all_gather_single_coalesced([h * 2, x.cos()],
+        outputs += [g * 3 for g in funcol.all_gather_into_tensor_coalesced([h * 2, x.cos()],
                                                                       group)]
-        outputs += [s.tanh() for s in funcol.reduce_scatter_single_coalesced(
+        outputs += [s.tanh() for s in funcol.reduce_scatter_tensor_coalesced(
             [h + 1, (x * 3)[:, :4]], "sum", [0, 1], group)]
         return tuple(outputs)
 
