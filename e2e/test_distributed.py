@@ -23,7 +23,12 @@ def run_scenarios(target, directory, world, *scenarios):
     """Every rank's report of one run of `scenarios` (all 2-process ones if none)."""
     done = subprocess.run([sys.executable, RUNS, target, str(directory), *scenarios],
                           capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-4000:]
+    if done.returncode != 0:
+        # A rank that crashed in native code printed every thread's Python stack
+        # (faulthandler) well before the spawner's own traceback: show both.
+        fatal = done.stderr.find("Fatal Python error")
+        crash = done.stderr[max(fatal - 1000, 0):fatal + 8000] if fatal >= 0 else ""
+        pytest.fail(f"exit status {done.returncode}\n{crash}\n[...]\n{done.stderr[-4000:]}")
     # A process that aborts at exit ("terminate called without an active exception")
     # still writes its report: the exit status and stderr say it.
     assert "terminate called" not in done.stderr

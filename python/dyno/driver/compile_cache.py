@@ -282,6 +282,12 @@ def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
                                       "runner_utils": runner_utils, "symbols": symbols})
 
 
+def stored_meta(entry: pathlib.Path) -> dict:
+    """A stored entry's entry.json (a CPU entry's: the kernels' signatures and symbols in
+    its library, whether it needs the runner utilities)."""
+    return json.loads((entry / "entry.json").read_text())
+
+
 def store_triton(key: str, kernels_source: str, source: str, num_kernels: int,
                  num_externs: int, library_calls) -> Optional[pathlib.Path]:
     """Writes the Triton entry `key`: the kernels' Triton source and the wrapper."""

@@ -140,8 +140,11 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
                 if entry is not None:
                     # The stored library's code instead of the JIT's: the JIT holds
                     # an LLVM session per graph (2.4 MB, against 0.1 MB for a library).
+                    # (Another process may have stored this graph first: its
+                    # library names the kernels its own way.)
+                    stored = compile_cache.stored_meta(entry)
                     kernels = kernels.run_from(str(entry / "kernels.so"),
-                                               lowered.runner_utils)
+                                               stored["runner_utils"], stored["symbols"])
         except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
             log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
                      type(error).__name__, error)

@@ -47,8 +47,10 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
             kernels = jit.CpuKernels(module, builder.kernel_signatures)
     if kernels.shared:
         counters.bump("shared_kernels", kernels.shared)
+    # (Kernels taken from other graphs' units are linked in whole when stored.)
+    runner_utils = "@memrefCopy" in lowered or kernels.runner_utils
     return Lowered(source, kernels, builder.kernel_signatures, builder.extern_calls,
-                   list(builder.library_calls), "@memrefCopy" in lowered)
+                   list(builder.library_calls), runner_utils)
 
 
 def load(wrapper_source: str, kernels, graph_id: int):

@@ -16,12 +16,12 @@ import ctypes
 import ctypes.util
 import glob
 import hashlib
-import itertools
 import os
 import re
 import site
 import sys
 import threading
+import uuid
 import weakref
 from typing import Dict, List, Optional
 
@@ -139,21 +139,24 @@ class KernelUnit:
     libraries, and what runs them: the JIT's engine, until a library holding the same
     code is loaded (`run_from`), which costs a twentieth of the memory."""
 
-    def __init__(self, engine):
+    def __init__(self, engine, runner_utils: bool):
         self.engine = engine
         self.library = None
+        self.runner_utils = runner_utils  # its code calls MLIR's C runner utilities
         self._object_code = None
 
     @property
     def object_code(self) -> Optional[bytes]:
         """Written out when first asked for (a third of a second for GPT-2's kernels):
         by the compile cache, which asks before the engine goes."""
-        if self._object_code is None and self.engine is not None:
-            self._object_code = _object_code(self.engine)
+        engine = self.engine
+        if self._object_code is None and engine is not None:
+            self._object_code = _object_code(engine)
         return self._object_code
 
     def address(self, symbol: str):
-        """(address of `symbol`'s packed wrapper, what holds its code)."""
+        """(address of `symbol`'s packed wrapper, what holds its code). Under
+        _sharing_lock, as run_from is."""
         if self.library is not None:
             return (ctypes.cast(getattr(self.library, "_mlir_" + symbol),
                                 ctypes.c_void_p).value, self.library)
@@ -162,8 +165,9 @@ class KernelUnit:
     def run_from(self, library) -> None:
         """Runs the kernels from `library` (which holds this unit's code) and drops the
         engine, keeping the object code: later graphs link it into their entries."""
-        self.object_code  # noqa: B018 (written out while the engine is there)
-        self.library, self.engine = library, None
+        with _sharing_lock:
+            self.object_code  # noqa: B018 (written out while the engine is there)
+            self.library, self.engine = library, None
 
 
 # Units by the sharing key of each kernel they compiled. Weak: a unit lives while a graph
@@ -171,7 +175,6 @@ class KernelUnit:
 # (so no two units linked into one library define the same symbol).
 _units_by_kernel = weakref.WeakValueDictionary()
 _sharing_lock = threading.Lock()
-_unit_serial = itertools.count()
 _SYMBOL_REFERENCE = re.compile(r'@([A-Za-z_$.][\w$.\-]*|"[^"]*")')
 
 
@@ -198,7 +201,11 @@ def _sharing_keys(module, kernel_names) -> Dict[str, Optional[str]]:
     keys = {}
     for name in kernel_names:
         text = texts.get(name)
-        uses = _references(text or "", name)
+        uses, pending = set(), [name]
+        while pending:  # what it refers to, and what those refer to
+            for use in _references(texts.get(pending.pop(), ""), name) - uses:
+                uses.add(use)
+                pending.append(use)
         if (text is None or name in referenced or uses & defined or "dense_resource" in text
                 or any(u not in texts or "dense_resource" in texts[u] for u in uses)):
             keys[name] = None
@@ -260,7 +267,9 @@ class CpuKernels:
         from ...execution_engine import ExecutionEngine
 
         keys = _sharing_keys(module, signatures)
-        serial = next(_unit_serial)
+        # Names of this unit's own: unique in any process (a library another process
+        # stored for the same graph holds its own units).
+        serial = uuid.uuid4().hex[:12]
         taken, twins, renamed = {}, {}, {}
         for op in list(module.body.operations):
             if "sym_name" not in op.attributes:
@@ -274,16 +283,18 @@ class CpuKernels:
             elif key and key in twins.values():  # equal to one this graph compiles
                 twins[name] = key
                 op.operation.erase()
-            elif name in signatures:
-                # Unique among the units alive: named after its content when it can be
-                # shared (no other unit alive compiled it), else after this unit.
-                symbol = f"dyno_{key}" if key else f"dyno_u{serial}_{name}"
-                ir.SymbolTable.set_symbol_name(op, symbol)
-                self.symbols[name] = symbol
-                if key:
-                    twins[name] = key
+            elif name in signatures and key:
+                # Named after its content (no other unit alive compiled it; nothing
+                # refers to a kernel that can be shared).
+                ir.SymbolTable.set_symbol_name(op, f"dyno_{key}")
+                self.symbols[name] = f"dyno_{key}"
+                twins[name] = key
             elif not (op.operation.name == "llvm.func" and not len(op.regions[0].blocks)):
-                renamed[name] = f"dyno_u{serial}_{name}"  # a global: this unit's own
+                # A kernel that cannot be shared, a function it calls, a global: this
+                # unit's own (a declaration keeps its name: it is linked, not defined).
+                renamed[name] = f"dyno_u{serial}_{name}"
+                if name in signatures:
+                    self.symbols[name] = renamed[name]
         for name, symbol in renamed.items():
             ir.SymbolTable.replace_all_symbol_uses(name, symbol, module.operation)
         for op in module.body.operations:
@@ -298,7 +309,10 @@ class CpuKernels:
                     shared_libs=[runtime.library, runner_utils_library()], enable_pic=True)
             except Exception as error:
                 raise DynoCompileError("jit", str(error)) from None
-            own = self._own = KernelUnit(engine)
+            own = self._own = KernelUnit(engine, "memrefCopy" in
+                                         [op.attributes["sym_name"].value
+                                          for op in module.body.operations
+                                          if "sym_name" in op.attributes])
             self.units.append(own)
             for key in twins.values():
                 _units_by_kernel[key] = own
@@ -325,14 +339,16 @@ class CpuKernels:
         import tempfile
 
         linker = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-        if linker is None or any(unit.object_code is None for unit in self.units):
+        with _sharing_lock:
+            codes = [unit.object_code for unit in self.units]
+        if linker is None or any(code is None for code in codes):
             return False
         with tempfile.TemporaryDirectory() as scratch:
             objects = []
-            for index, unit in enumerate(self.units):
+            for index, code in enumerate(codes):
                 objects.append(os.path.join(scratch, f"kernels{index}.o"))
                 with open(objects[-1], "wb") as handle:
-                    handle.write(unit.object_code)
+                    handle.write(code)
             if not objects:  # no kernels: an empty library
                 objects.append(os.path.join(scratch, "empty.c"))
                 with open(objects[-1], "w") as handle:
@@ -341,14 +357,21 @@ class CpuKernels:
             done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         return done.returncode == 0 and os.path.exists(path)
 
-    def run_from(self, path: str, runner_utils: bool) -> "LoadedKernels":
-        """The same kernels from the library `save` wrote at `path`, which then also runs
-        this graph's own unit for later graphs that share its kernels (its JIT engine is
-        dropped)."""
+    @property
+    def runner_utils(self) -> bool:
+        """Whether its code (its own and the units' it took kernels from, which `save`
+        links whole) calls MLIR's C runner utilities."""
+        return any(unit.runner_utils for unit in self.units)
+
+    def run_from(self, path: str, runner_utils: bool, symbols: Dict[str, str]):
+        """The same graph's kernels from the compile cache's library at `path`, whose
+        kernels are `symbols`. Where `save` wrote it (its symbols are these), the
+        library also runs this graph's own unit for later graphs that share its kernels
+        (the JIT's engine is dropped); another process's library is only loaded."""
         loaded = LoadedKernels(path, {name: launch.num_pointers
                                       for name, launch in self.functions.items()},
-                               runner_utils, self.symbols, keep_alive=self.units)
-        if self._own is not None and self._own.engine is not None:
+                               runner_utils, symbols, keep_alive=self.units)
+        if symbols == self.symbols and self._own is not None:
             self._own.run_from(loaded.library)
         return loaded
 

@@ -315,8 +315,10 @@ class Launcher:
         # Triton's JIT entry point costs tens of microseconds per launch in Python
         # (argument binding, specialization, cache lookup): after the first launch of a
         # configuration, launch the compiled kernel directly. The JIT specializes on the
-        # pointers' 16-byte alignment and on integers equal to 1 or divisible by 16, so
-        # those are part of the key, and so is the grid (it varies with dynamic sizes).
+        # pointers' 16-byte alignment and element types (a launcher that graphs share
+        # may launch one source on several: the source names no type) and on integers
+        # equal to 1 or divisible by 16, so those are part of the key, and so is the
+        # grid (it varies with dynamic sizes).
         xnumel = self.xnumel
         for index in self.xnumel_args:
             xnumel *= tensors[index]
@@ -326,8 +328,8 @@ class Launcher:
         key = None
         if self.fast is not None:
             key = (config["XBLOCK"], config.get("RBLOCK"), grid[0],
-                   tuple((t == 1, t % 16 == 0) if isinstance(t, int) else t.data_ptr() % 16 == 0
-                         for t in tensors))
+                   tuple((t == 1, t % 16 == 0) if isinstance(t, int)
+                         else (t.dtype, t.data_ptr() % 16 == 0) for t in tensors))
             fast = self.fast.get(key)
             if fast is not None:
                 # Triton 3.6's launcher takes the constexpr values too, in parameter order.
@@ -399,15 +401,20 @@ def _function_sources(source: bytes) -> dict:
             for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
 
 
-def _sharing_key(name: str, function_source, entry: dict, how: str):
-    """What kernels equal up to their names share; None for one that calls another
-    function of its file by a name of its own (a scan's combiner, `_dyno_combine_<name>_*`):
-    that function is not compared."""
-    if function_source is None or f"_{name}_" in function_source:
+def _sharing_key(name: str, functions: dict, entry: dict, how: str):
+    """What kernels equal up to their names share (`functions`: the file's functions'
+    sources, by name): the kernel's source under a neutral name, the sources of the
+    file's functions it calls (the prelude's helpers), its launch-table entry and `how`
+    it runs; None for one that calls a function of its file by a name of its own (a
+    scan's combiner, `_dyno_combine_<name>_*`)."""
+    source = functions.get(name)
+    if source is None or f"_{name}_" in source:
         return None
-    unnamed = re.sub(rf"\b{re.escape(name)}\b", "KERNEL", function_source)
-    return hashlib.sha256("\0".join((unnamed, json.dumps(entry, sort_keys=True), how))
-                          .encode()).hexdigest()
+    parts = [re.sub(rf"\b{re.escape(name)}\b", "KERNEL", source),
+             json.dumps(entry, sort_keys=True), how]
+    parts += [functions[callee] for callee in sorted(functions)
+              if callee != name and re.search(rf"\b{re.escape(callee)}\(", source)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
 class TritonKernels:
@@ -427,14 +434,17 @@ class TritonKernels:
         functions = _function_sources(source)
         how = json.dumps([device_name, str(device), interpret, autotune, check_targets])
         self.launchers = {}
+        own_launchers = []
         self.shared = 0
         for name, entry in self.module.KERNELS.items():
-            sharing = _sharing_key(name, functions.get(name), entry, how)
+            sharing = _sharing_key(name, functions, entry, how)
             with _lock:
                 launcher = _shared_launchers.get(sharing) if sharing else None
                 if launcher is not None:
                     self.launchers[name] = launcher
-                    self.shared += 1
+                    # (Kernels of this graph that print alike, e.g. copies of two
+                    # element types, share one too; only other graphs' are counted.)
+                    self.shared += all(launcher is not own for own in own_launchers)
                     continue
                 key = hashlib.sha256(source + name.encode() + json.dumps(entry).encode()
                                      + device_name.encode()).hexdigest()[:24]
@@ -442,6 +452,7 @@ class TritonKernels:
                 launcher = Launcher(getattr(self.module, name), entry, interpret, autotune,
                                     key, compile_check=check)
                 self.launchers[name] = launcher
+                own_launchers.append(launcher)
                 if sharing:
                     _shared_launchers[sharing] = launcher
 
