@@ -35,6 +35,15 @@ def xfail_on_triton(request, reason):
         request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 
 
+def pytest_collection_modifyitems(items):
+    """A test marked long_on_triton is long (see pytest.ini) when it runs on Triton."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if (item.get_closest_marker("long_on_triton") and callspec is not None
+                and callspec.params.get("each_target") == "triton"):
+            item.add_marker(pytest.mark.long)
+
+
 @pytest.fixture(autouse=True)
 def fresh_compiler_state():
     torch._dynamo.reset()

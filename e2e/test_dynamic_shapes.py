@@ -74,6 +74,7 @@ def test_dynamic_true_compiles_one_graph_for_all_sizes_above_one():
     assert_dynamic_compiled(max_graphs=1)
 
 
+@pytest.mark.long_on_triton
 def test_mark_dynamic_sequence_length_in_attention():
     def attention(q, k, v):
         scores = q @ k.transpose(-1, -2) / 8.0
@@ -127,6 +128,7 @@ def test_slices_with_symbolic_offsets_strides_and_dropped_dimensions():
     assert_dynamic_compiled(max_graphs=1)
 
 
+@pytest.mark.long_on_triton
 def test_reductions_over_the_dynamic_dimension():
     def fn(x):
         return torch.softmax(x, dim=0), x.sum(0), x.amax(0), torch.log_softmax(x, dim=-1)

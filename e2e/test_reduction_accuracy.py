@@ -51,8 +51,17 @@ def test_long_reduction_triton(op, data):
     assert compiled <= reduction_accuracy.bound(eager), (compiled, eager)
 
 
-@pytest.mark.parametrize("op,data", CASES)
-@pytest.mark.parametrize("target,length", [("cpu", 1_000_000), ("triton", 100_000)])
+def backward_cases():
+    """CASES on each target; cumsum's backward (a reversed scan) takes Triton's
+    interpreter minutes, element by element: long tests."""
+    for target, length in (("cpu", 1_000_000), ("triton", 100_000)):
+        for op, data in CASES:
+            long = target == "triton" and op == "cumsum"
+            yield pytest.param(op, data, target, length, id=f"{target}-{length}-{op}-{data}",
+                               marks=[pytest.mark.long] if long else [])
+
+
+@pytest.mark.parametrize("op,data,target,length", list(backward_cases()))
 def test_long_reduction_backward(op, data, target, length):
     """The backward graphs (AOTAutograd's, compiled) of the family: the gradient of
     sum(fn(x) * g) against float64. Their sums run over the same long rows (softmax's
