@@ -4,7 +4,8 @@ compiling; processes compiling at once share one cache; a corrupt entry is compi
 again; a graph that differs only in a constant's values is never served another's entry;
 the cache stays under its size limit; it can be turned off; a process's entries travel
 to another cache as one archive (save_cache_artifacts / load_cache_artifacts); a graph
-whose kernels an earlier graph compiled is stored whole."""
+whose kernels an earlier graph compiled is stored whole, and so is one whose kernels
+compiled in parts at once."""
 import json
 import os
 import subprocess
@@ -70,6 +71,27 @@ stats = dyno.stats()
 print(json.dumps({"hits": stats.get("cache_hits", 0), "compiled": stats["compiled_graphs"],
                   "fallbacks": stats["fallback_graphs"] + stats["runtime_fallbacks"],
                   "shared": stats.get("shared_kernels", 0), "out": out.tolist()}))
+'''
+
+# One graph with several kernels that share nothing but declarations, split into parts
+# however small (under DYNO_JIT_THREADS=2, two parts compiled at once).
+_PARTS_CHILD = _REFUSE_COMPILES + r'''
+import dyno.targets.cpu.jit as jit
+jit.MIN_PART_TEXT = 1
+torch.manual_seed(0)
+norm, linear = torch.nn.LayerNorm(32), torch.nn.Linear(32, 32)
+def model(x):
+    h = torch.nn.functional.gelu(linear(norm(x)))
+    scores = torch.softmax(h @ h.transpose(-1, -2) / 4, -1)
+    return torch.log_softmax(scores @ h + x, -1).tanh()
+x = torch.randn(2, 8, 32)
+with torch.no_grad():
+    out = torch.compile(model, backend="mlir")(x)
+    torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+stats = dyno.stats()
+print(json.dumps({"hits": stats.get("cache_hits", 0), "compiled": stats["compiled_graphs"],
+                  "fallbacks": stats["fallback_graphs"] + stats["runtime_fallbacks"],
+                  "parts": stats.get("jit_parts", 0), "out": out.tolist()}))
 '''
 
 
@@ -314,3 +336,17 @@ def test_graphs_sharing_kernels_are_stored_whole(tmp_path):
     second = _run(tmp_path / "cache", _SHARING_CHILD, CHECK_NO_COMPILE="1")
     assert second["hits"] == 4 and second["fallbacks"] == 0, second
     assert second["out"] == first["out"]
+
+
+def test_a_graph_compiled_in_parts_at_once_is_stored_whole(tmp_path):
+    """Under two JIT threads a graph's kernels compile in two parts at once
+    (jit._split_for_threads, dyno._mlir_libs._dynoParallelJit) to the same results as in
+    one part; its entry links both parts' code, so a second process loads it alone."""
+    first = _run(tmp_path / "cache", _PARTS_CHILD, DYNO_JIT_THREADS="2")
+    assert first["parts"] == 2 and first["compiled"] == 1 and first["fallbacks"] == 0, first
+    second = _run(tmp_path / "cache", _PARTS_CHILD, DYNO_JIT_THREADS="2",
+                  CHECK_NO_COMPILE="1")
+    assert second["hits"] == 1 and second["fallbacks"] == 0, second
+    one_part = _run(tmp_path / "other", _PARTS_CHILD, DYNO_JIT_THREADS="1")
+    assert one_part["parts"] == 0 and one_part["fallbacks"] == 0, one_part
+    assert second["out"] == first["out"] == one_part["out"]

@@ -62,7 +62,8 @@ def stats() -> dict:
     ``library_calls`` (ATen op name -> how many compiled graphs call it as a library
     routine, dyno.library_call: LAPACK, pocketfft), ``shared_kernels`` (kernels a graph
     launches from an earlier graph's compile in this process instead of compiling them
-    again, once any was), and
+    again, once any was), ``jit_parts`` (the parts that CPU graphs whose own kernels were
+    split for LLVM to compile at once were split into, once any was), and
     ``fallback_reasons`` (one string per fallback, in order).
     """
     with _lock:

@@ -47,6 +47,8 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
             kernels = jit.CpuKernels(module, builder.kernel_signatures)
     if kernels.shared:
         counters.bump("shared_kernels", kernels.shared)
+    if kernels.parts > 1:
+        counters.bump("jit_parts", kernels.parts)
     # (Kernels taken from other graphs' units are linked in whole when stored.)
     runner_utils = "@memrefCopy" in lowered or kernels.runner_utils
     return Lowered(source, kernels, builder.kernel_signatures, builder.extern_calls,

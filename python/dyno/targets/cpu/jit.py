@@ -10,6 +10,10 @@ declarations it refers to) is taken from that graph's `KernelUnit` instead (see
 `_sharing_keys`). Every compiled kernel is named after its graph's unit or, when it can
 be shared, after its content, so the units' object code links into one library without
 clashes (the compile cache stores a graph's kernels, its own and those it took, as one).
+
+A graph's own kernels are split into parts (`_split_for_threads`) that LLVM compiles at
+once, one thread each (`DYNO_JIT_THREADS`, by default the cores this process may use):
+each part is a unit.
 """
 import contextlib
 import ctypes
@@ -218,6 +222,86 @@ def _sharing_keys(module, kernel_names) -> Dict[str, Optional[str]]:
     return keys
 
 
+def jit_threads() -> int:
+    """How many threads JIT-compile a graph's kernels: DYNO_JIT_THREADS, by default the
+    cores this process may run on."""
+    configured = os.environ.get("DYNO_JIT_THREADS", "")
+    if configured:
+        return max(1, int(configured))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+
+
+# A part smaller than this much LLVM-dialect text (about two GPT-2 kernels) is not worth
+# its own engine and thread.
+MIN_PART_TEXT = 20_000
+
+
+def _defined_or_declared(module) -> set:
+    return {op.attributes["sym_name"].value for op in module.body.operations
+            if "sym_name" in op.attributes}
+
+
+def _split_for_threads(module, kernel_symbols: set, threads: int):
+    """Splits `module` (LLVM dialect; its kernels are `kernel_symbols`) into at most
+    `threads` modules to compile at once, balanced by the size of their text: what refers
+    to each other (a kernel, the functions it calls, the globals it reads) stays in one,
+    and each gets a copy of the declarations it calls. Returns [(module, its kernels)],
+    `module` first (what moved out of it is gone from it)."""
+    from ... import ir
+
+    ops, texts, declarations = {}, {}, set()
+    for op in module.body.operations:
+        if "sym_name" not in op.attributes:
+            # Not a symbol (module flags, constructors): nothing here knows what it
+            # needs, so nothing is split.
+            return [(module, sorted(kernel_symbols))]
+        name = op.attributes["sym_name"].value
+        ops[name], texts[name] = op, op.get_asm()
+        if op.operation.name == "llvm.func" and not len(op.regions[0].blocks):
+            declarations.add(name)
+    group = {name: name for name in ops if name not in declarations}
+
+    def root(name):
+        while group[name] != name:
+            group[name] = group[group[name]]
+            name = group[name]
+        return name
+
+    for name in group:
+        for use in _references(texts[name], name):
+            if use in group:
+                group[root(use)] = root(name)
+    components: Dict[str, List[str]] = {}
+    for name in group:
+        components.setdefault(root(name), []).append(name)
+    with_kernels = [names for names in components.values() if kernel_symbols & set(names)]
+    total = sum(len(text) for text in texts.values())
+    count = min(threads, len(with_kernels), max(1, total // MIN_PART_TEXT))
+    if count <= 1:
+        return [(module, sorted(kernel_symbols))]
+    parts: List[List[str]] = [[] for _ in range(count)]
+    sizes = [0] * count
+    # The largest first, each into the smallest part so far; what has no kernel (a global
+    # nothing here reads) stays in the first.
+    for names in sorted(with_kernels, key=lambda names: -sum(len(texts[n]) for n in names)):
+        smallest = sizes.index(min(sizes))
+        parts[smallest] += names
+        sizes[smallest] += sum(len(texts[n]) for n in names)
+    split = [(module, sorted(kernel_symbols & set(parts[0])))]
+    for names in parts[1:]:
+        part = ir.Module.create()
+        needed = set()
+        for name in names:
+            part.body.append(ops[name].detach_from_parent())
+            needed |= _references(texts[name], name) & declarations
+        with ir.InsertionPoint(part.body):
+            for name in sorted(needed):
+                ops[name].clone()
+        split.append((part, sorted(kernel_symbols & set(names))))
+    return split
+
+
 class CpuKernels:
     """The JIT-compiled `module @kernels` of one graph, less the kernels an earlier graph
     of this process compiled, which it launches from that graph's unit. `shared`: how
@@ -234,7 +318,7 @@ class CpuKernels:
         self.functions = {}
         self.symbols = {}   # kernel -> its symbol in the compiled code
         self.units: List[KernelUnit] = []  # the units its kernels come from, its own first
-        self._own: Optional[KernelUnit] = None
+        self._own: List[KernelUnit] = []  # the units of the parts it compiled
         self.shared = 0
         if not signatures:
             # A graph of library calls and views alone: nothing to compile (the JIT
@@ -264,7 +348,7 @@ class CpuKernels:
 
     def _compile(self, module, signatures, runtime):
         from ... import ir
-        from ...execution_engine import ExecutionEngine
+        from ..._mlir_libs._dynoParallelJit import compile_at_once
 
         keys = _sharing_keys(module, signatures)
         # Names of this unit's own: unique in any process (a library another process
@@ -300,35 +384,48 @@ class CpuKernels:
         for op in module.body.operations:
             if "sym_name" in op.attributes and op.attributes["sym_name"].value in renamed:
                 ir.SymbolTable.set_symbol_name(op, renamed[op.attributes["sym_name"].value])
-        own = None
+        unit_of = dict(taken)  # kernel -> the unit that compiled it
         if len(self.symbols):
+            kernels_in = {symbol: name for name, symbol in self.symbols.items()}
+            parts = _split_for_threads(module, set(kernels_in), jit_threads())
             try:
                 # (Position-independent code: the compile cache links it into a library.)
-                engine = ExecutionEngine(
-                    module, opt_level=3,
-                    shared_libs=[runtime.library, runner_utils_library()], enable_pic=True)
+                engines = compile_at_once(
+                    [part for part, _ in parts], [symbols[0] for _, symbols in parts],
+                    opt_level=3, shared_libs=[runtime.library, runner_utils_library()],
+                    enable_pic=True)
             except Exception as error:
                 raise DynoCompileError("jit", str(error)) from None
-            own = self._own = KernelUnit(engine, "memrefCopy" in
-                                         [op.attributes["sym_name"].value
-                                          for op in module.body.operations
-                                          if "sym_name" in op.attributes])
-            self.units.append(own)
-            for key in twins.values():
-                _units_by_kernel[key] = own
+            for engine, (part, symbols) in zip(engines, parts):
+                unit = KernelUnit(engine, "memrefCopy" in _defined_or_declared(part))
+                self._own.append(unit)
+                self.units.append(unit)
+                for symbol in symbols:
+                    unit_of[kernels_in[symbol]] = unit
+            for name, key in twins.items():
+                if name in unit_of:
+                    _units_by_kernel[key] = unit_of[name]
         for name, unit in taken.items():
             self.symbols[name] = f"dyno_{keys[name]}"
             if unit not in self.units:
                 self.units.append(unit)
         for name, key in twins.items():
             self.symbols[name] = f"dyno_{key}"
+            if name not in unit_of:  # equal to a kernel this graph compiled
+                unit_of[name] = next(unit_of[other] for other, other_key in twins.items()
+                                     if other_key == key and other in unit_of)
         self.shared = len(taken)
         for name, num_pointers in signatures.items():
-            address, owner = taken.get(name, own).address(self.symbols[name])
+            address, owner = unit_of[name].address(self.symbols[name])
             if not address:
                 raise DynoCompileError("jit", f"kernel {name} is missing after JIT "
                                        "compilation")
             self.functions[name] = packed_launcher(address, num_pointers, owner)
+
+    @property
+    def parts(self) -> int:
+        """How many parts its own kernels were compiled in, at once."""
+        return len(self._own)
 
     def save(self, path: str) -> bool:
         """Writes the compiled kernels, its own and those it took from other units, as
@@ -371,8 +468,9 @@ class CpuKernels:
         loaded = LoadedKernels(path, {name: launch.num_pointers
                                       for name, launch in self.functions.items()},
                                runner_utils, symbols, keep_alive=self.units)
-        if symbols == self.symbols and self._own is not None:
-            self._own.run_from(loaded.library)
+        if symbols == self.symbols:
+            for unit in self._own:
+                unit.run_from(loaded.library)
         return loaded
 
     def __getitem__(self, name: str):
