@@ -4,7 +4,8 @@ on several threads (`DYNO_JIT_THREADS`, cpu.jit._split_for_threads). Each model 
 compiled once to capture its graphs' LLVM-dialect kernels; then, in the same process,
 each graph's kernels are JIT-compiled again `--runs` times per thread count, alternating,
 with kernel sharing across graphs off (each compile makes all its kernels). Prints the
-median JIT seconds per model (all its graphs) and the ratio.
+median JIT seconds per model (all its graphs; parsing the captured text included, the
+same in both) and the ratio.
 
     python benchmarks/parallel_jit.py [--models gpt2,llama,bert,vit] [--threads 2]
                                       [--runs 5] [--out FILE]
@@ -70,6 +71,8 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out")
     args = parser.parse_args()
+    if args.threads < 2:
+        parser.error("--threads: at least 2 (one thread is the baseline)")
     rows = [f"| model | graphs | kernels | parts | JIT s, 1 thread | JIT s, {args.threads} "
             "threads | ratio |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     print(rows[0], flush=True)

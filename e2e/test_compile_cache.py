@@ -25,6 +25,9 @@ if os.environ.get("CHECK_NO_COMPILE"):
     def refuse(*args, **kwargs):
         raise RuntimeError("compiled although the cache holds this graph")
     dyno.driver.graph_lowering.run_dyno_passes = refuse
+if os.environ.get("MIN_PART_TEXT"):  # JIT parts however small (with DYNO_JIT_THREADS)
+    import dyno.targets.cpu.jit
+    dyno.targets.cpu.jit.MIN_PART_TEXT = int(os.environ["MIN_PART_TEXT"])
 '''
 _CHILD = _REFUSE_COMPILES + r'''
 torch.manual_seed(0)
@@ -70,14 +73,15 @@ with torch.no_grad():
 stats = dyno.stats()
 print(json.dumps({"hits": stats.get("cache_hits", 0), "compiled": stats["compiled_graphs"],
                   "fallbacks": stats["fallback_graphs"] + stats["runtime_fallbacks"],
-                  "shared": stats.get("shared_kernels", 0), "out": out.tolist()}))
+                  "shared": stats.get("shared_kernels", 0), "parts": stats.get("jit_parts", 0),
+                  "out": out.tolist()}))
 '''
 
 # One graph with several kernels that share nothing but declarations, split into parts
 # however small (under DYNO_JIT_THREADS=2, two parts compiled at once).
 _PARTS_CHILD = _REFUSE_COMPILES + r'''
-import dyno.targets.cpu.jit as jit
-jit.MIN_PART_TEXT = 1
+import gc
+from dyno.targets.cpu import jit
 torch.manual_seed(0)
 norm, linear = torch.nn.LayerNorm(32), torch.nn.Linear(32, 32)
 def model(x):
@@ -91,7 +95,10 @@ with torch.no_grad():
 stats = dyno.stats()
 print(json.dumps({"hits": stats.get("cache_hits", 0), "compiled": stats["compiled_graphs"],
                   "fallbacks": stats["fallback_graphs"] + stats["runtime_fallbacks"],
-                  "parts": stats.get("jit_parts", 0), "out": out.tolist()}))
+                  "parts": stats.get("jit_parts", 0), "out": out.tolist(),
+                  # The JIT's units: once stored, each runs from the entry's library.
+                  "units": [unit.library is not None and unit.engine is None
+                            for unit in gc.get_objects() if type(unit) is jit.KernelUnit]}))
 '''
 
 
@@ -326,11 +333,16 @@ def test_graphs_without_kernels_are_stored_and_loaded(tmp_path):
     assert second == {"hits": 2, "kernels": 0, "compiled": 2, "fallbacks": 0}, second
 
 
-def test_graphs_sharing_kernels_are_stored_whole(tmp_path):
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_graphs_sharing_kernels_are_stored_whole(tmp_path, threads):
     """The later layers' graphs take their kernels from the first layer's compile; their
-    entries link those kernels in, so a second process loads every graph alone."""
-    first = _run(tmp_path / "cache", _SHARING_CHILD)
+    entries link those kernels in, so a second process loads every graph alone. Under two
+    JIT threads the first layer's kernels are compiled in two parts, the units the later
+    graphs take them from."""
+    first = _run(tmp_path / "cache", _SHARING_CHILD, DYNO_JIT_THREADS=threads,
+                 MIN_PART_TEXT="1")
     assert first["compiled"] == 4 and first["fallbacks"] == 0, first
+    assert (first["parts"] >= 2) == (threads == "2"), first
     # (The third layer's graph is the second's: a hit already in this process.)
     assert first["shared"] >= 1, first
     second = _run(tmp_path / "cache", _SHARING_CHILD, CHECK_NO_COMPILE="1")
@@ -342,11 +354,13 @@ def test_a_graph_compiled_in_parts_at_once_is_stored_whole(tmp_path):
     """Under two JIT threads a graph's kernels compile in two parts at once
     (jit._split_for_threads, dyno._mlir_libs._dynoParallelJit) to the same results as in
     one part; its entry links both parts' code, so a second process loads it alone."""
-    first = _run(tmp_path / "cache", _PARTS_CHILD, DYNO_JIT_THREADS="2")
+    first = _run(tmp_path / "cache", _PARTS_CHILD, DYNO_JIT_THREADS="2", MIN_PART_TEXT="1")
     assert first["parts"] == 2 and first["compiled"] == 1 and first["fallbacks"] == 0, first
+    assert first["units"] == [True, True], first  # both parts run from the stored library
     second = _run(tmp_path / "cache", _PARTS_CHILD, DYNO_JIT_THREADS="2",
                   CHECK_NO_COMPILE="1")
     assert second["hits"] == 1 and second["fallbacks"] == 0, second
-    one_part = _run(tmp_path / "other", _PARTS_CHILD, DYNO_JIT_THREADS="1")
+    one_part = _run(tmp_path / "other", _PARTS_CHILD, DYNO_JIT_THREADS="1",
+                    MIN_PART_TEXT="1")
     assert one_part["parts"] == 0 and one_part["fallbacks"] == 0, one_part
     assert second["out"] == first["out"] == one_part["out"]

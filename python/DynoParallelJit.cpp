@@ -20,6 +20,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace nb = nanobind;
@@ -47,6 +48,11 @@ std::vector<nb::object> compileAtOnce(const std::vector<MlirModule> &modules,
     mlirContextEnableMultithreading(context, true);
     mlirRegisterAllLLVMTranslations(context);
   }
+  // What wraps each engine for Python, imported before any engine exists (nothing to
+  // free if the import fails).
+  nb::object wrap = nb::module_::import_(MAKE_MLIR_PYTHON_QUALNAME("execution_engine"))
+                        .attr("ExecutionEngine")
+                        .attr(MLIR_PYTHON_CAPI_FACTORY_ATTR);
   std::vector<MlirExecutionEngine> engines(modules.size(), MlirExecutionEngine{nullptr});
   {
     nb::gil_scoped_release released;
@@ -63,8 +69,15 @@ std::vector<nb::object> compileAtOnce(const std::vector<MlirModule> &modules,
       engines[index] = engine;
     };
     std::vector<std::thread> threads;
-    for (size_t index = 1; index < modules.size(); ++index)
-      threads.emplace_back(compile, index);
+    size_t started = 1;
+    try {
+      for (; started < modules.size(); ++started)
+        threads.emplace_back(compile, started);
+    } catch (const std::system_error &) {
+      // No thread to be had: the rest compile on this one.
+    }
+    for (size_t index = started; index < modules.size(); ++index)
+      compile(index);
     if (!modules.empty())
       compile(0);
     for (std::thread &thread : threads)
@@ -81,20 +94,23 @@ std::vector<nb::object> compileAtOnce(const std::vector<MlirModule> &modules,
                              "is on stderr), or its entry symbol is missing.");
   }
   // Each engine is handed to the Python binding's ExecutionEngine, which owns it from
-  // then on (a capsule does not).
-  nb::object wrap = nb::module_::import_(MAKE_MLIR_PYTHON_QUALNAME("execution_engine"))
-                        .attr("ExecutionEngine")
-                        .attr(MLIR_PYTHON_CAPI_FACTORY_ATTR);
+  // then on (a capsule does not). On an error, what was not handed over is freed (the
+  // engine being handed over is left alone: the binding may have freed it).
   std::vector<nb::object> wrapped;
-  for (size_t index = 0; index < engines.size(); ++index) {
-    try {
-      wrapped.push_back(wrap(nb::steal<nb::object>(
-          mlirPythonExecutionEngineToCapsule(engines[index]))));
-    } catch (...) {
-      for (size_t rest = index; rest < engines.size(); ++rest)
-        mlirExecutionEngineDestroy(engines[rest]);
-      throw;
+  size_t next = 0;
+  try {
+    for (; next < engines.size(); ++next) {
+      PyObject *capsule = mlirPythonExecutionEngineToCapsule(engines[next]);
+      if (!capsule) {
+        mlirExecutionEngineDestroy(engines[next]);
+        throw nb::python_error();
+      }
+      wrapped.push_back(wrap(nb::steal<nb::object>(capsule)));
     }
+  } catch (...) {
+    for (size_t rest = next + 1; rest < engines.size(); ++rest)
+      mlirExecutionEngineDestroy(engines[rest]);
+    throw;
   }
   return wrapped;
 }

@@ -222,14 +222,20 @@ def _sharing_keys(module, kernel_names) -> Dict[str, Optional[str]]:
     return keys
 
 
+# At most this many parts by default: each is an LLVM session while its graph runs from
+# the JIT (compile cache off), 2.4 MB.
+DEFAULT_MAX_JIT_THREADS = 8
+
+
 def jit_threads() -> int:
     """How many threads JIT-compile a graph's kernels: DYNO_JIT_THREADS, by default the
-    cores this process may run on."""
+    cores this process may run on, at most DEFAULT_MAX_JIT_THREADS."""
     configured = os.environ.get("DYNO_JIT_THREADS", "")
     if configured:
         return max(1, int(configured))
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
         os.cpu_count() or 1)
+    return min(cores, DEFAULT_MAX_JIT_THREADS)
 
 
 # A part smaller than this much LLVM-dialect text (about two GPT-2 kernels) is not worth
@@ -250,6 +256,8 @@ def _split_for_threads(module, kernel_symbols: set, threads: int):
     `module` first (what moved out of it is gone from it)."""
     from ... import ir
 
+    if threads <= 1:
+        return [(module, sorted(kernel_symbols))]
     ops, texts, declarations = {}, {}, set()
     for op in module.body.operations:
         if "sym_name" not in op.attributes:
