@@ -52,6 +52,21 @@ print(json.dumps({"hits": stats.get("cache_hits", 0), "misses": stats.get("cache
 '''
 
 
+# What the children below print: stats, the output, and whether each of the JIT's units
+# runs from a stored library (once its graph is stored, it does).
+_REPORT = r'''
+import gc
+from dyno.targets.cpu import jit
+stats = dyno.stats()
+print(json.dumps({"hits": stats.get("cache_hits", 0), "compiled": stats["compiled_graphs"],
+                  "fallbacks": stats["fallback_graphs"] + stats["runtime_fallbacks"],
+                  "shared": stats.get("shared_kernels", 0), "parts": stats.get("jit_parts", 0),
+                  "out": out.tolist(),
+                  "units": [unit.library is not None and unit.engine is None
+                            for unit in gc.get_objects() if type(unit) is jit.KernelUnit]}))
+'''
+
+
 # Graphs that share kernels (identical layers between graph breaks): the later graphs'
 # entries must hold the kernels they took from the first graph's compile.
 _SHARING_CHILD = _REFUSE_COMPILES + r'''
@@ -70,18 +85,11 @@ x = torch.randn(8, 32)
 with torch.no_grad():
     out = torch.compile(model, backend="mlir")(x)
     torch.testing.assert_close(out, model(x), rtol=1e-4, atol=1e-4)
-stats = dyno.stats()
-print(json.dumps({"hits": stats.get("cache_hits", 0), "compiled": stats["compiled_graphs"],
-                  "fallbacks": stats["fallback_graphs"] + stats["runtime_fallbacks"],
-                  "shared": stats.get("shared_kernels", 0), "parts": stats.get("jit_parts", 0),
-                  "out": out.tolist()}))
-'''
+''' + _REPORT
 
 # One graph with several kernels that share nothing but declarations, split into parts
 # however small (under DYNO_JIT_THREADS=2, two parts compiled at once).
 _PARTS_CHILD = _REFUSE_COMPILES + r'''
-import gc
-from dyno.targets.cpu import jit
 torch.manual_seed(0)
 norm, linear = torch.nn.LayerNorm(32), torch.nn.Linear(32, 32)
 def model(x):
@@ -92,14 +100,7 @@ x = torch.randn(2, 8, 32)
 with torch.no_grad():
     out = torch.compile(model, backend="mlir")(x)
     torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
-stats = dyno.stats()
-print(json.dumps({"hits": stats.get("cache_hits", 0), "compiled": stats["compiled_graphs"],
-                  "fallbacks": stats["fallback_graphs"] + stats["runtime_fallbacks"],
-                  "parts": stats.get("jit_parts", 0), "out": out.tolist(),
-                  # The JIT's units: once stored, each runs from the entry's library.
-                  "units": [unit.library is not None and unit.engine is None
-                            for unit in gc.get_objects() if type(unit) is jit.KernelUnit]}))
-'''
+''' + _REPORT
 
 
 def _env(cache, **extra):
@@ -343,6 +344,7 @@ def test_graphs_sharing_kernels_are_stored_whole(tmp_path, threads):
                  MIN_PART_TEXT="1")
     assert first["compiled"] == 4 and first["fallbacks"] == 0, first
     assert (first["parts"] >= 2) == (threads == "2"), first
+    assert first["units"] and all(first["units"]), first  # each runs from a stored library
     # (The third layer's graph is the second's: a hit already in this process.)
     assert first["shared"] >= 1, first
     second = _run(tmp_path / "cache", _SHARING_CHILD, CHECK_NO_COMPILE="1")
