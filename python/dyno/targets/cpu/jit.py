@@ -393,6 +393,7 @@ class CpuKernels:
             if "sym_name" in op.attributes and op.attributes["sym_name"].value in renamed:
                 ir.SymbolTable.set_symbol_name(op, renamed[op.attributes["sym_name"].value])
         unit_of = dict(taken)  # kernel -> the unit that compiled it
+        compiled_by_key = {}  # sharing key -> the unit of this graph that compiled it
         if len(self.symbols):
             kernels_in = {symbol: name for name, symbol in self.symbols.items()}
             parts = _split_for_threads(module, set(kernels_in), jit_threads())
@@ -411,17 +412,15 @@ class CpuKernels:
                 for symbol in symbols:
                     unit_of[kernels_in[symbol]] = unit
             for name, key in twins.items():
-                if name in unit_of:
-                    _units_by_kernel[key] = unit_of[name]
+                if name in unit_of:  # (the first of its twins: the one compiled)
+                    compiled_by_key[key] = _units_by_kernel[key] = unit_of[name]
         for name, unit in taken.items():
             self.symbols[name] = f"dyno_{keys[name]}"
             if unit not in self.units:
                 self.units.append(unit)
         for name, key in twins.items():
             self.symbols[name] = f"dyno_{key}"
-            if name not in unit_of:  # equal to a kernel this graph compiled
-                unit_of[name] = next(unit_of[other] for other, other_key in twins.items()
-                                     if other_key == key and other in unit_of)
+            unit_of[name] = compiled_by_key[key]
         self.shared = len(taken)
         for name, num_pointers in signatures.items():
             address, owner = unit_of[name].address(self.symbols[name])
