@@ -117,7 +117,7 @@ def test_autotuning_picks_the_fastest_config_and_caches_it(tmp_path, monkeypatch
     import triton.testing
 
     monkeypatch.setenv("DYNO_CACHE_DIR", str(tmp_path))
-    entry = {"xnumel": 4096, "rnumel": 1,
+    entry = {"args": ["float32"], "xnumel": 4096, "rnumel": 1,
              "configs": [{"XBLOCK": 1024, "num_warps": 4}, {"XBLOCK": 256, "num_warps": 1}]}
     timings = {1024: 2.0, 256: 1.0}  # ms per launch, by XBLOCK
 
@@ -400,8 +400,8 @@ def kernel_0(arg0, arg1, XBLOCK: tl.constexpr):
     tl.store(arg1 + offsets, tl.erf(tl.load(arg0 + offsets, mask=mask)), mask=mask)
 
 
-LAUNCH_TABLE_VERSION = 1
-KERNELS = {"kernel_0": {"num_args": 2, "xnumel": 64, "rnumel": 1,
+LAUNCH_TABLE_VERSION = 2
+KERNELS = {"kernel_0": {"args": ["DTYPE", "DTYPE"], "xnumel": 64, "rnumel": 1,
                         "configs": [{"XBLOCK": 64, "num_warps": 4}]}}
 '''
 
@@ -414,7 +414,8 @@ def test_triton_gpu_compile_check(dtype, monkeypatch):
     from dyno.targets.triton import runtime as triton_runtime
 
     monkeypatch.setenv("DYNO_TRITON_COMPILE_CHECK", "cuda:90")
-    kernels = triton_runtime.TritonKernels(triton_runtime.write_kernels(_ERF_KERNELS), "cpu")
+    source = _ERF_KERNELS.replace("DTYPE", str(dtype).removeprefix("torch."))
+    kernels = triton_runtime.TritonKernels(triton_runtime.write_kernels(source), "cpu")
     x = torch.randn(64, dtype=dtype)
     y = torch.empty_like(x)
     if dtype == torch.bfloat16:
@@ -424,3 +425,48 @@ def test_triton_gpu_compile_check(dtype, monkeypatch):
     else:
         kernels["kernel_0"](x, y)
         torch.testing.assert_close(y, torch.erf(x))
+
+
+def test_kernels_compile_ahead_of_their_first_launch_with_their_launch_signatures(
+        monkeypatch):
+    """With 2 compile threads, a graph's kernels compile on a pool as the graph loads,
+    each with the argument types its launch-table entry declares (bf16, fp32, bool and
+    int64 pointers here), and each first launch finds its compile done. Interpreted,
+    the compiles are the GPU compile checks (DYNO_TRITON_COMPILE_CHECK), which take the
+    same path: a declared type that differs from the launched one, or a launch that does
+    not wait, shows as a second compile on the launching thread."""
+    import threading
+
+    import triton
+
+    monkeypatch.setenv("DYNO_TRITON_COMPILE_CHECK", "cuda:90")
+    monkeypatch.setenv("DYNO_JIT_THREADS", "2")
+    monkeypatch.setattr(triton_runtime, "_checked_compiles", set())
+    compiles = []
+    compile_for_the_gpu = triton.compile
+
+    def recorded(source, *args, **kwargs):
+        compiles.append((source.fn.__name__, tuple(source.signature.values()),
+                         threading.current_thread().name))
+        return compile_for_the_gpu(source, *args, **kwargs)
+
+    monkeypatch.setattr(triton, "compile", recorded)
+
+    def fn(x, index, keep):
+        probabilities = torch.softmax(x.float(), -1)
+        kept = torch.where(keep, probabilities, 0.0).to(torch.bfloat16)
+        return kept[index] * 2, (x > 0).sum(-1), probabilities.amax(-1)
+
+    x = torch.randn(16, 40, dtype=torch.bfloat16)
+    index = torch.tensor([3, 0, 15, 7, 7])
+    keep = torch.rand(16, 40) > 0.3
+    assert_compiled_matches(fn, x, index, keep, options={"target": "triton"}, rtol=1e-2,
+                            atol=1e-2)
+    kernels = dyno.stats()["kernels"]
+    assert dyno.stats()["kernels_compiled_ahead"] == kernels >= 3, dyno.stats()
+    names = [name for name, _, _ in compiles]
+    assert len(names) == len(set(names)) == kernels, compiles  # each once
+    assert all(thread.startswith("dyno-triton-compile") for _, _, thread in compiles), \
+        compiles
+    types = {t for _, signature, _ in compiles for t in signature}
+    assert {"*bf16", "*fp32", "*i64"} <= types and types & {"*i1", "*u1"}, compiles

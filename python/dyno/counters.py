@@ -63,7 +63,9 @@ def stats() -> dict:
     routine, dyno.library_call: LAPACK, pocketfft), ``shared_kernels`` (kernels a graph
     launches from an earlier graph's compile in this process instead of compiling them
     again, once any was), ``jit_parts`` (the parts that CPU graphs whose own kernels were
-    split for LLVM to compile at once were split into, once any was), and
+    split for LLVM to compile at once were split into, once any was),
+    ``kernels_compiled_ahead`` (Triton kernels compiled on the compile threads before
+    their first launch, once any was), and
     ``fallback_reasons`` (one string per fallback, in order).
     """
     with _lock:

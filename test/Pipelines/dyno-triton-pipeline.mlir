@@ -22,8 +22,8 @@
 // PY: def kernel_1(arg0, arg1, XBLOCK: tl.constexpr):
 // PY:   _dyno_tanh(
 // PY: KERNELS = {
-// PY:   "kernel_0": {"num_args": 2, "xnumel": 64, "rnumel": 128,
-// PY:   "kernel_1": {"num_args": 2, "xnumel": 8192, "rnumel": 1,
+// PY:   "kernel_0": {"args": ["float32", "float32"], "xnumel": 64, "rnumel": 128,
+// PY:   "kernel_1": {"args": ["float32", "float32"], "xnumel": 8192, "rnumel": 1,
 func.func @main(%x: tensor<64x128xf32>, %w: tensor<128x32xf32>) -> (tensor<64x32xf32>, tensor<64xf32>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x128xf32>

@@ -54,17 +54,18 @@ for name, (tensor_type, op) in GRAPHS.items():
     module = load(kernels, source)
     runtime.check_launch_table(module)
     fields = sorted(set().union(*(entry.keys() for entry in module.KERNELS.values())))
-    print(name, len(module.KERNELS), fields)
-    # CHECK: static 1 ['configs', 'num_args', 'rnumel', 'xnumel']
-    # CHECK: dynamic 1 ['configs', 'num_args', 'rnumel', 'xnumel', 'xnumel_args']
+    print(name, len(module.KERNELS), fields,
+          *(",".join(map(str, entry["args"])) for entry in module.KERNELS.values()))
+    # CHECK: static 1 ['args', 'configs', 'rnumel', 'xnumel'] float32,float32
+    # CHECK: dynamic 1 ['args', 'configs', 'rnumel', 'xnumel', 'xnumel_args'] float32,int,float32,int,int
 
-for label, old, new in [("version", "LAUNCH_TABLE_VERSION = 1", "LAUNCH_TABLE_VERSION = 2"),
-                        ("field", '"num_args"', '"nargs"')]:
+for label, old, new in [("version", "LAUNCH_TABLE_VERSION = 2", "LAUNCH_TABLE_VERSION = 3"),
+                        ("field", '"args"', '"arguments"')]:
     module = load(os.path.join(directory, f"changed_{label}.py"), source.replace(old, new))
     try:
         runtime.check_launch_table(module)
         print(label, "accepted")
     except runtime.LaunchTableError as error:
         print(label, "refused:", error)
-# CHECK: version refused: {{.*}} has launch table version 2; this runtime reads version 1
-# CHECK: field refused: launch table entry 'kernel_0': missing ['num_args'], unknown ['nargs']
+# CHECK: version refused: {{.*}} has launch table version 3; this runtime reads version 2
+# CHECK: field refused: launch table entry 'kernel_0': missing ['args'], unknown ['arguments']

@@ -659,6 +659,37 @@ std::string pythonDict(DictionaryAttr dict) {
   return "{" + llvm::join(entries, ", ") + "}";
 }
 
+// A kernel argument's entry in the launch table's "args": the torch dtype of the tensor
+// a pointer points to, "int" for an integer (a size), or None where no torch dtype is
+// known (a signless i8 is int8 or uint8).
+std::string launchArgument(Type type) {
+  auto pointer = dyn_cast<tl::PtrType>(type);
+  if (!pointer)
+    return "\"int\"";
+  Type element = pointer.getElementType();
+  StringRef name = TypeSwitch<Type, StringRef>(element)
+                       .Case([](Float32Type) { return "float32"; })
+                       .Case([](Float16Type) { return "float16"; })
+                       .Case([](BFloat16Type) { return "bfloat16"; })
+                       .Case([](Float64Type) { return "float64"; })
+                       .Case([](IntegerType integer) -> StringRef {
+                         switch (integer.getWidth()) {
+                         case 1:
+                           return "bool";
+                         case 16:
+                           return "int16";
+                         case 32:
+                           return "int32";
+                         case 64:
+                           return "int64";
+                         default:
+                           return "";
+                         }
+                       })
+                       .Default([](Type) { return ""; });
+  return name.empty() ? "None" : "\"" + name.str() + "\"";
+}
+
 } // namespace
 
 LogicalResult mlir::dyno::translateToTriton(Operation *op, raw_ostream &os) {
@@ -681,13 +712,16 @@ LogicalResult mlir::dyno::translateToTriton(Operation *op, raw_ostream &os) {
   // test/python/launch_table.py checks this printer against that declaration.
   buffer << "\n\n# Launch table: index-space sizes and block-size configurations, the\n"
          << "# heuristic's choice first (fields: dyno/targets/triton/runtime.py).\n"
-         << "LAUNCH_TABLE_VERSION = 1\nKERNELS = {\n";
+         << "LAUNCH_TABLE_VERSION = 2\nKERNELS = {\n";
   for (func::FuncOp kernel : kernels) {
     SmallVector<std::string> configs;
     for (Attribute config : kernel->getAttrOfType<ArrayAttr>(tl::kConfigsAttr))
       configs.push_back(pythonDict(cast<DictionaryAttr>(config)));
-    buffer << "    \"" << kernel.getName() << "\": {\"num_args\": " << kernel.getNumArguments()
-           << ", \"xnumel\": " << kernel->getAttrOfType<IntegerAttr>(tl::kXNumelAttr).getInt()
+    SmallVector<std::string> arguments;
+    for (Type type : kernel.getArgumentTypes())
+      arguments.push_back(launchArgument(type));
+    buffer << "    \"" << kernel.getName() << "\": {\"args\": [" << llvm::join(arguments, ", ")
+           << "], \"xnumel\": " << kernel->getAttrOfType<IntegerAttr>(tl::kXNumelAttr).getInt()
            << ", \"rnumel\": " << kernel->getAttrOfType<IntegerAttr>(tl::kRNumelAttr).getInt();
     if (auto sizes = kernel->getAttrOfType<DenseI64ArrayAttr>(tl::kXNumelArgsAttr)) {
       SmallVector<std::string> indices;

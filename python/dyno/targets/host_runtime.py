@@ -65,6 +65,23 @@ def remsi(a: int, b: int) -> int:
     return a - divsi(a, b) * b
 
 
+# At most this many compile threads by default. On the CPU target each is an LLVM
+# session while its graph runs from the JIT (compile cache off), 2.4 MB.
+DEFAULT_MAX_COMPILE_THREADS = 8
+
+
+def compile_threads() -> int:
+    """How many threads compile a graph's kernels at once (the CPU target's JIT, Triton's
+    compiles ahead of the first launch): DYNO_JIT_THREADS, by default the cores this
+    process may run on, at most DEFAULT_MAX_COMPILE_THREADS."""
+    configured = os.environ.get("DYNO_JIT_THREADS", "")
+    if configured:
+        return max(1, int(configured))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+    return min(cores, DEFAULT_MAX_COMPILE_THREADS)
+
+
 @functools.lru_cache(maxsize=None)
 def onednn_computes(dtype: torch.dtype) -> bool:
     """Whether this CPU runs oneDNN's kernels for `dtype` (bf16: AVX-512 BF16, AMX or

@@ -13,7 +13,7 @@
 // CHECK:   def kernel_0(arg0, arg1, XBLOCK: tl.constexpr):
 // CHECK:     _dyno_tanh(
 // CHECK:   KERNELS = {
-// CHECK:     "kernel_0": {"num_args": 2, "xnumel": 512, "rnumel": 1,
+// CHECK:     "kernel_0": {"args": ["float32", "float32"], "xnumel": 512, "rnumel": 1,
 // IR:      dyno.launch @kernels::@kernel_0
 // IR:      func.func @kernel_0({{.*}}: !tl.ptr<f32>
 

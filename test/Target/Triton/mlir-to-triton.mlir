@@ -48,9 +48,10 @@
 //
 // The launch table: sizes and configurations, the heuristic's first.
 // CHECK:       KERNELS = {
-// CHECK-NEXT:    "kernel_0": {"num_args": 2, "xnumel": 8, "rnumel": 64,
+// CHECK-NEXT:    "kernel_0": {"args": ["float32", "float32"], "xnumel": 8, "rnumel": 64,
 // CHECK-NEXT:        "configs": [{"RBLOCK": 64, "XBLOCK": 2, "num_warps": 1}, {"RBLOCK": 64, "XBLOCK": 4, "num_warps": 1}]},
 // CHECK-NEXT:    "kernel_1"
+// CHECK:         "kernel_4": {"args": ["bfloat16", "float16", "bool", None, "int64", "float64", "int"],
 
 // The whole lowering of a linalg kernel prints too.
 // LOWERED: def kernel_2(arg0, arg1, XBLOCK: tl.constexpr):
@@ -125,6 +126,14 @@ module {
     %asinh = math.asinh %even : tensor<?x?xf32>
     %signed = math.copysign %asinh, %x : tensor<?x?xf32>
     tl.store %signed, %out32[%xs] : tensor<?x?xf32>, !tl.ptr<f32>, tensor<?x?xindex>
+    return
+  }
+  // Each argument's launch-table type: the torch dtype a pointer points to, "int" for a
+  // size, None for a signless i8 (int8 or uint8).
+  func.func @kernel_4(%b: !tl.ptr<bf16>, %h: !tl.ptr<f16>, %m: !tl.ptr<i1>, %c: !tl.ptr<i8>,
+                      %l: !tl.ptr<i64>, %d: !tl.ptr<f64>, %n: index) attributes {
+      tl.configs = [{XBLOCK = 4 : i64, num_warps = 1 : i64}],
+      tl.xnumel = 4 : i64, tl.rnumel = 1 : i64, tl.index_bits = 32 : i64} {
     return
   }
   module @kernels {

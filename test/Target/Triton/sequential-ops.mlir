@@ -28,7 +28,7 @@
 // CHECK-LABEL: def kernel_0_4(arg0, arg1, arg2, arg3, XBLOCK: tl.constexpr):
 // CHECK:         tl.atomic_add(arg3 + v{{[0-9]+}}, v{{[0-9]+}}, mask=v{{[0-9]+}})
 // CHECK:       KERNELS = {
-// CHECK:         "kernel_0_0": {"num_args": 2, "xnumel": 3, "rnumel": 10,
+// CHECK:         "kernel_0_0": {"args": ["float32", "float32"], "xnumel": 3, "rnumel": 10,
 func.func @main(%x: tensor<3x10xf32>, %i0: tensor<5xi64>, %i1: tensor<5xi64>, %u: tensor<5xf32>, %orig: tensor<4x6xf32>) -> (tensor<3x10xf32>, tensor<3x10xi64>, tensor<4x6xf32>) {
   %r:3 = dyno.launch @kernels::@kernel_0(%x, %i0, %i1, %u, %orig) : (tensor<3x10xf32>, tensor<5xi64>, tensor<5xi64>, tensor<5xf32>, tensor<4x6xf32>) -> (tensor<3x10xf32>, tensor<3x10xi64>, tensor<4x6xf32>)
   return %r#0, %r#1, %r#2 : tensor<3x10xf32>, tensor<3x10xi64>, tensor<4x6xf32>

@@ -30,6 +30,7 @@ import weakref
 from typing import Dict, List, Optional
 
 from ...errors import DynoCompileError
+from .. import host_runtime
 
 _lock = threading.Lock()
 _runtime = None
@@ -222,22 +223,6 @@ def _sharing_keys(module, kernel_names) -> Dict[str, Optional[str]]:
     return keys
 
 
-# At most this many parts by default: each is an LLVM session while its graph runs from
-# the JIT (compile cache off), 2.4 MB.
-DEFAULT_MAX_JIT_THREADS = 8
-
-
-def jit_threads() -> int:
-    """How many threads JIT-compile a graph's kernels: DYNO_JIT_THREADS, by default the
-    cores this process may run on, at most DEFAULT_MAX_JIT_THREADS."""
-    configured = os.environ.get("DYNO_JIT_THREADS", "")
-    if configured:
-        return max(1, int(configured))
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-        os.cpu_count() or 1)
-    return min(cores, DEFAULT_MAX_JIT_THREADS)
-
-
 # A part smaller than this much LLVM-dialect text (about two GPT-2 kernels) is not worth
 # its own engine and thread.
 MIN_PART_TEXT = 20_000
@@ -396,7 +381,7 @@ class CpuKernels:
         compiled_by_key = {}  # sharing key -> the unit of this graph that compiled it
         if len(self.symbols):
             kernels_in = {symbol: name for name, symbol in self.symbols.items()}
-            parts = _split_for_threads(module, set(kernels_in), jit_threads())
+            parts = _split_for_threads(module, set(kernels_in), host_runtime.compile_threads())
             try:
                 # (Position-independent code: the compile cache links it into a library.)
                 engines = compile_at_once(

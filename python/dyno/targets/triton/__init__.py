@@ -43,9 +43,12 @@ def load(kernels_source: str, wrapper_source: str, device, autotune: bool, graph
     """The graph's `call(args)`: the kernels imported for `device` (autotuned on their
     first launch with `autotune`), the wrapper bound to them."""
     kernels = runtime.TritonKernels(runtime.write_kernels(kernels_source), device,
-                                    autotune=autotune)
+                                    autotune=autotune,
+                                    compile_threads=host_runtime.compile_threads())
     if kernels.shared:
         counters.bump("shared_kernels", kernels.shared)
+    if kernels.compiled_ahead:
+        counters.bump("kernels_compiled_ahead", kernels.compiled_ahead)
     namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
     exec(compile(wrapper_source, f"<dyno graph {graph_id}>", "exec"), namespace)
     return namespace["call"]

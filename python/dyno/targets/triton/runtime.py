@@ -158,16 +158,18 @@ def _correct_the_interpreter():
 # The launch table a kernels file ends with, `KERNELS = {name: entry}`, printed by
 # lib/Target/Triton/TranslateToTriton.cpp after `LAUNCH_TABLE_VERSION = <n>`. This is its
 # one declaration; test/python/launch_table.py checks the printer against it. Per kernel:
-#   num_args     the arguments the kernel takes: a pointer per argument and per result of
-#                the kernel it lowers, then a size per dynamic dimension (dyno.launch's ABI)
+#   args         per argument the kernel takes (a pointer per argument and per result of
+#                the kernel it lowers, then a size per dynamic dimension: dyno.launch's
+#                ABI), the torch dtype name of the tensor a pointer points to ("float32"),
+#                "int" for an integer, or None where no dtype is known (signless i8)
 #   xnumel       the parallel index space's size (static sizes)
 #   rnumel       the reduced index space's size per program (1: no reduction)
 #   xnumel_args  optional: the positions of the size arguments whose product is xnumel at
 #                run time (dynamic shapes)
 #   configs      block-size configurations ({"XBLOCK": .., "RBLOCK": .., "num_warps": ..}),
 #                the compiler's heuristic choice first
-LAUNCH_TABLE_VERSION = 1
-LAUNCH_TABLE_FIELDS = {"num_args": True, "xnumel": True, "rnumel": True,  # name -> required
+LAUNCH_TABLE_VERSION = 2
+LAUNCH_TABLE_FIELDS = {"args": True, "xnumel": True, "rnumel": True,  # name -> required
                        "xnumel_args": False, "configs": True}
 
 
@@ -287,12 +289,66 @@ def check_gpu_compile(function, digest: str, config: dict, arguments, targets) -
         _checked_compiles.add(key)
 
 
+# Triton compiles a kernel at its first launch, so a graph's kernels compile one after
+# another as its wrapper first reaches them. A kernel whose arguments are all pointers of
+# dtypes the launch table names has its signature before any launch: TritonKernels with
+# compile_threads > 1 hands those to a pool of that many threads to compile ahead (Triton's
+# `warmup`, which keys its cache as the launch will: mock pointers are 16-byte aligned, as
+# the caching allocator's are), and a launcher's first launch waits for its own compile.
+# Interpreted launches under DYNO_TRITON_COMPILE_CHECK have their GPU compile checks done
+# ahead the same way; Triton's interpreter patches triton.language while it runs a kernel,
+# so no compile may run beside it: an interpreted launch waits for every pending check. A
+# kernel with an integer argument (a size: its value specializes the compile) compiles at
+# its first launch.
+
+_compile_pools = {}  # threads -> ThreadPoolExecutor
+_pending_checks = []  # the GPU compile checks of interpreted kernels, submitted ahead
+
+
+def _wait_for(futures) -> None:
+    for future in futures:
+        try:
+            future.result()
+        except Exception:
+            pass  # (the launch compiles again, and reports what fails)
+
+
+def _wait_for_compile_checks() -> None:
+    with _lock:
+        pending = list(_pending_checks)
+        _pending_checks.clear()
+    _wait_for(pending)
+
+
+def _compile_pool(threads: int):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _lock:
+        pool = _compile_pools.get(threads)
+        if pool is None:
+            pool = _compile_pools[threads] = ThreadPoolExecutor(
+                threads, thread_name_prefix="dyno-triton-compile")
+        return pool
+
+
+def _mock_arguments(args):
+    """Stand-ins for a launch's arguments (Triton's MockTensor of each pointer's dtype), or
+    None when an argument is an integer or of an unknown dtype."""
+    from triton.runtime.jit import MockTensor
+
+    if not args or any(a in (None, "int") or not hasattr(torch, a) for a in args):
+        return None
+    return [MockTensor(getattr(torch, a)) for a in args]
+
+
 class Launcher:
     """Launches one kernel: grid from the index-space size, blocks from a configuration."""
 
     def __init__(self, function, entry: dict, interpret: bool, autotune: bool, key: str,
                  compile_check=None):
         self.function = function
+        self.args = entry["args"]
+        self.compiling = None  # the compile ahead of the first launch (a Future)
         # (compiled-mode twin of the kernel, source digest, targets): checks every new
         # signature with Triton's GPU compiler before interpreting it.
         self.compile_check = compile_check
@@ -310,6 +366,33 @@ class Launcher:
             self.config = self.configs[0]
         self.tuned = not self.autotune
         self.fast = None if interpret else {}  # direct launchers of compiled kernels
+
+    def compile_ahead(self, pool, device) -> bool:
+        """Submits this kernel's compiles (or, interpreted, its GPU compile checks) to
+        `pool`; False if its signature is only known at its launch."""
+        arguments = _mock_arguments(self.args)
+        if arguments is None or self.compiling is not None or (
+                self.interpret and self.compile_check is None):
+            return False
+        if self.interpret:
+            twin, digest, targets = self.compile_check
+            with _lock:
+                _pending_checks.append(pool.submit(check_gpu_compile, twin, digest,
+                                                   self.configs[0], arguments, targets))
+            return True
+        configs = self.configs if self.autotune else [self.config]
+        with torch.cuda.device(device):  # Triton's caches for the device, made here once
+            self.function.device_caches[torch.cuda.current_device()]
+
+        def compile_configs():
+            with torch.cuda.device(device):  # (a thread's current device is its own)
+                for config in configs:
+                    blocks = {k: v for k, v in config.items() if k != "num_warps"}
+                    self.function.warmup(*arguments, grid=(1,), **blocks,
+                                         num_warps=config["num_warps"])
+
+        self.compiling = pool.submit(compile_configs)
+        return True
 
     def _launch(self, config, tensors):
         # Triton's JIT entry point costs tens of microseconds per launch in Python
@@ -384,6 +467,12 @@ class Launcher:
         self.tuned = True
 
     def __call__(self, *tensors):
+        if self.interpret:
+            if _pending_checks:
+                _wait_for_compile_checks()
+        elif self.compiling is not None:
+            compiling, self.compiling = self.compiling, None
+            _wait_for([compiling])
         if not self.tuned:
             self._tune(tensors)
         self._launch(self.config, tensors)
@@ -419,9 +508,12 @@ def _sharing_key(name: str, functions: dict, entry: dict, how: str):
 
 class TritonKernels:
     """The kernels of one graph, by name, ready to launch on `device`. `shared`: how many
-    of them launch through a launcher an earlier graph of this process made."""
+    of them launch through a launcher an earlier graph of this process made. With
+    `compile_threads` > 1, the kernels whose signatures the launch table gives compile
+    ahead of their first launch on that many threads (`compiled_ahead` of them)."""
 
-    def __init__(self, kernels_path: str, device: torch.device, autotune: bool = False):
+    def __init__(self, kernels_path: str, device: torch.device, autotune: bool = False,
+                 compile_threads: int = 1):
         interpret = torch.device(device).type == "cpu"
         with open(kernels_path, "rb") as file:
             source = file.read()
@@ -455,6 +547,11 @@ class TritonKernels:
                 own_launchers.append(launcher)
                 if sharing:
                     _shared_launchers[sharing] = launcher
+        self.compiled_ahead = 0
+        if compile_threads > 1:
+            pool = _compile_pool(compile_threads)
+            self.compiled_ahead = sum(launcher.compile_ahead(pool, device)
+                                      for launcher in own_launchers)
 
     def __getitem__(self, name: str) -> Launcher:
         return self.launchers[name]
@@ -613,7 +710,8 @@ def load(directory: str, device="cuda", autotune: bool = False,
         spec = json.load(file)
     host_runtime = _sibling_module(directory, "host_runtime")
     kernels = TritonKernels(os.path.join(directory, "kernels.py"), device,
-                            autotune=autotune_requested(autotune))
+                            autotune=autotune_requested(autotune),
+                            compile_threads=host_runtime.compile_threads())
     namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
     with open(os.path.join(directory, "wrapper.py")) as file:
         source = file.read()
