@@ -388,8 +388,11 @@ class Launcher:
             with torch.cuda.device(device):  # (a thread's current device is its own)
                 for config in configs:
                     blocks = {k: v for k, v in config.items() if k != "num_warps"}
-                    self.function.warmup(*arguments, grid=(1,), **blocks,
-                                         num_warps=config["num_warps"])
+                    kernel = self.function.warmup(*arguments, grid=(1,), **blocks,
+                                                  num_warps=config["num_warps"])
+                    # The first launch would also build the kernel's launcher (Triton
+                    # compiles a C extension per signature) and load its binary.
+                    getattr(kernel, "_init_handles", lambda: None)()
 
         self.compiling = pool.submit(compile_configs)
         return True
