@@ -7,14 +7,18 @@ Dyno a second process then starts warm from the first's compile cache; "Dyno s/g
 is the time spent in Dyno's compiler hook per graph (import, pipelines, JIT, or the
 cache's lookup and load).
 
-    python benchmarks/cold_compile.py [--layers 2,12] [--backends inductor,mlir] [--out FILE]
+    python benchmarks/cold_compile.py [--layers 2,12] [--backends inductor,mlir] [--runs 3]
+                                      [--out FILE]
 
-The ratio of the deepest model's first call to the shallowest's is printed per backend.
+Medians over --runs runs (depths and backends alternating). The ratio of the deepest
+model's first call to the shallowest's is printed per backend, and for Dyno also the
+ratio of its own compile and that of the rest of the first call.
 Dyno's stats (kernels compiled, distinct kernels) are printed beside its times.
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,7 +61,8 @@ if backend == "mlir":
 print(json.dumps({"first": first, "run": statistics.median(runs),
                   "kernels": stats.get("kernels"), "graphs": stats.get("compiled_graphs"),
                   "fallbacks": stats.get("fallback_graphs"), "hits": stats.get("cache_hits"),
-                  "dyno_per_graph": sum(spent) / len(spent) if spent else None}))
+                  "dyno_per_graph": sum(spent) / len(spent) if spent else None,
+                  "dyno_total": sum(spent) if spent else None}))
 '''
 
 
@@ -79,26 +84,53 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--layers", default="2,12")
     parser.add_argument("--backends", default="inductor,mlir")
+    parser.add_argument("--runs", type=lambda n: max(1, int(n)), default=3)
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     depths = [int(n) for n in args.layers.split(",")]
+    backends = args.backends.split(",")
+    # results[(backend, layers)]: a list per run of [cold] or [cold, warm]; the runs of
+    # every backend and depth alternate, so that the machine's drift spreads over all.
+    results = {(backend, layers): [] for backend in backends for layers in depths}
+    for _ in range(args.runs):
+        for backend in backends:
+            for layers in depths:
+                results[backend, layers].append(measure(layers, backend))
     lines = ["| backend | layers | start | first call (s) | later calls (ms) | "
              "kernels compiled | Dyno s/graph |", "|---|---|---|---|---|---|---|"]
-    ratios = []
-    for backend in args.backends.split(","):
-        firsts = {}
+
+    def median(backend, layers, start, field):
+        values = [run[start][field] for run in results[backend, layers]]
+        return None if None in values else statistics.median(values)
+
+    for backend in backends:
         for layers in depths:
-            results = measure(layers, backend)
-            firsts[layers] = results[0]["first"]
-            for start, result in zip(("cold", "warm"), results):
-                kernels = result["kernels"] if result["kernels"] is not None else ""
-                per_graph = result["dyno_per_graph"]
-                lines.append(f"| {backend} | {layers} | {start} | {result['first']:.2f} | "
-                             f"{result['run'] * 1e3:.1f} | {kernels} | "
+            for start, label in enumerate(("cold", "warm")[:len(results[backend, layers][0])]):
+                kernels = results[backend, layers][0][start]["kernels"]
+                per_graph = median(backend, layers, start, "dyno_per_graph")
+                lines.append(f"| {backend} | {layers} | {label} | "
+                             f"{median(backend, layers, start, 'first'):.2f} | "
+                             f"{median(backend, layers, start, 'run') * 1e3:.1f} | "
+                             f"{kernels if kernels is not None else ''} | "
                              + (f"{per_graph:.3f}" if per_graph is not None else "") + " |")
-                print(lines[-1], flush=True)
-        ratios.append(f"{backend}: {max(depths)} layers / {min(depths)} layers = "
-                      f"{firsts[max(depths)] / firsts[min(depths)]:.2f}x")
+    deep, shallow = max(depths), min(depths)
+    ratios = [f"Medians of {args.runs} runs. Cold first call, {deep} layers / {shallow} layers:"]
+    for backend in backends:
+        first = {n: median(backend, n, 0, "first") for n in (deep, shallow)}
+        ratios.append(f"- {backend}: {first[deep]:.2f} / {first[shallow]:.2f} s = "
+                      f"{first[deep] / first[shallow]:.2f}x")
+        if backend == "mlir" and None not in (median(backend, n, 0, "dyno_total")
+                                              for n in (deep, shallow)):
+            # Dyno's own compile (its hook) apart from Dynamo, AOTAutograd and the run.
+            own = {n: median(backend, n, 0, "dyno_total") for n in (deep, shallow)}
+            rest = {n: statistics.median(run[0]["first"] - run[0]["dyno_total"]
+                                         for run in results[backend, n])
+                    for n in (deep, shallow)}
+            ratios.append(f"  - Dyno's compile: {own[deep]:.2f} / {own[shallow]:.2f} s = "
+                          f"{own[deep] / own[shallow]:.2f}x")
+            ratios.append(f"  - the rest (Dynamo, AOTAutograd, the first run): "
+                          f"{rest[deep]:.2f} / {rest[shallow]:.2f} s = "
+                          f"{rest[deep] / rest[shallow]:.2f}x")
     text = "\n".join(lines + [""] + ratios) + "\n"
     print(text)
     if args.out:

@@ -52,9 +52,13 @@ print(json.dumps({"seconds": seconds, "error": error, "kernels": len(compiled),
 '''
 
 
+# Every run's Triton cache, under one directory removed at the end.
+CACHES = tempfile.TemporaryDirectory(prefix="dyno-compile-ahead-")
+
+
 def child(directory, name, dtype_name, threads, triton_cache=None):
     environment = dict(os.environ, DYNO_JIT_THREADS=str(threads),
-                       TRITON_CACHE_DIR=triton_cache or tempfile.mkdtemp(prefix="triton-"))
+                       TRITON_CACHE_DIR=triton_cache or tempfile.mkdtemp(dir=CACHES.name))
     result = subprocess.run([sys.executable, "-c", CHILD, os.path.dirname(__file__),
                              directory, name, dtype_name], env=environment,
                             capture_output=True, text=True)

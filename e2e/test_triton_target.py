@@ -406,16 +406,21 @@ KERNELS = {"kernel_0": {"args": ["DTYPE", "DTYPE"], "xnumel": 64, "rnumel": 1,
 '''
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_triton_gpu_compile_check(dtype, monkeypatch):
+def test_triton_gpu_compile_check(dtype, threads, monkeypatch):
     """DYNO_TRITON_COMPILE_CHECK=cuda:90 compiles each interpreted kernel for an H100
     first: Triton's interpreter runs `tl.erf` of a bf16 block, its GPU compiler rejects
-    it ("Expected dtype ['fp32', 'fp64'] but got bf16"), and so must the check."""
+    it ("Expected dtype ['fp32', 'fp64'] but got bf16"), and so must the check, whether
+    it ran at the launch or ahead of it (2 compile threads: the launch reports it)."""
     from dyno.targets.triton import runtime as triton_runtime
 
     monkeypatch.setenv("DYNO_TRITON_COMPILE_CHECK", "cuda:90")
     source = _ERF_KERNELS.replace("DTYPE", str(dtype).removeprefix("torch."))
-    kernels = triton_runtime.TritonKernels(triton_runtime.write_kernels(source), "cpu")
+    monkeypatch.setattr(triton_runtime, "_checked_compiles", set())
+    kernels = triton_runtime.TritonKernels(triton_runtime.write_kernels(source), "cpu",
+                                           compile_threads=threads)
+    assert kernels.compiled_ahead == (threads > 1)
     x = torch.randn(64, dtype=dtype)
     y = torch.empty_like(x)
     if dtype == torch.bfloat16:

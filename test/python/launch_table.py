@@ -57,7 +57,8 @@ for name, (tensor_type, op) in GRAPHS.items():
     print(name, len(module.KERNELS), fields,
           *(",".join(map(str, entry["args"])) for entry in module.KERNELS.values()))
     # CHECK: static 1 ['args', 'configs', 'rnumel', 'xnumel'] float32,float32
-    # CHECK: dynamic 1 ['args', 'configs', 'rnumel', 'xnumel', 'xnumel_args'] float32,int,float32,int,int
+    # CHECK: dynamic 1 ['args', 'configs', 'rnumel', 'xnumel', 'xnumel_args']
+    # CHECK-SAME: float32,int,float32,int,int
 
 for label, old, new in [("version", "LAUNCH_TABLE_VERSION = 2", "LAUNCH_TABLE_VERSION = 3"),
                         ("field", '"args"', '"arguments"')]:

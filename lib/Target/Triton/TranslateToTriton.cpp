@@ -661,7 +661,7 @@ std::string pythonDict(DictionaryAttr dict) {
 
 // A kernel argument's entry in the launch table's "args": the torch dtype of the tensor
 // a pointer points to, "int" for an integer (a size), or None where no torch dtype is
-// known (a signless i8 is int8 or uint8).
+// known (a signless i8 is int8 or uint8; unsigned types).
 std::string launchArgument(Type type) {
   auto pointer = dyn_cast<tl::PtrType>(type);
   if (!pointer)
@@ -673,6 +673,8 @@ std::string launchArgument(Type type) {
                        .Case([](BFloat16Type) { return "bfloat16"; })
                        .Case([](Float64Type) { return "float64"; })
                        .Case([](IntegerType integer) -> StringRef {
+                         if (integer.isUnsigned())
+                           return "";
                          switch (integer.getWidth()) {
                          case 1:
                            return "bool";

@@ -51,7 +51,8 @@
 // CHECK-NEXT:    "kernel_0": {"args": ["float32", "float32"], "xnumel": 8, "rnumel": 64,
 // CHECK-NEXT:        "configs": [{"RBLOCK": 64, "XBLOCK": 2, "num_warps": 1}, {"RBLOCK": 64, "XBLOCK": 4, "num_warps": 1}]},
 // CHECK-NEXT:    "kernel_1"
-// CHECK:         "kernel_4": {"args": ["bfloat16", "float16", "bool", None, "int64", "float64", "int"],
+// CHECK:         "kernel_4": {"args": ["bfloat16", "float16", "bool", None, "int64",
+// CHECK-SAME:        "float64", "int"],
 
 // The whole lowering of a linalg kernel prints too.
 // LOWERED: def kernel_2(arg0, arg1, XBLOCK: tl.constexpr):

@@ -293,16 +293,26 @@ def check_gpu_compile(function, digest: str, config: dict, arguments, targets) -
 # another as its wrapper first reaches them. A kernel whose arguments are all pointers of
 # dtypes the launch table names has its signature before any launch: TritonKernels with
 # compile_threads > 1 hands those to a pool of that many threads to compile ahead (Triton's
-# `warmup`, which keys its cache as the launch will: mock pointers are 16-byte aligned, as
-# the caching allocator's are), and a launcher's first launch waits for its own compile.
-# Interpreted launches under DYNO_TRITON_COMPILE_CHECK have their GPU compile checks done
-# ahead the same way; Triton's interpreter patches triton.language while it runs a kernel,
-# so no compile may run beside it: an interpreted launch waits for every pending check. A
-# kernel with an integer argument (a size: its value specializes the compile) compiles at
-# its first launch.
+# `warmup`, which keys its cache as the launch will for pointers 16-byte aligned, as the
+# caching allocator's are; one at an unaligned offset compiles again at its launch), and
+# a launcher's first launch waits for its own compile. Interpreted launches under
+# DYNO_TRITON_COMPILE_CHECK have their GPU compile checks done ahead the same way;
+# Triton's interpreter patches triton.language while it runs a kernel, so no compile may
+# run beside it: an interpreted launch waits for every pending compile. A kernel with an
+# integer argument (a size: its value specializes the compile) compiles at its first
+# launch.
 
 _compile_pools = {}  # threads -> ThreadPoolExecutor
-_pending_checks = []  # the GPU compile checks of interpreted kernels, submitted ahead
+_pending_compiles = set()  # submitted ahead and not done
+
+
+def _forget_compile_pools():
+    _compile_pools.clear()  # (a forked child has none of its parent's threads)
+    _pending_compiles.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_compile_pools)
 
 
 def _wait_for(futures) -> None:
@@ -313,11 +323,12 @@ def _wait_for(futures) -> None:
             pass  # (the launch compiles again, and reports what fails)
 
 
-def _wait_for_compile_checks() -> None:
+def _submit_compile(pool, work, *args):
+    future = pool.submit(work, *args)
     with _lock:
-        pending = list(_pending_checks)
-        _pending_checks.clear()
-    _wait_for(pending)
+        _pending_compiles.add(future)
+    future.add_done_callback(_pending_compiles.discard)
+    return future
 
 
 def _compile_pool(threads: int):
@@ -333,12 +344,30 @@ def _compile_pool(threads: int):
 
 def _mock_arguments(args):
     """Stand-ins for a launch's arguments (Triton's MockTensor of each pointer's dtype), or
-    None when an argument is an integer or of an unknown dtype."""
-    from triton.runtime.jit import MockTensor
-
+    None when an argument is an integer or of an unknown dtype (or this Triton has no
+    MockTensor)."""
+    try:
+        from triton.runtime.jit import MockTensor
+    except ImportError:
+        return None
     if not args or any(a in (None, "int") or not hasattr(torch, a) for a in args):
         return None
     return [MockTensor(getattr(torch, a)) for a in args]
+
+
+def _load_compiled(kernel) -> None:
+    """What a compiled kernel's first launch would also do: build its launcher (Triton 3.6
+    compiles a C extension per signature) and load its binary. A load that fails is
+    left to the launch, which then reports it (Triton sets the launcher first)."""
+    load = getattr(kernel, "_init_handles", None)
+    if load is None:
+        return
+    try:
+        load()
+    except Exception:
+        if getattr(kernel, "module", None) is None and hasattr(kernel, "_run"):
+            kernel._run = None
+        raise
 
 
 class Launcher:
@@ -376,25 +405,30 @@ class Launcher:
             return False
         if self.interpret:
             twin, digest, targets = self.compile_check
-            with _lock:
-                _pending_checks.append(pool.submit(check_gpu_compile, twin, digest,
-                                                   self.configs[0], arguments, targets))
+            self.compiling = _submit_compile(pool, check_gpu_compile, twin, digest,
+                                             self.configs[0], arguments, targets)
             return True
-        configs = self.configs if self.autotune else [self.config]
-        with torch.cuda.device(device):  # Triton's caches for the device, made here once
-            self.function.device_caches[torch.cuda.current_device()]
+        tuned = self._tuned_config() if self.autotune else None
+        configs = [tuned] if tuned else self.configs if self.autotune else [self.config]
+        # The device is resolved here: a thread's current device is its own (0).
+        with torch.cuda.device(device):
+            index = torch.cuda.current_device()
+            self.function.device_caches[index]  # Triton's caches for it, made here once
 
         def compile_configs():
-            with torch.cuda.device(device):  # (a thread's current device is its own)
+            failure = None
+            with torch.cuda.device(index):
                 for config in configs:
                     blocks = {k: v for k, v in config.items() if k != "num_warps"}
-                    kernel = self.function.warmup(*arguments, grid=(1,), **blocks,
-                                                  num_warps=config["num_warps"])
-                    # The first launch would also build the kernel's launcher (Triton
-                    # compiles a C extension per signature) and load its binary.
-                    getattr(kernel, "_init_handles", lambda: None)()
+                    try:
+                        _load_compiled(self.function.warmup(
+                            *arguments, grid=(1,), **blocks, num_warps=config["num_warps"]))
+                    except Exception as error:  # (e.g. a configuration out of resources)
+                        failure = failure or error
+            if failure is not None:
+                raise failure
 
-        self.compiling = pool.submit(compile_configs)
+        self.compiling = _submit_compile(pool, compile_configs)
         return True
 
     def _launch(self, config, tensors):
@@ -440,17 +474,25 @@ class Launcher:
             except Exception:  # another Triton's API: keep the JIT entry point
                 pass
 
-    def _tune(self, tensors):
+    def _tuned_config(self):
+        """The configuration an earlier tuning of this kernel chose (from the disk cache),
+        or None."""
         path = os.path.join(cache_dir(), "autotune", f"{self.key}.json")
         autotune_results_used.add(path)
         try:
             with open(path) as file:
                 config = json.load(file)["config"]
-            if config in self.configs:  # (a result for another launch table is retuned)
-                self.config, self.tuned = config, True
-                return
         except (OSError, ValueError, KeyError, TypeError):
-            pass
+            return None
+        # (a result for another launch table is retuned)
+        return config if config in self.configs else None
+
+    def _tune(self, tensors):
+        path = os.path.join(cache_dir(), "autotune", f"{self.key}.json")
+        config = self._tuned_config()
+        if config is not None:
+            self.config, self.tuned = config, True
+            return
         from triton.testing import do_bench
 
         timings = []
@@ -471,11 +513,11 @@ class Launcher:
 
     def __call__(self, *tensors):
         if self.interpret:
-            if _pending_checks:
-                _wait_for_compile_checks()
+            if _pending_compiles:
+                _wait_for(list(_pending_compiles))
         elif self.compiling is not None:
-            compiling, self.compiling = self.compiling, None
-            _wait_for([compiling])
+            _wait_for([self.compiling])  # (first: another thread may launch it too)
+            self.compiling = None
         if not self.tuned:
             self._tune(tensors)
         self._launch(self.config, tensors)
