@@ -209,10 +209,12 @@ def DynoDeduplicateKernels : Pass<"dyno-deduplicate-kernels", "ModuleOp"> {
     first, and the copies are erased. Each distinct kernel is then compiled once: the
     CPU's JIT and Triton's compiler take most of a cold compile's time.
 
-    It runs where kernels are final: on the CPU after lowering to the LLVM dialect
-    (before `dyno-mark-distinct-kernel-buffers`, whose alias scopes are per kernel), on
-    the Triton target after the block programs are formed (earlier passes there split
-    or re-sign one kernel per launch). Declarations are left alone.
+    On the CPU it runs twice: before the kernels are lowered (after the passes that
+    change a kernel for where it is launched, so a 12-layer GPT-2 lowers 16 kernels,
+    not 106) and again in the LLVM dialect (before `dyno-mark-distinct-kernel-buffers`,
+    whose alias scopes are per kernel). On the Triton target it runs after the block
+    programs are formed (earlier passes there split or re-sign one kernel per launch).
+    Declarations are left alone.
 
     ```mlir
     // Before
