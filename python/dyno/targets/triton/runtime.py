@@ -158,10 +158,11 @@ def _correct_the_interpreter():
 # The launch table a kernels file ends with, `KERNELS = {name: entry}`, printed by
 # lib/Target/Triton/TranslateToTriton.cpp after `LAUNCH_TABLE_VERSION = <n>`. This is its
 # one declaration; test/python/launch_table.py checks the printer against it. Per kernel:
-#   args         per argument the kernel takes (a pointer per argument and per result of
-#                the kernel it lowers, then a size per dynamic dimension: dyno.launch's
-#                ABI), the torch dtype name of the tensor a pointer points to ("float32"),
-#                "int" for an integer, or None where no dtype is known (signless i8)
+#   args         per argument the kernel takes, in dyno.launch's ABI order (a pointer per
+#                argument and per result of the kernel it lowers, sizes of dynamic
+#                dimensions among them), the torch dtype name of the tensor a pointer
+#                points to ("float32"), "int" for an integer, or None where no dtype is
+#                known (a signless i8, unsigned types)
 #   xnumel       the parallel index space's size (static sizes)
 #   rnumel       the reduced index space's size per program (1: no reduction)
 #   xnumel_args  optional: the positions of the size arguments whose product is xnumel at
@@ -325,8 +326,7 @@ def _wait_for(futures) -> None:
 
 def _submit_compile(pool, work, *args):
     future = pool.submit(work, *args)
-    with _lock:
-        _pending_compiles.add(future)
+    _pending_compiles.add(future)
     future.add_done_callback(_pending_compiles.discard)
     return future
 
@@ -435,8 +435,8 @@ class Launcher:
         # Triton's JIT entry point costs tens of microseconds per launch in Python
         # (argument binding, specialization, cache lookup): after the first launch of a
         # configuration, launch the compiled kernel directly. The JIT specializes on the
-        # pointers' 16-byte alignment and element types (a launcher that graphs share
-        # may launch one source on several: the source names no type) and on integers
+        # pointers' 16-byte alignment and element types (the source names no type; an
+        # i8 pointer may be int8 or uint8) and on integers
         # equal to 1 or divisible by 16, so those are part of the key, and so is the
         # grid (it varies with dynamic sizes).
         xnumel = self.xnumel
@@ -474,11 +474,15 @@ class Launcher:
             except Exception:  # another Triton's API: keep the JIT entry point
                 pass
 
+    def _autotune_path(self) -> str:
+        path = os.path.join(cache_dir(), "autotune", f"{self.key}.json")
+        autotune_results_used.add(path)
+        return path
+
     def _tuned_config(self):
         """The configuration an earlier tuning of this kernel chose (from the disk cache),
         or None."""
-        path = os.path.join(cache_dir(), "autotune", f"{self.key}.json")
-        autotune_results_used.add(path)
+        path = self._autotune_path()
         try:
             with open(path) as file:
                 config = json.load(file)["config"]
@@ -488,7 +492,7 @@ class Launcher:
         return config if config in self.configs else None
 
     def _tune(self, tensors):
-        path = os.path.join(cache_dir(), "autotune", f"{self.key}.json")
+        path = self._autotune_path()
         config = self._tuned_config()
         if config is not None:
             self.config, self.tuned = config, True
@@ -579,8 +583,9 @@ class TritonKernels:
                 launcher = _shared_launchers.get(sharing) if sharing else None
                 if launcher is not None:
                     self.launchers[name] = launcher
-                    # (Kernels of this graph that print alike, e.g. copies of two
-                    # element types, share one too; only other graphs' are counted.)
+                    # (Kernels of this graph that print alike share one too; only
+                    # other graphs' are counted. Copies of two element types differ in
+                    # their entries' args.)
                     self.shared += all(launcher is not own for own in own_launchers)
                     continue
                 key = hashlib.sha256(source + name.encode() + json.dumps(entry).encode()
