@@ -154,13 +154,14 @@ def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
 
 
 def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
-                    cache_key=None):
+                    frozen_inputs: frozenset = frozenset(), cache_key=None):
     """The Triton target's lower and load, then the compile cache's store (of an entry
-    whose kernels loaded). `cache_key`: the compile cache's key for this graph, under
-    which the kernels' and the wrapper's sources are stored."""
+    whose kernels loaded). `frozen_inputs`: as for _compile_cpu (padded GEMM weights are
+    kept). `cache_key`: the compile cache's key for this graph, under which the kernels'
+    and the wrapper's sources are stored."""
     from ..targets import triton
 
-    lowered = triton.lower(gm, dump, options)
+    lowered = triton.lower(gm, dump, options, frozen_inputs)
     with dump.stage("Triton load"):
         call = triton.load(lowered.kernels_source, lowered.wrapper_source, device,
                            triton.runtime.autotune_requested(options.autotune),
@@ -284,7 +285,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     def compile_part(graph, part_dump, frozen_inputs=frozenset(), cache_key=None):
         if target == "cpu":
             return _compile_cpu(graph, part_dump, options, frozen_inputs, cache_key)
-        return _compile_triton(graph, part_dump, device, options, cache_key)
+        return _compile_triton(graph, part_dump, device, options, frozen_inputs, cache_key)
 
     # (Objects taken out of the inputs would shift the positions: only DTensor training
     # graphs have them.)

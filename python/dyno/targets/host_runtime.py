@@ -160,6 +160,77 @@ def linear_weight(a: torch.Tensor, weight: torch.Tensor, bias,
     return out if epilogue is None else torch.nn.functional.gelu(out)
 
 
+# cuBLAS runs slower kernels for a bf16/f16 product whose N (or K) is not a multiple of
+# 8 elements (16 bytes), whatever the rows' alignment in memory: on an H200, GPT-2's LM
+# head (4096 x 768 @ 768 x 50257, bf16) took 3.36 ms as it is and 0.45 ms with the weight
+# padded to N = 50264 beforehand (0.55 ms padded on every call); an out= buffer with
+# padded rows alone changed nothing, and f32 (TF32 off) gained nothing either way
+# (benchmarks/gpu_gemm_padding.py, benchmarks/results/gpu-gemm-padding-2026-12-01-h200.md).
+# A weight kept padded (frozen) is worth it at any size (256 x 256 @ 256 x 1001: 14 ->
+# 6 us); padded on every call, only from PAD_PER_CALL_MIN_VOLUME multiply-adds, below
+# which the pad's own launches cost more than the product gains. A K not a multiple of 8
+# is padded (on both operands, on every call) from PAD_K_MIN_VOLUME.
+PAD_PER_CALL_MIN_VOLUME = 1 << 28
+PAD_K_MIN_VOLUME = 1 << 30
+
+
+def product_padding(m: int, k: int, n: int, dtype: torch.dtype, kept: bool = False):
+    """(K padding, N padding) in elements that PaddedProducts gives an [m, k] @ [k, n]
+    product of `dtype` (`kept`: its weight is frozen, padded once): (0, 0) where it runs
+    as it is."""
+    if dtype not in (torch.bfloat16, torch.float16):
+        return 0, 0
+    multiple = 16 // torch.empty((), dtype=dtype).element_size()
+    volume = m * k * n
+    k_pad = -k % multiple if volume >= PAD_K_MIN_VOLUME else 0
+    n_pad = -n % multiple if kept or volume >= PAD_PER_CALL_MIN_VOLUME else 0
+    return k_pad, n_pad
+
+
+def _padded_weight(b: torch.Tensor, k_pad: int, n_pad: int) -> torch.Tensor:
+    """`b` [K, N] with zero rows and columns added, in `b`'s own layout (a linear layer's
+    weight.t() stays a transpose of a dense [N', K'] tensor)."""
+    if b.dim() == 2 and b.t().is_contiguous():
+        return torch.nn.functional.pad(b.t(), (0, k_pad, 0, n_pad)).t()
+    return torch.nn.functional.pad(b, (0, n_pad, 0, k_pad))
+
+
+class PaddedProducts:
+    """The bf16/f16 matrix products of one graph whose sizes `product_padding` pads: `a @ b
+    (+ bias[n])`, then the epilogue, computed on zero-padded operands and returned as a
+    view of the padded result (rows of N' elements). A frozen weight (the `freezing`
+    option's promise: no writes through `.data`) is padded once and kept while it is
+    the same tensor, unchanged (its version counter), except while a CUDA graph records
+    the call, which then pads it on every replay: a replay must read the weight as the
+    optimizer left it. Every other weight is padded on every call."""
+
+    def __init__(self):
+        self._slots = {}  # slot -> (padded weight, the weight's identity when padded)
+
+    def mm(self, slot: int, a: torch.Tensor, b: torch.Tensor, bias=None, epilogue=None,
+           frozen: bool = False) -> torch.Tensor:
+        k_pad, n_pad = product_padding(a.shape[0], a.shape[1], b.shape[1], a.dtype, frozen)
+        if frozen and not (a.is_cuda and torch.cuda.is_current_stream_capturing()):
+            identity = (b.data_ptr(), b._version, b.shape, b.stride(), k_pad, n_pad)
+            padded, padded_identity = self._slots.get(slot, (None, None))
+            if padded_identity != identity:
+                padded = _padded_weight(b, k_pad, n_pad)
+                self._slots[slot] = (padded, identity)
+        else:
+            padded = _padded_weight(b, k_pad, n_pad)
+        if k_pad:
+            a = torch.nn.functional.pad(a, (0, k_pad))
+        if bias is None:
+            out = torch.mm(a, padded)
+        else:
+            out = torch.addmm(torch.nn.functional.pad(bias, (0, n_pad)), a, padded)
+        if epilogue == "gelu":
+            out = torch.nn.functional.gelu(out)
+        elif epilogue is not None:
+            raise ValueError(f"unknown matmul epilogue {epilogue!r}")
+        return out[:, :b.shape[1]] if n_pad else out
+
+
 def pack_linear_weight(weight: torch.Tensor, rows: int) -> torch.Tensor:
     """A linear layer's [N, K] weight in oneDNN's blocked layout for inputs of about
     `rows` rows (other row counts work too)."""
@@ -380,5 +451,6 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_library_call": library_call,
         "_collective": collective,
         "_frozen": FrozenWeights(),
+        "_padded": PaddedProducts(),
         "_Workspace": Workspace,
     }

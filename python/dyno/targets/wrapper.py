@@ -15,7 +15,7 @@ import torch
 from .. import counters
 from ..errors import DynoCompileError
 from ..ops.library_calls import COLLECTIVE_NAMESPACE
-from .host_runtime import as_eager, wrapper_globals  # noqa: F401 (re-exported)
+from .host_runtime import as_eager, product_padding, wrapper_globals  # noqa: F401 (re-exported)
 from .memory_planning import plan_workspace, release_dead_names
 
 _DTYPES = {
@@ -162,6 +162,7 @@ class WrapperBuilder:
         self.lines: List[str] = []
         self.constants: List[str] = []  # module-level: tensors made once, not per call
         self.kernel_signatures: Dict[str, int] = {}
+        self.padded_slots = 0  # products padded by `_padded` (PaddedProducts)
         self.extern_calls = 0
         self.library_calls: List[str] = []  # ATen routines called (dyno.stats()), in order
         self.counter = 0
@@ -465,7 +466,17 @@ class WrapperBuilder:
         low_precision = torch_dtype(ir.RankedTensorType(op.results[0].type).element_type) \
             in (torch.bfloat16, torch.float16)
         bias_vector = len(operands) == 3 and len(_shape(op.operands[2])) == 1
-        if callee == "matmul" and operands[1] in self.frozen_weights \
+        padding = self.product_padding(op) if callee == "matmul" and (
+            bias_vector or len(operands) == 2) else (0, 0)
+        if any(padding):
+            # Sizes on which cuBLAS runs slow kernels (host_runtime.PaddedProducts).
+            slot = self.padded_slots
+            self.padded_slots += 1
+            bias = operands[2] if len(operands) == 3 else "None"
+            expression = (f"_padded.mm({slot}, {operands[0]}, {operands[1]}, {bias}, "
+                          f"{epilogue!r}, frozen={operands[1] in self.frozen_weights})")
+            contiguous = not padding[1]  # (a view of rows padded to N')
+        elif callee == "matmul" and operands[1] in self.frozen_weights \
                 and (bias_vector or len(operands) == 2):
             # A linear layer with a frozen weight: oneDNN's linear on the weight packed
             # once (host_runtime.FrozenWeights).
@@ -513,6 +524,19 @@ class WrapperBuilder:
             self.result_layouts[name] = layout
         self.lines.append(f"{name} = {expression}")
         self.extern_calls += 1
+
+    def product_padding(self, op):
+        """(K, N) padding of a static bf16/f16 matmul whose sizes make cuBLAS slow, on
+        the Triton target (GPUs): host_runtime.product_padding; (0, 0) elsewhere."""
+        from .. import ir
+
+        a_shape, result_shape = _shape(op.operands[0]), _shape(op.results[0])
+        if not self.pass_tensors or len(a_shape) != 2 or any(
+                _is_dynamic(size) for size in (*a_shape, *result_shape)):
+            return 0, 0
+        dtype = torch_dtype(ir.RankedTensorType(op.results[0].type).element_type)
+        return product_padding(a_shape[0], a_shape[1], result_shape[1], dtype,
+                               kept=self.name(op.operands[1]) in self.frozen_weights)
 
     def emit_library_call(self, op):
         """torch.ops.aten.<op>.<overload>(...) with the call's tensors and constants."""

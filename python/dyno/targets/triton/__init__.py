@@ -19,9 +19,11 @@ class Lowered:
     library_calls: List[str]
 
 
-def lower(gm, dump, options) -> Lowered:
+def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
     """ATen graph -> the Triton kernels' and the wrapper's Python sources, not run (export
-    ships them). `options`: the compiler's CompileOptions."""
+    ships them). `options`: the compiler's CompileOptions. `frozen_inputs`: positions of
+    the inputs that are frozen parameters (`freezing`), whose padded copies for the
+    products cuBLAS runs slowly (host_runtime.PaddedProducts) are kept between calls."""
     from ...driver import frontend, graph_lowering
     from ... import ir
 
@@ -32,7 +34,8 @@ def lower(gm, dump, options) -> Lowered:
     dump.write("05-kernels.py", kernels_source, on_disk=False)
     with dump.stage("wrapper"), ir.Context():
         module, host = graph_lowering.host_function(lowered)  # module keeps host alive
-        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True)
+        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True,
+                                         frozen_inputs=frozen_inputs)
         source = builder.emit(outputs)
     dump.write("06-wrapper.py", source)
     return Lowered(kernels_source, source, len(builder.kernel_signatures),

@@ -370,6 +370,44 @@ def _load_compiled(kernel) -> None:
         raise
 
 
+def _current_cuda_stream():
+    """The current CUDA stream of the current device, as Triton's launcher takes it."""
+    return _raw_stream(_current_device())
+
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_current_device = getattr(torch._C, "_cuda_getDevice", None)
+
+
+def _direct_launch(compiled, grid_x: int, trailing=(), current_stream=None):
+    """A launch of the compiled kernel `compiled` (a triton CompiledKernel, loaded) on
+    `grid_x` programs that calls Triton's C launcher itself: `launch(*arguments)`, the
+    `trailing` arguments (constexpr values) appended. Triton's own runner
+    (`compiled[grid]`) looks up the device, the stream and three launch hooks through
+    Triton's knobs on every launch; this looks up the stream alone. None where this
+    Triton's CompiledKernel has no such launcher or a launch hook is set (a profiler
+    such as Proton's needs Triton's own path)."""
+    current_stream = current_stream or (_current_cuda_stream if _raw_stream else None)
+    try:
+        from triton import knobs
+        # (a hook, or a chain of them: Triton 3.9 keeps an empty HookChain)
+        hooked = any(hook is not None and getattr(hook, "calls", True)
+                     for hook in (knobs.runtime.launch_enter_hook,
+                                  knobs.runtime.launch_exit_hook))
+        getattr(compiled, "_init_handles", lambda: None)()  # (loads the binary)
+        run = compiled.run
+        function, metadata = compiled.function, compiled.packed_metadata
+    except Exception:  # another Triton: its runner, through compiled[grid]
+        return None
+    if hooked or current_stream is None:
+        return None
+
+    def launch(*arguments):
+        run(grid_x, 1, 1, current_stream(), function, metadata, None, None, None,
+            *arguments, *trailing)
+    return launch
+
+
 class Launcher:
     """Launches one kernel: grid from the index-space size, blocks from a configuration."""
 
@@ -395,6 +433,13 @@ class Launcher:
             self.config = self.configs[0]
         self.tuned = not self.autotune
         self.fast = None if interpret else {}  # direct launchers of compiled kernels
+        # A kernel whose launch-table entry fixes every argument's dtype and has no
+        # integer argument always launches the same grid and specializes only on its
+        # pointers' 16-byte alignment: once its chosen configuration has launched with
+        # every pointer aligned, `aligned` launches it again with nothing but that check.
+        self.static = (not self.xnumel_args and
+                       all(a not in (None, "int") for a in self.args))
+        self.aligned = None
 
     def compile_ahead(self, pool, device) -> bool:
         """Submits this kernel's compiles (or, interpreted, its GPU compile checks) to
@@ -470,10 +515,16 @@ class Launcher:
         compiled = self.function[grid](*tensors, **blocks, num_warps=config["num_warps"])
         if key is not None and self.fast is not None and hasattr(compiled, "__getitem__"):
             try:
-                self.fast[key] = compiled[(grid[0], 1, 1)]  # the runner reads 3 dims
+                fast = _direct_launch(compiled, grid[0]) or compiled[(grid[0], 1, 1)]
             except Exception:  # another Triton's API: keep the JIT entry point
-                pass
-
+                return
+            self.fast[key] = fast
+            if self.static and config is self.config and all(
+                    aligned for _, aligned in key[3]):
+                constexprs = (config["XBLOCK"],) + (
+                    (config["RBLOCK"],) if "RBLOCK" in config else ())
+                self.aligned = _direct_launch(compiled, grid[0], constexprs) or (
+                    lambda *tensors: fast(*tensors, *constexprs))
     def _autotune_path(self) -> str:
         path = os.path.join(cache_dir(), "autotune", f"{self.key}.json")
         autotune_results_used.add(path)
@@ -514,8 +565,17 @@ class Launcher:
                            "timings": [[t, c] for t, c in timings]}, file)
             os.replace(temporary, path)
         self.tuned = True
+        self.aligned = None  # (set while timing, for whichever configuration ran)
 
     def __call__(self, *tensors):
+        aligned = self.aligned
+        if aligned is not None:
+            pointers = 0
+            for tensor in tensors:
+                pointers |= tensor.data_ptr()
+            if not pointers & 15:
+                aligned(*tensors)
+                return
         if self.interpret:
             if _pending_compiles:
                 _wait_for(list(_pending_compiles))

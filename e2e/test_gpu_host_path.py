@@ -1,0 +1,193 @@
+"""What a GPU call costs on the host, checked without a GPU: the Triton runtime's direct
+launches (Triton's C launcher called with nothing but an alignment check per launch),
+and the padded bf16/f16 matrix products (host_runtime.PaddedProducts) with which cuBLAS
+runs its fast kernels. The speed is measured on a GPU by benchmarks/gpu_launch_cost.py
+and benchmarks/gpu_gemm_padding.py; these tests check that what runs is right."""
+import os
+import tempfile
+
+import pytest
+import torch
+
+import dyno
+from dyno.targets import host_runtime
+from dyno.targets.triton import runtime as triton_runtime
+
+
+class _FakeCompiled:
+    """Stands in for a loaded triton CompiledKernel: records its C launcher's calls."""
+
+    def __init__(self, log):
+        self.log = log
+        self.function, self.packed_metadata = "function", "metadata"
+        self.loaded = False
+
+    def _init_handles(self):
+        self.loaded = True
+
+    @property
+    def run(self):
+        assert self.loaded, "the launcher is read only once the binary is loaded"
+        return lambda *arguments: self.log.append(("direct", arguments))
+
+    def __getitem__(self, grid):
+        return lambda *arguments: self.log.append(("runner", grid, arguments))
+
+
+class _FakeJit:
+    """Stands in for a triton.JITFunction: `kernel[grid](...)` records a JIT launch and
+    returns the compiled kernel."""
+
+    def __init__(self):
+        self.log = []
+        self.__name__ = "kernel_0"
+
+    def __getitem__(self, grid):
+        def launch(*tensors, **blocks):
+            self.log.append(("jit", grid, tensors, blocks))
+            return _FakeCompiled(self.log)
+        return launch
+
+
+@pytest.fixture
+def fake_stream(monkeypatch):
+    monkeypatch.setattr(triton_runtime, "_raw_stream", lambda device: 1000 + device)
+    monkeypatch.setattr(triton_runtime, "_current_device", lambda: 3)
+
+
+def _launcher(kernel, args, **entry):
+    entry = {"args": args, "xnumel": 4096, "rnumel": 1,
+             "configs": [{"XBLOCK": 1024, "num_warps": 4}], **entry}
+    return triton_runtime.Launcher(kernel, entry, interpret=False, autotune=False, key="k")
+
+
+def test_a_static_kernel_launches_through_the_c_launcher_after_its_first_launch(fake_stream):
+    kernel = _FakeJit()
+    launcher = _launcher(kernel, ["float32", "float32"])
+    x, y = torch.empty(4096), torch.empty(4096)
+    launcher(x, y)
+    assert [entry[0] for entry in kernel.log] == ["jit"]
+    launcher(x, y)
+    # grid, the current device's stream, Triton's function and metadata, no launch
+    # metadata or hooks, the arguments, then the constexpr block size
+    assert kernel.log[-1] == ("direct", (4, 1, 1, 1003, "function", "metadata", None, None,
+                                         None, x, y, 1024))
+    assert [entry[0] for entry in kernel.log] == ["jit", "direct"]
+
+
+def test_an_unaligned_pointer_compiles_its_own_specialization(fake_stream):
+    kernel = _FakeJit()
+    launcher = _launcher(kernel, ["float32", "float32"])
+    x, y = torch.empty(4096), torch.empty(4097)
+    launcher(x, y[:4096])
+    unaligned = y[1:]  # 4 bytes into its storage: not 16-byte aligned
+    assert unaligned.data_ptr() % 16
+    launcher(x, unaligned)  # Triton specializes on alignment: a launch of its own
+    assert [entry[0] for entry in kernel.log] == ["jit", "jit"]
+    launcher(x, unaligned)  # then that specialization's direct launch
+    launcher(x, y[:4096])  # and the aligned one's
+    assert [entry[0] for entry in kernel.log] == ["jit", "jit", "direct", "direct"]
+    assert kernel.log[-2][1][-2] is unaligned
+
+
+def test_kernels_with_sizes_keep_the_keyed_launch(fake_stream):
+    """A size argument specializes the compile and sets the grid: no aligned-only path."""
+    kernel = _FakeJit()
+    launcher = _launcher(kernel, ["float32", "int"], xnumel=1, xnumel_args=[1])
+    x = torch.empty(4096)
+    launcher(x, 4096)
+    launcher(x, 4096)
+    launcher(x, 2048)
+    assert launcher.aligned is None
+    assert [entry[0] for entry in kernel.log] == ["jit", "direct", "jit"]
+    assert kernel.log[1][1][:3] == (4, 1, 1) and kernel.log[2][1] == (2,)
+
+
+def test_a_launch_hook_keeps_tritons_own_runner(fake_stream, monkeypatch):
+    from triton import knobs
+
+    monkeypatch.setattr(knobs.runtime, "launch_enter_hook", lambda *args: None)
+    kernel = _FakeJit()
+    launcher = _launcher(kernel, ["float32"])
+    x = torch.empty(4096)
+    launcher(x)
+    launcher(x)
+    assert [entry[0] for entry in kernel.log] == ["jit", "runner"]
+
+
+@pytest.mark.parametrize("dtype, m, k, n, kept, padding", [
+    (torch.bfloat16, 4096, 768, 50257, False, (0, 7)),  # GPT-2's LM head
+    (torch.float16, 4096, 768, 30522, False, (0, 6)),  # BERT's
+    (torch.bfloat16, 64, 48, 1001, True, (0, 7)),  # a frozen weight: at any size
+    (torch.bfloat16, 64, 48, 1001, False, (0, 0)),  # padded per call: only large ones
+    (torch.bfloat16, 4096, 768, 1024, False, (0, 0)),
+    (torch.float32, 4096, 768, 50257, True, (0, 0)),  # f32 measured no faster padded
+    (torch.bfloat16, 64, 1001, 64, True, (0, 0)),  # K padded only for large products
+    (torch.bfloat16, 1024, 1001, 1100, False, (7, 4)),
+])
+def test_product_padding(dtype, m, k, n, kept, padding):
+    assert host_runtime.product_padding(m, k, n, dtype, kept) == padding
+
+
+@pytest.mark.parametrize("bias, epilogue", [(False, None), (True, None), (True, "gelu")])
+def test_padded_products_match_the_product_as_it_is(bias, epilogue, monkeypatch):
+    monkeypatch.setattr(host_runtime, "PAD_K_MIN_VOLUME", 1)  # pad K here too
+    monkeypatch.setattr(host_runtime, "PAD_PER_CALL_MIN_VOLUME", 1)
+    torch.manual_seed(0)
+    a = torch.randn(33, 45, dtype=torch.float64)
+    weight = torch.randn(1001, 45, dtype=torch.float64)
+    b = torch.randn(1001, dtype=torch.float64) if bias else None
+    want = a @ weight.t() + (b if bias else 0)
+    if epilogue:
+        want = torch.nn.functional.gelu(want)
+    got = host_runtime.PaddedProducts().mm(
+        0, a.bfloat16(), weight.bfloat16().t(), b.bfloat16() if bias else None, epilogue)
+    plain = a.bfloat16() @ weight.bfloat16().t() + (b.bfloat16() if bias else 0)
+    if epilogue:
+        plain = torch.nn.functional.gelu(plain)
+    assert got.shape == (33, 1001) and got.stride() == (1008, 1)  # rows of N' = 1008
+    # no less accurate than the product as it is, against float64
+    assert (got.double() - want).abs().max() <= (plain.double() - want).abs().max() * 1.01 + 1e-2
+
+
+def test_a_frozen_weight_is_padded_once_and_again_after_a_write():
+    products = host_runtime.PaddedProducts()
+    a = torch.randn(8, 16).bfloat16()  # (small: padded only because the weight is kept)
+    weight = torch.randn(1001, 16).bfloat16()
+    first = products.mm(0, a, weight.t(), frozen=True)
+    padded = products._slots[0][0]
+    products.mm(0, a, weight.t(), frozen=True)
+    assert products._slots[0][0] is padded  # made once
+    with torch.no_grad():
+        weight.mul_(2)  # an optimizer's in-place update: its version counter moves
+    second = products.mm(0, a, weight.t(), frozen=True)
+    assert products._slots[0][0] is not padded
+    torch.testing.assert_close(second, (first.float() * 2).bfloat16())
+    unfrozen = host_runtime.PaddedProducts()
+    a = torch.randn(2048, 512).bfloat16()
+    weight = torch.randn(1001, 512).bfloat16()
+    assert unfrozen.mm(0, a, weight.t()).stride() == (1008, 1)
+    assert not unfrozen._slots  # padded on every call
+
+
+def test_an_lm_head_of_odd_width_exports_padded_and_matches_eager(monkeypatch):
+    """A bf16 linear layer of 1001 outputs (the LM heads of GPT-2 and BERT have 50257 and
+    30522) is a padded product in the exported GPU program, and its result, read by a
+    kernel (the softmax) and returned, matches eager."""
+    monkeypatch.setattr(host_runtime, "PAD_PER_CALL_MIN_VOLUME", 1)  # (small here)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 1001), torch.nn.Softmax(-1),
+                                torch.nn.Linear(1001, 1001, bias=False)).bfloat16().eval()
+    x = torch.randn(4, 64).bfloat16()
+    with tempfile.TemporaryDirectory() as directory:
+        dyno.export_triton(model, (x,), directory)
+        with open(os.path.join(directory, "wrapper.py")) as file:
+            wrapper = file.read()
+        from dyno.targets.triton import runtime
+
+        program = runtime.load(directory, device="cpu")
+        with torch.no_grad():
+            got, want = program(x), model(x)
+    assert wrapper.count("_padded.mm(") == 2, wrapper
+    assert got.shape == want.shape and got.is_contiguous()
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
