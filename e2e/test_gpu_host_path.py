@@ -123,7 +123,8 @@ def test_a_launch_hook_keeps_tritons_own_runner(fake_stream, monkeypatch):
     (torch.bfloat16, 4096, 768, 1024, False, (0, 0)),
     (torch.float32, 4096, 768, 50257, True, (0, 0)),  # f32 measured no faster padded
     (torch.bfloat16, 64, 1001, 64, True, (0, 0)),  # K padded only for large products
-    (torch.bfloat16, 1024, 1001, 1100, False, (7, 4)),
+    (torch.bfloat16, 4096, 50257, 768, False, (7, 0)),  # its input gradient
+    (torch.bfloat16, 1024, 1001, 1100, False, (0, 0)),
 ])
 def test_product_padding(dtype, m, k, n, kept, padding):
     assert host_runtime.product_padding(m, k, n, dtype, kept) == padding
@@ -150,7 +151,7 @@ def test_padded_products_match_the_product_as_it_is(bias, epilogue, monkeypatch)
     assert (got.double() - want).abs().max() <= (plain.double() - want).abs().max() * 1.01 + 1e-2
 
 
-def test_a_frozen_weight_is_padded_once_and_again_after_a_write():
+def test_a_frozen_weight_is_padded_once_and_again_after_a_write(monkeypatch):
     products = host_runtime.PaddedProducts()
     a = torch.randn(8, 16).bfloat16()  # (small: padded only because the weight is kept)
     weight = torch.randn(1001, 16).bfloat16()
@@ -163,9 +164,8 @@ def test_a_frozen_weight_is_padded_once_and_again_after_a_write():
     second = products.mm(0, a, weight.t(), frozen=True)
     assert products._slots[0][0] is not padded
     torch.testing.assert_close(second, (first.float() * 2).bfloat16())
+    monkeypatch.setattr(host_runtime, "PAD_PER_CALL_MIN_VOLUME", 1)
     unfrozen = host_runtime.PaddedProducts()
-    a = torch.randn(2048, 512).bfloat16()
-    weight = torch.randn(1001, 512).bfloat16()
     assert unfrozen.mm(0, a, weight.t()).stride() == (1008, 1)
     assert not unfrozen._slots  # padded on every call
 
@@ -173,7 +173,8 @@ def test_a_frozen_weight_is_padded_once_and_again_after_a_write():
 def test_an_lm_head_of_odd_width_exports_padded_and_matches_eager(monkeypatch):
     """A bf16 linear layer of 1001 outputs (the LM heads of GPT-2 and BERT have 50257 and
     30522) is a padded product in the exported GPU program, and its result, read by a
-    kernel (the softmax) and returned, matches eager."""
+    kernel (the softmax) and returned with its rows padded (as Inductor returns its
+    padded products), matches eager."""
     monkeypatch.setattr(host_runtime, "PAD_PER_CALL_MIN_VOLUME", 1)  # (small here)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 1001), torch.nn.Softmax(-1),
@@ -189,5 +190,20 @@ def test_an_lm_head_of_odd_width_exports_padded_and_matches_eager(monkeypatch):
         with torch.no_grad():
             got, want = program(x), model(x)
     assert wrapper.count("_padded.mm(") == 2, wrapper
-    assert got.shape == want.shape and got.is_contiguous()
+    assert got.shape == want.shape and got.stride() == (1008, 1)
     torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+
+
+def test_only_a_padded_products_rows_are_returned_padded():
+    rows = torch.empty(4, 3, 1008)[..., :1001]
+    eager = (3 * 1001, 1001, 1)
+    assert host_runtime.as_eager(rows, eager, rows.dtype, rows_may_be_padded=True) is rows
+    copied = host_runtime.as_eager(rows, eager, rows.dtype)
+    assert copied.stride() == eager
+    # any other layout is copied to eager's, flag or not
+    transposed = torch.empty(3, 4, 1001).transpose(0, 1)
+    assert host_runtime.as_eager(transposed, eager, torch.float32,
+                                 rows_may_be_padded=True).stride() == eager
+    columns = torch.empty(4, 3, 1001, 2)[..., 0]
+    assert host_runtime.as_eager(columns, eager, torch.float32,
+                                 rows_may_be_padded=True).stride() == eager

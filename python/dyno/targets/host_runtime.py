@@ -25,11 +25,33 @@ def _dense_layout(shape, stride) -> bool:
     return True
 
 
-def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
+def _rows_padded(tensor: torch.Tensor, stride) -> bool:
+    """Whether `tensor` is laid out as the contiguous `stride` would lay it out, except
+    that its rows (last dimension) are further apart: a PaddedProducts result."""
+    shape = tensor.shape
+    if tensor.dim() < 2 or tensor.stride()[-1] != 1 or stride[-1] != 1:
+        return False
+    pitch, expected_eager, expected = tensor.stride()[-2], 1, 1
+    if pitch < shape[-1]:
+        return False
+    for dim in range(tensor.dim() - 1, -1, -1):
+        if shape[dim] != 1 and (stride[dim] != expected_eager or tensor.stride()[dim] != expected):
+            return False
+        expected_eager *= shape[dim]
+        expected = pitch if dim == tensor.dim() - 1 else expected * shape[dim]
+    return True
+
+
+def as_eager(tensor: torch.Tensor, stride, dtype, rows_may_be_padded=False) -> torch.Tensor:
     """Gives `tensor` the dtype and strides eager PyTorch produces for this output. An
-    effect token (an input passed through, None at run time) is returned as it is."""
+    effect token (an input passed through, None at run time) is returned as it is.
+    `rows_may_be_padded`: a result of a padded product (PaddedProducts) is returned with
+    its rows padded, as Inductor returns its padded products (copying it to eager's
+    strides took as long as the product: 0.47 ms for GPT-2's bf16 logits, H200)."""
     if tensor is None:
         return None
+    if rows_may_be_padded and tensor.dtype == dtype and _rows_padded(tensor, stride):
+        return tensor
     if tensor.dtype != dtype:
         tensor = tensor.view(dtype) if tensor.element_size() == torch.empty(
             (), dtype=dtype).element_size() else tensor.to(dtype)
@@ -166,12 +188,14 @@ def linear_weight(a: torch.Tensor, weight: torch.Tensor, bias,
 # padded to N = 50264 beforehand (0.55 ms padded on every call); an out= buffer with
 # padded rows alone changed nothing, and f32 (TF32 off) gained nothing either way
 # (benchmarks/gpu_gemm_padding.py, benchmarks/results/gpu-gemm-padding-2026-12-01-h200.md).
-# A weight kept padded (frozen) is worth it at any size (256 x 256 @ 256 x 1001: 14 ->
-# 6 us); padded on every call, only from PAD_PER_CALL_MIN_VOLUME multiply-adds, below
-# which the pad's own launches cost more than the product gains. A K not a multiple of 8
-# is padded (on both operands, on every call) from PAD_K_MIN_VOLUME.
-PAD_PER_CALL_MIN_VOLUME = 1 << 28
-PAD_K_MIN_VOLUME = 1 << 30
+# A weight kept padded (frozen) is worth it at any size (256 x 256 @ 256 x 1001: 12.8 ->
+# 9.4 us). Padded on every call, it won from about 4e9 multiply-adds (GPT-2's head for
+# one sequence of 128 tokens, 4.9e9: 131 -> 98 us; BERT's for 16 x 256, 787 -> 342 us)
+# and lost or tied below 1.1e9 (the pad's own launches): PAD_PER_CALL_MIN_VOLUME. An odd
+# K (both operands padded on every call) won at 1.6e11 (GPT-2's head's input gradient,
+# K = 50257: 2.65 -> 1.12 ms) and tied or lost at 3.2e9 and below: PAD_K_MIN_VOLUME.
+PAD_PER_CALL_MIN_VOLUME = 1 << 32
+PAD_K_MIN_VOLUME = 1 << 32
 
 
 def product_padding(m: int, k: int, n: int, dtype: torch.dtype, kept: bool = False):
