@@ -1,21 +1,26 @@
 """The transformers zoo on a GPU: exported here, run there.
 
-    python benchmarks/gpu_zoo.py export [--out build/gpu-zoo] [--models a,b] [--dtypes float32,autocast-bfloat16]
-    python3 benchmarks/gpu_zoo.py run --artifacts build/gpu-zoo [--out results.md] [--profile kernels.txt]   # GPU machine
+    python benchmarks/gpu_zoo.py export [--size bench|real] [--out build/gpu-zoo] [--models a,b] [--dtypes float32,bfloat16]
+    python3 benchmarks/gpu_zoo.py run [--size bench|real] --artifacts build/gpu-zoo[,other-build] [--out results.md] [--profile kernels.txt]   # GPU machine
 
-`export` compiles every zoo model (benchmarks/zoo.py, "bench" size) for the Triton target
-on this CPU-only machine (dyno.export_triton, without weights). `run` needs only torch,
-triton and transformers: it builds the same models (same seed), binds their weights,
-checks the exported programs against eager on the GPU and times eager, Inductor and Dyno
-in one run, also with CUDA graphs on both sides (Inductor's reduce-overhead); it prints
-speedups over eager and their geomeans per dtype. `autocast-bfloat16`/`autocast-float16`
-are the float32 models under torch.autocast("cuda") (exported with `autocast=`).
+`export` compiles zoo models (benchmarks/zoo.py: the zoo and its families at "bench"
+size, or the standard configurations at "real" size) for the Triton target on this
+CPU-only machine (dyno.export_triton, without weights). `run` needs only torch, triton
+and transformers: it builds the same models (same seed), binds their weights, checks
+the exported programs against eager on the GPU and times eager, Inductor and Dyno in one
+run, like for like: Dyno without CUDA graphs against Inductor's default, Dyno's CUDA
+graph against Inductor's mode="reduce-overhead"; with kernels and GPU time per call
+(torch.profiler). Several comma-separated artifacts folders (exports of two Dyno
+builds) are timed side by side against the same Inductor. `autocast-bfloat16` /
+`autocast-float16` are the float32 models under torch.autocast("cuda") (exported with
+`autocast=`).
 """
 import argparse
 import contextlib
 import datetime
 import os
 import platform
+import statistics
 import sys
 import time
 import traceback
@@ -51,7 +56,11 @@ def export(args):
     for name in args.models:
         for dtype_name in args.dtypes:
             start = time.perf_counter()
-            model, inputs = zoo.build(name, model_dtype(dtype_name), size="bench")
+            try:
+                model, inputs = zoo.build(name, model_dtype(dtype_name), size=args.size)
+            except KeyError as error:  # no "real" configuration for this model
+                print(f"{name}: {error}", flush=True)
+                break
             directory = os.path.join(args.out, f"{name}-{dtype_name}")
             try:
                 dyno.export_triton(model, inputs, directory, save_weights=False,
@@ -64,113 +73,182 @@ def export(args):
                   flush=True)
 
 
+def gpu_profile(program, inputs, calls=5):
+    """(kernels per call, GPU ms per call) of `program` by torch.profiler: every CUDA
+    kernel, library ones (cuBLAS, cuDNN) included; memory copies and sets not counted
+    as kernels, but their time is."""
+    from torch.profiler import ProfilerActivity, profile
+
+    program(*inputs)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            program(*inputs)
+        torch.cuda.synchronize()
+    kernels, device_us = 0, 0.0
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        device_us += event.device_time
+        name = event.name.lower()
+        if not (name.startswith("memcpy") or name.startswith("memset")):
+            kernels += 1
+    return kernels / calls, device_us / 1e3 / calls
+
+
 def run(args):
     import triton
-    from gpu_run import load_runtime, median_ms, relative_error
+    from gpu_run import load_file, median_ms, relative_error
     from report import geomean, publish
 
     device = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    runtime = None
+    # Each artifacts folder is one Dyno build's exports (several compare builds A/B in
+    # one run), labelled by its folder's name.
+    variants = [path for path in args.artifacts.split(",") if path]
+    labels = {path: os.path.basename(os.path.normpath(path)) for path in variants}
+    runtimes = {}
     rows = []
-    # Dyno's exported programs record CUDA graphs by default; Inductor's default does not
-    # (its reduce-overhead mode does): both sides are timed both ways.
-    labels = ["eager", "inductor", "dyno", "inductor_cudagraphs", "dyno_no_cudagraphs"]
     for name in args.models:
         for dtype_name in args.dtypes:
-            directory = os.path.join(args.artifacts, f"{name}-{dtype_name}")
-            if not os.path.isdir(directory):
+            present = [v for v in variants
+                       if os.path.isdir(os.path.join(v, f"{name}-{dtype_name}"))]
+            if not present:
                 continue
-            runtime = runtime or load_runtime(directory)
             try:
-                model, inputs = zoo.build(name, model_dtype(dtype_name), size="bench")
+                model, inputs = zoo.build(name, model_dtype(dtype_name), size=args.size)
                 model = model.to(device)
                 inputs = tuple(x.to(device) for x in inputs)
                 state = model.state_dict()
-                program = runtime.load(directory, device=device).bind(state)
-                ungraphed = runtime.load(directory, device=device, cuda_graphs=False).bind(state)
+                row = {"model": name, "dtype": dtype_name, "times": {}, "errors": {},
+                       "profile": {}}
                 with torch.no_grad(), autocast_region(dtype_name):
                     expected = model(*inputs)
-                    # The first call compiles the program's kernels (Triton's JIT).
-                    torch.cuda.synchronize()
-                    start = time.perf_counter()
-                    first = program(*inputs)
-                    torch.cuda.synchronize()
-                    first_seconds = time.perf_counter() - start
-                    error = max(relative_error(first, expected),
-                                relative_error(ungraphed(*inputs), expected))
-                    times = {"eager": median_ms(lambda: model(*inputs))}
+                    row["times"]["eager"] = median_ms(lambda: model(*inputs))
                     compiled = torch.compile(model)
-                    compiled(*inputs)
-                    times["inductor"] = median_ms(lambda: compiled(*inputs))
-                    times["dyno"] = median_ms(lambda: program(*inputs))
+                    row["strides"] = {"eager": expected.stride(),
+                                      "inductor": compiled(*inputs).stride()}
+                    row["times"]["inductor"] = median_ms(lambda: compiled(*inputs))
+                    row["profile"]["inductor"] = gpu_profile(compiled, inputs)
                     torch._dynamo.reset()
                     graphed_inductor = torch.compile(model, mode="reduce-overhead")
                     for _ in range(3):
                         graphed_inductor(*inputs)
-                    times["inductor_cudagraphs"] = median_ms(lambda: graphed_inductor(*inputs))
-                    times["dyno_no_cudagraphs"] = median_ms(lambda: ungraphed(*inputs))
+                    row["times"]["inductor_cudagraphs"] = median_ms(
+                        lambda: graphed_inductor(*inputs))
                     torch._dynamo.reset()
-                kernels = len(ungraphed.call.__globals__["_kernels"].launchers)
-                if args.profile:
-                    with torch.no_grad(), autocast_region(dtype_name):
-                        profile_kernels(args.profile, f"{name} {dtype_name}",
-                                        {"dyno_no_cudagraphs": ungraphed, "inductor": compiled},
-                                        inputs)
+                    loaded = {}
+                    for variant in present:
+                        directory = os.path.join(variant, f"{name}-{dtype_name}")
+                        if variant not in runtimes:
+                            runtimes[variant] = load_file(
+                                os.path.join(directory, "triton_runtime.py"),
+                                f"dyno_triton_runtime_{len(runtimes)}")
+                        runtime, label = runtimes[variant], labels[variant]
+                        program = runtime.load(directory, device=device).bind(state)
+                        ungraphed = runtime.load(directory, device=device,
+                                                 cuda_graphs=False).bind(state)
+                        result = ungraphed(*inputs)
+                        row["strides"][label] = result.stride()
+                        row["errors"][label] = max(
+                            relative_error(program(*inputs), expected),
+                            relative_error(result, expected))
+                        row["profile"][label] = gpu_profile(ungraphed, inputs)
+                        if args.profile:
+                            profile_kernels(args.profile, f"{name} {dtype_name}",
+                                            {label: ungraphed, "inductor": compiled}
+                                            if variant == present[-1] else {label: ungraphed},
+                                            inputs)
+                        loaded[label] = (program, ungraphed)
+                    # Builds timed in turns (3 rounds, medians): the host's speed drifts
+                    # within a process (the same program measured 4.2 and 6.3 ms apart).
+                    samples = {}
+                    for _ in range(3 if len(loaded) > 1 else 1):
+                        for label, (program, ungraphed) in loaded.items():
+                            samples.setdefault(label, []).append(
+                                median_ms(lambda: ungraphed(*inputs)))
+                            samples.setdefault(f"{label}_cudagraphs", []).append(
+                                median_ms(lambda: program(*inputs)))
+                    for key, values in samples.items():
+                        row["times"][key] = statistics.median(values)
+                    del loaded, program, ungraphed
+                    del compiled, graphed_inductor
             except Exception as exc:  # one broken model must not hide the rest
                 traceback.print_exc()
-                rows.append((name, dtype_name, "ERROR", f"{type(exc).__name__}: {exc}"[:100],
-                             None, None, None))
+                rows.append({"model": name, "dtype": dtype_name,
+                             "failure": f"{type(exc).__name__}: {exc}"[:120]})
                 continue
-            verdict = "ok" if error <= TOLERANCE[dtype_name] else "MISMATCH"
-            rows.append((name, dtype_name, verdict, f"{error:.1e}", kernels, first_seconds,
-                         times))
-            print(name, dtype_name, verdict, f"{error:.1e}",
-                  {k: round(v, 3) for k, v in times.items()}, flush=True)
+            rows.append(row)
+            print(name, dtype_name, {k: round(v, 3) for k, v in row["times"].items()},
+                  row["errors"], row["profile"], "output strides:", row["strides"],
+                  flush=True)
+    publish(report_lines(rows, [labels[v] for v in variants], args, triton.__version__),
+            args.out)
 
-    props = torch.cuda.get_device_properties(device)
-    lines = [f"# Transformers zoo on {props.name}, {datetime.date.today()}", "",
-             f"torch {torch.__version__}, triton {triton.__version__}, Python "
-             f"{platform.python_version()}; {props.multi_processor_count} SMs. Models: "
-             "benchmarks/zoo.py at \"bench\" size (width 512, 4 layers, batch 8 x 256 "
-             "tokens; images 64x64), random weights. Exported on a CPU-only machine "
-             "(benchmarks/gpu_zoo.py export), run here with torch, triton and transformers "
-             "only. TF32 off. `dyno` is the exported program as loaded by default (a CUDA graph "
-             "on CUDA devices), `dyno_no_cudagraphs` the same with cuda_graphs=False; "
-             "`inductor_cudagraphs` is mode=\"reduce-overhead\". Times: medians of "
-             "triton.testing.do_bench; speedup = eager "
-             "time / backend time, same run. `first call` is Dyno's first call, which "
-             "compiles its kernels (Triton's cache empty unless an earlier run filled it).", "",
-             "| model | dtype | numerics (rel. L2 vs eager) | kernels | first call s | "
-             + " | ".join(f"{l} ms" for l in labels) + " | "
-             + " | ".join(f"{l} speedup" for l in labels[1:]) + " |",
-             "|---" * (5 + 2 * len(labels) - 1) + "|"]
-    for name, dtype_name, verdict, error, kernels, first_seconds, times in rows:
-        if times is None:
-            lines.append(f"| {name} | {dtype_name} | {verdict}: {error} |"
-                         + " |" * (1 + 2 * len(labels)))
+
+def report_lines(rows, labels, args, triton_version):
+    """The results table: like for like (Dyno without CUDA graphs against Inductor's
+    default, with them against reduce-overhead), kernels and GPU time per call."""
+    import platform
+
+    from report import geomean
+
+    tolerance = TOLERANCE
+    props = torch.cuda.get_device_properties(0)
+    lines = [f"# Transformers zoo on {props.name}, {datetime.date.today()}, size "
+             f"\"{args.size}\"", "",
+             f"torch {torch.__version__}, triton {triton_version}, Python "
+             f"{platform.python_version()}; {props.multi_processor_count} SMs. "
+             f"`python3 benchmarks/gpu_zoo.py run --size {args.size} --artifacts "
+             f"{args.artifacts}` (exported on a CPU-only machine with `gpu_zoo.py export`). "
+             "Random weights (benchmarks/zoo.py), TF32 off. Like for like: Dyno's program "
+             "without CUDA graphs against Inductor's default (`/ind`), with its CUDA graph "
+             "against Inductor's mode=\"reduce-overhead\" (`/ind-ro`); above 1 Dyno is "
+             "faster. Times: medians of triton.testing.do_bench, ms (several Dyno builds: timed in turns, the median of 3 rounds). Kernels and GPU ms "
+             "per call: torch.profiler over 5 calls without CUDA graphs (memory copies "
+             "timed, not counted as kernels).", ""]
+    header = ["model", "dtype", "eager ms", "inductor ms", "inductor-ro ms",
+              "inductor kernels", "inductor GPU ms"]
+    for label in labels:
+        header += [f"{label} numerics", f"{label} ms", f"{label} graphs ms",
+                   f"{label} kernels", f"{label} GPU ms", f"{label} /ind", f"{label} /ind-ro"]
+    lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    ratios = {}  # (dtype, label, mode) -> [Dyno's speedup over Inductor]
+    for row in rows:
+        if "failure" in row:
+            lines.append(f"| {row['model']} | {row['dtype']} | FAILED: {row['failure']} |"
+                         + " |" * (len(header) - 3))
             continue
-        lines.append(f"| {name} | {dtype_name} | {verdict} ({error}) | {kernels} | "
-                     f"{first_seconds:.2f} | "
-                     + " | ".join(f"{times[l]:.3f}" for l in labels) + " | "
-                     + " | ".join(f"{times['eager'] / times[l]:.2f}x" for l in labels[1:])
-                     + " |")
-    lines += ["", "Geomean speedup over eager:", "",
-              "| dtype | " + " | ".join(labels[1:]) + " |", "|---" * len(labels) + "|"]
+        times, profile = row["times"], row["profile"]
+        cells = [row["model"], row["dtype"], f"{times['eager']:.3f}",
+                 f"{times['inductor']:.3f}", f"{times['inductor_cudagraphs']:.3f}",
+                 f"{profile['inductor'][0]:.0f}", f"{profile['inductor'][1]:.3f}"]
+        for label in labels:
+            if label not in row["errors"]:
+                cells += [""] * 7
+                continue
+            error = row["errors"][label]
+            verdict = "ok" if error <= tolerance[row["dtype"]] else "MISMATCH"
+            plain = times["inductor"] / times[label]
+            graphed = times["inductor_cudagraphs"] / times[f"{label}_cudagraphs"]
+            ratios.setdefault((row["dtype"], label, "plain"), []).append(plain)
+            ratios.setdefault((row["dtype"], label, "graphs"), []).append(graphed)
+            cells += [f"{verdict} ({error:.1e})", f"{times[label]:.3f}",
+                      f"{times[label + '_cudagraphs']:.3f}", f"{profile[label][0]:.0f}",
+                      f"{profile[label][1]:.3f}", f"{plain:.2f}", f"{graphed:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Geomean of Dyno's speedup over Inductor, like for like:", "",
+              "| dtype | build | no CUDA graphs (/ind) | CUDA graphs (/ind-ro) | models |",
+              "|---|---|---|---|---|"]
     for dtype_name in args.dtypes:
-        timed = [t for _, d, _, _, _, _, t in rows if d == dtype_name and t]
-        if timed:
-            lines.append(f"| {dtype_name} | " + " | ".join(
-                f"{geomean([t['eager'] / t[l] for t in timed]):.2f}x" for l in labels[1:]) + " |")
-    publish(lines, args.out)
-    if args.out:  # the speedups as a PNG beside the table, where matplotlib is installed
-        import plot_results
-        try:
-            print("plot: " + plot_results.plot(args.out))
-        except ImportError:
-            print(f"plot: no matplotlib here; run benchmarks/plot_results.py {args.out} "
-                  "where Dyno is installed")
+        for label in labels:
+            plain = ratios.get((dtype_name, label, "plain"))
+            if plain:
+                graphed = ratios[(dtype_name, label, "graphs")]
+                lines.append(f"| {dtype_name} | {label} | {geomean(plain):.2f} | "
+                             f"{geomean(graphed):.2f} | {len(plain)} |")
+    return lines
 
 
 def profile_kernels(path, title, programs, inputs, calls=10, rows=12):
@@ -202,6 +280,10 @@ def export_here_run_there(export, run, artifacts: str, models: str, **extra):
     for name, options in extra.items():
         parser.add_argument(f"--{name}", **options)
     args = parser.parse_args()
+    if not args.models:  # the zoo and its families; at "real" size, those that have one
+        size = getattr(args, "size", "bench")
+        args.models = ",".join(zoo.REAL_SIZES if size == "real"
+                               else [*zoo.ZOO, *zoo.FAMILIES])
     args.models = args.models.split(",")
     if args.mode == "export":
         args.out = args.out or args.artifacts
@@ -219,7 +301,10 @@ def main():
         args.dtypes = args.dtypes.split(",")
         export(args)
 
-    export_here_run_there(export_dtypes, run_dtypes, "build/gpu-zoo", ",".join(zoo.ZOO),
+    export_here_run_there(export_dtypes, run_dtypes, "build/gpu-zoo", "",
+                          size=dict(default="bench", choices=[*zoo.SIZES, "real"],
+                                    help="\"real\": the standard configurations of the "
+                                    "models zoo.REAL_SIZES lists"),
                           dtypes=dict(default=",".join([*DTYPES, *AUTOCAST])),
                           profile=dict(default="", help="append per-kernel GPU times of "
                                        "Dyno (no CUDA graph) and Inductor to this file"))

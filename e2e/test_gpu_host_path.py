@@ -207,3 +207,26 @@ def test_only_a_padded_products_rows_are_returned_padded():
     columns = torch.empty(4, 3, 1001, 2)[..., 0]
     assert host_runtime.as_eager(columns, eager, torch.float32,
                                  rows_may_be_padded=True).stride() == eager
+
+
+def test_bf16_convolutions_export_with_channels_last_kernels():
+    """On the Triton target the kernels around bf16 convolutions read and write their
+    tensors channels-last (dyno-channels-last-convolutions), as cuDNN runs them: the
+    wrapper hands kernels NHWC views of the convolutions' results, and the program
+    matches eager."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU()).bfloat16().eval()
+    x = torch.randn(2, 3, 16, 16).bfloat16()
+    with tempfile.TemporaryDirectory() as directory:
+        dyno.export_triton(model, (x,), directory)
+        with open(os.path.join(directory, "wrapper.py")) as file:
+            wrapper = file.read()
+        from dyno.targets.triton import runtime
+
+        program = runtime.load(directory, device="cpu")
+        with torch.no_grad():
+            got, want = program(x), model(x)
+    assert ".permute([0, 2, 3, 1])" in wrapper, wrapper
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)

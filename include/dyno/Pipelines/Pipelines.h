@@ -22,7 +22,7 @@ struct LoweringPipelineOptions : public PassPipelineOptions<LoweringPipelineOpti
       llvm::cl::init(0)};
   PassOptions::ListOption<std::string> channelsLastConvolutions{
       *this, "channels-last-convolutions",
-      llvm::cl::desc("CPU: element types (bf16, f16, f32) of the convolutions the runtime "
+      llvm::cl::desc("Element types (bf16, f16, f32) of the convolutions the runtime "
                      "runs channels-last; kernels then read and write their tensors in "
                      "that order (dyno-channels-last-convolutions)")};
 };

@@ -22,6 +22,13 @@ using namespace mlir;
 
 void dyno::buildTritonLoweringPipeline(OpPassManager &pm,
                                        const LoweringPipelineOptions &options) {
+  // Kernels around bf16/f16 convolutions read and write channels-last tensors: cuDNN runs
+  // those convolutions NHWC (NCHW ones transpose in and out around every call).
+  if (!options.channelsLastConvolutions.empty()) {
+    DynoChannelsLastConvolutionsOptions channelsLast;
+    channelsLast.elementTypes = llvm::to_vector(options.channelsLastConvolutions);
+    pm.addPass(createDynoChannelsLastConvolutions(channelsLast));
+  }
   // Long float sums as sums of blocks: errors grow as eager's cascade's (issue 19); the
   // blocks' partial sums are also several programs per long row.
   if (options.blockLongSums)

@@ -45,38 +45,6 @@ def DynoFuseMatmulEpilogues : Pass<"dyno-fuse-matmul-epilogues", "ModuleOp"> {
   }];
 }
 
-def DynoChannelsLastConvolutions : Pass<"dyno-channels-last-convolutions", "ModuleOp"> {
-  let summary = "Kernels read and write convolutions' tensors in channels-last order";
-  let description = [{
-    After `dyno-form-kernels` (CPU). For each `dyno.contraction "conv2d"` of a type listed in
-    `element-types` (the runtime runs those channels-last), with static shapes: kernels
-    reading its result take an NHWC host view of it (`linalg.transpose`, a `permute`
-    that copies nothing) through maps permuted to (n, h, w, c); the kernel computing its
-    input writes it NHWC through a permuted output map (when only convolutions, kernels
-    and the return read it on the host), the convolution taking an NCHW view; inside
-    such kernels, an NCHW intermediate that reaches other generics only through pads
-    and slices (a max pool's padded window slices) is computed NHWC too, with the pads
-    and slices permuted; and a generic given such maps has its channel loop moved
-    innermost where most of its 4-d accesses end in it. Values are unchanged; the
-    wrapper's two copies per convolution go. See docs/CpuTarget.md, "Library calls in
-    bf16/f16 (CPU)".
-
-    ```mlir
-    // Before
-    %r = dyno.launch @kernels::@relu(%y) : (tensor<8x16x32x32xbf16>) -> tensor<8x16x32x32xbf16>
-    // After
-    %t = linalg.transpose ins(%y : tensor<8x16x32x32xbf16>) outs(%e : tensor<8x32x32x16xbf16>) permutation = [0, 2, 3, 1]
-    %r = dyno.launch @kernels::@relu(%t) : (tensor<8x32x32x16xbf16>) -> tensor<8x16x32x32xbf16>
-    ```
-  }];
-  let options = [
-    ListOption<"elementTypes", "element-types", "std::string",
-               "Element types (bf16, f16, f32) of the convolutions the runtime runs "
-               "channels-last; none: the pass does nothing">
-  ];
-  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
-}
-
 def DynoPreferVectorWidth : Pass<"dyno-prefer-vector-width", "ModuleOp"> {
   let summary = "Let LLVM vectorize kernel loops with vectors of a given width";
   let description = [{

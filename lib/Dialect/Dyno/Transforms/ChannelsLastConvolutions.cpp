@@ -1,7 +1,8 @@
 //===- ChannelsLastConvolutions.cpp - Kernels in the convolutions' layout -*- C++ -*-===//
 //
-// The CPU runtime runs bf16/f16 convolutions on channels-last tensors (oneDNN's NCHW
-// path is 1.2x-3.4x slower), so a convolution's result is channels-last in memory and its
+// The runtimes run bf16/f16 convolutions on channels-last tensors (oneDNN's NCHW path is
+// 1.2x-3.4x slower on CPUs; cuDNN's NCHW bf16 convolutions transpose to NHWC and back
+// around every call on GPUs), so a convolution's result is channels-last in memory and its
 // input is copied to channels-last before the call. Kernels, which read and write
 // contiguous NCHW tensors, paid two copies per convolution: the result to NCHW before a
 // kernel read it, the kernel's result to channels-last before the next convolution.
@@ -10,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
-#include "dyno/Target/Cpu/Passes.h"
+#include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -18,13 +19,14 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 
 #define DEBUG_TYPE "dyno-channels-last-convolutions"
 
 namespace mlir::dyno {
 #define GEN_PASS_DEF_DYNOCHANNELSLASTCONVOLUTIONS
-#include "dyno/Target/Cpu/Passes.h.inc"
+#include "dyno/Dialect/Dyno/Transforms/Passes.h.inc"
 } // namespace mlir::dyno
 
 using namespace mlir;
@@ -137,6 +139,49 @@ public:
     Value view = transposed(builder, conv.getLoc(), result, kToChannelsLast);
     readersReadChannelsLast(result, view);
     eraseIfUnused(view);
+  }
+
+  /// A copy that only put an NCHW tensor in NHWC order (ViT's patch embedding,
+  /// flattened after its convolution) now copies an NHWC tensor as it is: the kernels
+  /// this pass changed are simplified (linalg's identity generics erased, bf16 -> f32 ->
+  /// bf16 round trips folded), so that no kernel, nor a piece the Triton target splits
+  /// off one, copies a tensor unchanged; and the launch of a kernel that then returns
+  /// its argument is dropped: the host reads the NHWC view, which the runtime's
+  /// channels-last convolution result already is in memory (no copy at all).
+  void simplifyChangedKernels() {
+    SmallVector<func::FuncOp> kernels;
+    for (linalg::GenericOp generic : permuted)
+      if (auto kernel = generic->getParentOfType<func::FuncOp>())
+        if (!llvm::is_contained(kernels, kernel))
+          kernels.push_back(kernel);
+    permuted.clear(); // (the generics may be erased below)
+    for (func::FuncOp kernel : kernels) {
+      RewritePatternSet patterns(kernel.getContext());
+      linalg::GenericOp::getCanonicalizationPatterns(patterns, kernel.getContext());
+      (void)applyPatternsGreedily(kernel, std::move(patterns));
+      forwardReturnedArgument(kernel);
+    }
+  }
+
+  /// A kernel of one result that returns its argument: its sole launch's result is
+  /// that argument.
+  void forwardReturnedArgument(func::FuncOp kernel) {
+    auto returnOp = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+    auto argument = returnOp.getNumOperands() == 1
+                        ? dyn_cast<BlockArgument>(returnOp.getOperand(0))
+                        : BlockArgument();
+    if (!argument)
+      return;
+    std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(kernel, module);
+    if (!uses || !llvm::hasSingleElement(*uses))
+      return;
+    auto launch = dyn_cast<dyno::LaunchOp>(uses->begin()->getUser());
+    if (!launch || !launch.getDims().empty() || launch.getInitialValuesAttr() ||
+        launch->getResult(0).getType() != launch.getArgs()[argument.getArgNumber()].getType())
+      return;
+    launch->getResult(0).replaceAllUsesWith(launch.getArgs()[argument.getArgNumber()]);
+    launch->erase();
+    kernel->erase();
   }
 
   /// A host transpose no kernel took (each reader is launched more than once).
@@ -401,6 +446,7 @@ struct ChannelsLastConvolutionsPass
     }
     rewriter.internalIntermediatesChannelsLast();
     rewriter.interchangeChannelLoops();
+    rewriter.simplifyChangedKernels();
   }
 };
 

@@ -236,3 +236,38 @@ module {
     }
   }
 }
+
+// -----
+
+#nchw_to_nhwc = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// A kernel that only puts a convolution's result in NHWC order (ViT's patch embedding)
+// reads it NHWC, copies it unchanged, and is dropped: the host reads the NHWC view.
+// CHECK-LABEL: func.func @patch_embedding
+// CHECK:         %[[Y:.*]] = dyno.contraction "conv2d"
+// CHECK:         %[[YV:.*]] = linalg.transpose ins(%[[Y]] : tensor<2x4x2x2xbf16>) outs(%{{.*}} : tensor<2x2x2x4xbf16>) permutation = [0, 2, 3, 1]
+// CHECK-NOT:     dyno.launch
+// CHECK:         return %[[YV]]
+// CHECK-NOT:   func.func @to_nhwc
+// OFF-LABEL:   func.func @patch_embedding
+// OFF:           dyno.launch @kernels::@to_nhwc
+module {
+  func.func @patch_embedding(%x: tensor<2x3x4x4xbf16>, %w: tensor<4x3x2x2xbf16>) -> tensor<2x2x2x4xbf16> {
+    %0 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x3x4x4xbf16>, tensor<4x3x2x2xbf16>) -> tensor<2x4x2x2xbf16>
+    %1 = dyno.launch @kernels::@to_nhwc(%0) : (tensor<2x4x2x2xbf16>) -> tensor<2x2x2x4xbf16>
+    return %1 : tensor<2x2x2x4xbf16>
+  }
+  module @kernels {
+    func.func @to_nhwc(%arg0: tensor<2x4x2x2xbf16>) -> tensor<2x2x2x4xbf16> {
+      %e = tensor.empty() : tensor<2x2x2x4xbf16>
+      %r = linalg.generic {indexing_maps = [#nchw_to_nhwc, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x2x2xbf16>) outs(%e : tensor<2x2x2x4xbf16>) {
+      ^bb0(%in: bf16, %out: bf16):
+        %w = arith.extf %in : bf16 to f32
+        %n = arith.truncf %w : f32 to bf16
+        linalg.yield %n : bf16
+      } -> tensor<2x2x2x4xbf16>
+      return %r : tensor<2x2x2x4xbf16>
+    }
+  }
+}
