@@ -73,10 +73,8 @@ def export(args):
                   flush=True)
 
 
-def gpu_profile(program, inputs, calls=5):
-    """(kernels per call, GPU ms per call) of `program` by torch.profiler: every CUDA
-    kernel, library ones (cuBLAS, cuDNN) included; memory copies and sets not counted
-    as kernels, but their time is."""
+def _profiled(program, inputs, calls):
+    """torch.profiler's record of `calls` calls of `program` on the GPU (after one)."""
     from torch.profiler import ProfilerActivity, profile
 
     program(*inputs)
@@ -85,8 +83,15 @@ def gpu_profile(program, inputs, calls=5):
         for _ in range(calls):
             program(*inputs)
         torch.cuda.synchronize()
+    return prof
+
+
+def gpu_profile(program, inputs, calls=5):
+    """(kernels per call, GPU ms per call) of `program` by torch.profiler: every CUDA
+    kernel, library ones (cuBLAS, cuDNN) included; memory copies and sets not counted
+    as kernels, but their time is."""
     kernels, device_us = 0, 0.0
-    for event in prof.events():
+    for event in _profiled(program, inputs, calls).events():
         if event.device_type != torch.autograd.DeviceType.CUDA:
             continue
         device_us += event.device_time
@@ -254,17 +259,9 @@ def report_lines(rows, labels, args, triton_version):
 def profile_kernels(path, title, programs, inputs, calls=10, rows=12):
     """Appends to `path` each program's GPU time per kernel (torch.profiler, `calls`
     calls), the `rows` costliest: where a model's time goes, side by side."""
-    from torch.profiler import ProfilerActivity, profile
-
     with open(path, "a") as out:
         for label, program in programs.items():
-            program(*inputs)
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for _ in range(calls):
-                    program(*inputs)
-                torch.cuda.synchronize()
-            table = prof.key_averages().table(sort_by="self_device_time_total", row_limit=rows,
+            table = _profiled(program, inputs, calls).key_averages().table(sort_by="self_device_time_total", row_limit=rows,
                                               max_name_column_width=70)
             out.write(f"## {title}: {label}, {calls} calls\n\n{table}\n")
 

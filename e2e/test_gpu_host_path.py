@@ -170,6 +170,18 @@ def test_a_frozen_weight_is_padded_once_and_again_after_a_write(monkeypatch):
     assert not unfrozen._slots  # padded on every call
 
 
+def _exported_and_eager(model, x):
+    """(the exported GPU program's wrapper source, its result on `x` run by the export's
+    own runtime (Triton's interpreter here), eager's result)."""
+    with tempfile.TemporaryDirectory() as directory:
+        dyno.export_triton(model, (x,), directory)
+        with open(os.path.join(directory, "wrapper.py")) as file:
+            wrapper = file.read()
+        program = triton_runtime.load(directory, device="cpu")
+        with torch.no_grad():
+            return wrapper, program(x), model(x)
+
+
 def test_an_lm_head_of_odd_width_exports_padded_and_matches_eager(monkeypatch):
     """A bf16 linear layer of 1001 outputs (the LM heads of GPT-2 and BERT have 50257 and
     30522) is a padded product in the exported GPU program, and its result, read by a
@@ -180,15 +192,7 @@ def test_an_lm_head_of_odd_width_exports_padded_and_matches_eager(monkeypatch):
     model = torch.nn.Sequential(torch.nn.Linear(64, 1001), torch.nn.Softmax(-1),
                                 torch.nn.Linear(1001, 1001, bias=False)).bfloat16().eval()
     x = torch.randn(4, 64).bfloat16()
-    with tempfile.TemporaryDirectory() as directory:
-        dyno.export_triton(model, (x,), directory)
-        with open(os.path.join(directory, "wrapper.py")) as file:
-            wrapper = file.read()
-        from dyno.targets.triton import runtime
-
-        program = runtime.load(directory, device="cpu")
-        with torch.no_grad():
-            got, want = program(x), model(x)
+    wrapper, got, want = _exported_and_eager(model, x)
     assert wrapper.count("_padded.mm(") == 2, wrapper
     assert got.shape == want.shape and got.stride() == (1008, 1)
     torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
@@ -219,14 +223,6 @@ def test_bf16_convolutions_export_with_channels_last_kernels():
         torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
         torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU()).bfloat16().eval()
     x = torch.randn(2, 3, 16, 16).bfloat16()
-    with tempfile.TemporaryDirectory() as directory:
-        dyno.export_triton(model, (x,), directory)
-        with open(os.path.join(directory, "wrapper.py")) as file:
-            wrapper = file.read()
-        from dyno.targets.triton import runtime
-
-        program = runtime.load(directory, device="cpu")
-        with torch.no_grad():
-            got, want = program(x), model(x)
+    wrapper, got, want = _exported_and_eager(model, x)
     assert ".permute([0, 2, 3, 1])" in wrapper, wrapper
     torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)

@@ -69,9 +69,14 @@ def test_zoo_model_compiles_fully_and_matches_eager(name, dtype_name):
 def test_zoo_model_exports_for_the_gpu(name, dtype_name):
     """The GPU path: export_triton (the whole graph, no fallback), then the export's own
     runtime (torch + triton only) runs its kernels, interpreted here."""
+    assert_exports_and_matches_eager(name, DTYPES[dtype_name])
+
+
+def assert_exports_and_matches_eager(name, dtype):
+    """Zoo model `name` in `dtype`, exported for the GPU and run from the export (its
+    kernels interpreted here), matches eager."""
     from dyno.targets.triton import runtime as triton_runtime
 
-    dtype = DTYPES[dtype_name]
     model, inputs = zoo.build(name, dtype)
     with tempfile.TemporaryDirectory() as directory:
         dyno.export_triton(model, inputs, directory)

@@ -5,7 +5,6 @@ export (Triton's interpreter here), matching eager. The GPU benchmark
 (benchmarks/gpu_zoo.py) times them beside the zoo's own models."""
 import os
 import sys
-import tempfile
 
 import pytest
 import torch
@@ -14,7 +13,7 @@ import dyno
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import zoo  # noqa: E402
-from test_zoo import TOLERANCE, relative_error  # noqa: E402
+from test_zoo import TOLERANCE, assert_exports_and_matches_eager, relative_error  # noqa: E402
 
 # Mixtral's experts run through transformers' grouped GEMM (`_grouped_mm` in bf16, a
 # Python loop of per-expert products in f32), which Dyno does not compile yet.
@@ -46,14 +45,4 @@ def test_family_compiles_fully_on_the_cpu_and_matches_eager(name, request):
 @pytest.mark.parametrize("name", list(zoo.FAMILIES))
 def test_family_exports_for_the_gpu_in_bf16(name, request):
     _expect(request, name, "export")
-    from dyno.targets.triton import runtime as triton_runtime
-
-    model, inputs = zoo.build(name, torch.bfloat16)
-    with tempfile.TemporaryDirectory() as directory:
-        dyno.export_triton(model, inputs, directory)
-        program = triton_runtime.load(directory, device="cpu")
-        with torch.no_grad():
-            eager = model(*inputs)
-            exported = program(*inputs)
-    assert exported.dtype == eager.dtype and exported.shape == eager.shape
-    assert relative_error(exported, eager) <= TOLERANCE[torch.bfloat16]
+    assert_exports_and_matches_eager(name, torch.bfloat16)
