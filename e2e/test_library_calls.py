@@ -85,3 +85,17 @@ def test_ffts_with_complex_results(n, request):
                 torch.fft.rfft(x * 2.0).abs() + 1.0)
     assert_compiled_matches(fn, torch.randn(3, n), torch.randn(2, n // 2 + 1),
                             torch.randn(2, 5, n), rtol=1e-5, atol=1e-5)
+
+
+def test_1d_convolutions_are_library_calls():
+    """A batched 1-D convolution (wav2vec 2.0's feature extractor) is a 2-D convolution
+    of height 1 for the library (ops/convolution_decompositions.py), with strides,
+    padding, dilation and a bias, followed by a kernel; a grouped one stays a kernel."""
+    import torch.nn.functional as F
+
+    def fn(signal, weight, bias, grouped):
+        y = F.conv1d(signal, weight, bias, stride=2, padding=3, dilation=2)
+        return F.gelu(y), F.conv1d(signal, grouped, groups=3)
+    assert_compiled_matches(fn, torch.randn(2, 3, 50), torch.randn(6, 3, 5),
+                            torch.randn(6), torch.randn(3, 1, 4), extern_calls=1,
+                            rtol=1e-4, atol=1e-5)

@@ -27,7 +27,8 @@ The families (imported by the ops package): nan_decompositions (NaN semantics),
 arithmetic_decompositions (arithmetic, creation, views), moment_decompositions
 (statistics: var/std, norms, batch norm), indexing_decompositions (scatters, puts,
 histograms, nonzero), selection_decompositions (sort-based selection, binary search),
-pooling_decompositions, linear_algebra_decompositions, complex_decompositions,
+pooling_decompositions, convolution_decompositions (1-D convolutions as 2-D ones, library
+calls), linear_algebra_decompositions, complex_decompositions,
 collective_decompositions (torch.distributed's coalesced collectives),
 attention_decompositions (per target), low_precision_decompositions (bf16/f16 rounded
 as eager rounds), special_functions and bessel_functions (torch.special).
