@@ -135,6 +135,10 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   kernels.addPass(createConvertControlFlowToLLVMPass());
   kernels.addPass(createUBToLLVMConversionPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
+  // bf16 loaded, stored and selected as i16, compared widened: LLVM's vectorizer makes
+  // no masked load or store of bfloat vectors, on which X86's code generator asserts for
+  // AVX512-BF16 CPUs (issue 52). The canonicalizer folds the bitcast pairs.
+  kernels.addPass(createDynoBf16AsI16());
   kernels.addPass(createCanonicalizerPass());
   // Kernels that lowered alike: compiled once.
   pm.addPass(createDynoDeduplicateKernels());

@@ -118,6 +118,45 @@ def DynoWidenBoolMemrefs : Pass<"dyno-widen-bool-memrefs", "ModuleOp"> {
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
+def DynoBf16AsI16 : Pass<"dyno-bf16-as-i16", "ModuleOp"> {
+  let summary = "Move, select and compare bf16 values as their bits in the LLVM dialect";
+  let description = [{
+    After conversion to the LLVM dialect (CPU). Every `llvm.load` and `llvm.store` of bf16
+    (scalar or vector) becomes one of i16 with an `llvm.bitcast`, every `llvm.select` of
+    bf16 a select of i16, and every `llvm.fcmp` of bf16 operands a comparison of the f32
+    values their bits widen to exactly (the 16-bit shift `dyno-expand-bf16-conversions`
+    uses; subnormals and NaNs included). The canonicalizer then folds the bitcast pairs:
+    a kernel that only moves bf16 values (a roll, a transpose, a gather, a sort's swaps)
+    has no bfloat in its LLVM IR, and no other kernel loads or stores bfloat.
+
+    Why: LLVM's loop vectorizer treats masked loads and stores of bfloat as legal on x86
+    CPUs with AVX512-BF16 (Cooper Lake, Sapphire Rapids, Granite Rapids, Zen 4 and 5)
+    and makes them for strided accesses (`kthvalue`'s gather, `roll` along the last
+    dimension, `transpose(...).contiguous()` of 5x5x5 bf16 tensors); X86's code
+    generator then aborts the process with LegalizeDAG's "Unexpected illegal type!" on
+    such a `<36 x bfloat>` whose mask leaves one active lane in a part (issue 52). And
+    bfloat values that LLVM carries through f32 come back through vcvtneps2bf16, which
+    flushes subnormals (`topk` and `sort` along an outer dimension returned 0 for a
+    bf16 3e-39).
+
+    ```mlir
+    // Before
+    %v = llvm.load %p {alignment = 2 : i64} : !llvm.ptr -> bf16
+    %c = llvm.fcmp "olt" %v, %w : bf16
+    llvm.store %v, %q : bf16, !llvm.ptr
+    // After (and canonicalized)
+    %bits = llvm.load %p {alignment = 2 : i64} : !llvm.ptr -> i16
+    %wide = llvm.zext %bits : i16 to i32
+    %f = llvm.bitcast (llvm.shl %wide, 16) : i32 to f32
+    %c = llvm.fcmp "olt" %f, %g : f32
+    llvm.store %bits, %q : i16, !llvm.ptr
+    ```
+
+    Input and output: the LLVM dialect.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def DynoPassSizesAsArguments : Pass<"dyno-pass-sizes-as-arguments", "ModuleOp"> {
   let summary = "Dynamically shaped kernel buffers become a base pointer plus size arguments";
   let description = [{
