@@ -77,6 +77,7 @@ def test_mlp_training():
 CNN_EAGER_OPS = {"cpu": [], "triton": []}
 
 
+@pytest.mark.long_on_triton  # (Triton: 5 min on 2 cores, 2026-12-01)
 def test_small_cnn_with_batchnorm_training():
     # In float64, so that gradients can be compared at all. In float32 a batch-norm
     # output within rounding (~1e-6) of 0 can land on either side of the ReLU that

@@ -148,7 +148,7 @@ def test_zoo_training_step_matches_eager(name):
     assert stats["compiled_graphs"] >= 2, stats  # forward and backward
 
 
-@pytest.mark.parametrize("name", ["gpt2", "resnet"])
+@pytest.mark.parametrize("name", ["gpt2", pytest.param("resnet", marks=pytest.mark.long)])
 def test_zoo_training_step_exports_for_the_gpu(name):
     """The GPU path for training: dyno.export_triton_training (forward, loss and backward
     as one graph, no fallback), run from the export (kernels interpreted here) for three

@@ -42,6 +42,7 @@ def test_family_compiles_fully_on_the_cpu_and_matches_eager(name, request):
     assert relative_error(compiled, eager) <= TOLERANCE[torch.float32]
 
 
+@pytest.mark.long  # (Triton's interpreter: about a minute a model on 2 cores)
 @pytest.mark.parametrize("name", list(zoo.FAMILIES))
 def test_family_exports_for_the_gpu_in_bf16(name, request):
     _expect(request, name, "export")

@@ -25,33 +25,11 @@ def _dense_layout(shape, stride) -> bool:
     return True
 
 
-def _rows_padded(tensor: torch.Tensor, stride) -> bool:
-    """Whether `tensor` is laid out as the contiguous `stride` would lay it out, except
-    that its rows (last dimension) are further apart: a PaddedProducts result."""
-    shape = tensor.shape
-    if tensor.dim() < 2 or tensor.stride()[-1] != 1 or stride[-1] != 1:
-        return False
-    pitch, expected_eager, expected = tensor.stride()[-2], 1, 1
-    if pitch < shape[-1]:
-        return False
-    for dim in range(tensor.dim() - 1, -1, -1):
-        if shape[dim] != 1 and (stride[dim] != expected_eager or tensor.stride()[dim] != expected):
-            return False
-        expected_eager *= shape[dim]
-        expected = pitch if dim == tensor.dim() - 1 else expected * shape[dim]
-    return True
-
-
-def as_eager(tensor: torch.Tensor, stride, dtype, rows_may_be_padded=False) -> torch.Tensor:
+def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
     """Gives `tensor` the dtype and strides eager PyTorch produces for this output. An
-    effect token (an input passed through, None at run time) is returned as it is.
-    `rows_may_be_padded`: a result of a padded product (PaddedProducts) is returned with
-    its rows padded, as Inductor returns its padded products (copying it to eager's
-    strides took as long as the product: 0.47 ms for GPT-2's bf16 logits, H200)."""
+    effect token (an input passed through, None at run time) is returned as it is."""
     if tensor is None:
         return None
-    if rows_may_be_padded and tensor.dtype == dtype and _rows_padded(tensor, stride):
-        return tensor
     if tensor.dtype != dtype:
         tensor = tensor.view(dtype) if tensor.element_size() == torch.empty(
             (), dtype=dtype).element_size() else tensor.to(dtype)

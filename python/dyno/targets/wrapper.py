@@ -163,8 +163,6 @@ class WrapperBuilder:
         self.constants: List[str] = []  # module-level: tensors made once, not per call
         self.kernel_signatures: Dict[str, int] = {}
         self.padded_slots = 0  # products padded by `_padded` (PaddedProducts)
-        # Their results with rows padded (and reshapes of them): returned so, not copied.
-        self.padded_rows = set()
         self.extern_calls = 0
         self.library_calls: List[str] = []  # ATen routines called (dyno.stats()), in order
         self.counter = 0
@@ -261,8 +259,6 @@ class WrapperBuilder:
             shape = self.reshaped_shape(op, source)
             name = self.define(op.results[0], contiguous=source in self.contiguous)
             self.lines.append(f"{name} = {source}.reshape({shape})")
-            if source in self.padded_rows and op.name == "tensor.expand_shape":
-                self.padded_rows.add(name)  # (a view: only leading dimensions split)
         elif kind == "tensor.from_elements":  # the shape of a host tensor.reshape
             name = self.define(op.results[0], prefix="shape")
             self.lines.append(f"{name} = {_tuple([self.name(v) for v in op.operands])}")
@@ -468,7 +464,6 @@ class WrapperBuilder:
         operands = [self.name(v) for v in op.operands]
         contiguous = True
         layout = None  # a matmul result's static (shape, dtype): planned (`out=`)
-        padded_rows = False
         epilogue = ir_string(op.attributes["epilogue"]) \
             if "epilogue" in op.attributes else None
         low_precision = torch_dtype(ir.RankedTensorType(op.results[0].type).element_type) \
@@ -484,9 +479,8 @@ class WrapperBuilder:
             expression = (f"_padded.mm({slot}, {operands[0]}, {operands[1]}, {bias}, "
                           f"{epilogue!r}, frozen={operands[1] in self.frozen_weights})")
             contiguous = not padding[1]  # (a view of rows padded to N')
-            padded_rows = bool(padding[1])
         elif callee == "matmul" and operands[1] in self.frozen_weights \
-                and (bias_vector or len(operands) == 2):
+                and (bias_vector or len(operands) == 2) and not self.pass_tensors:
             # A linear layer with a frozen weight: oneDNN's linear on the weight packed
             # once (host_runtime.FrozenWeights).
             argument, transposed = self.frozen_weights[operands[1]]
@@ -520,8 +514,8 @@ class WrapperBuilder:
             groups = ir_int(op.attributes["groups"])
             expression = (f"_conv2d({operands[0]}, {operands[1]}, {bias}, {stride}, "
                           f"{padding}, {dilation}, {groups})")
-            if operands[1] in self.frozen_arguments:
-                # A frozen filter: oneDNN's convolution on the filter packed once.
+            if operands[1] in self.frozen_arguments and not self.pass_tensors:
+                # A frozen filter: oneDNN's convolution on the filter packed once (CPU).
                 slot = self.frozen_slots.setdefault((operands[1], False),
                                                     len(self.frozen_slots))
                 expression = f"_frozen.conv2d({slot}, " + expression[len("_conv2d("):]
@@ -529,8 +523,6 @@ class WrapperBuilder:
         else:
             raise DynoCompileError("wrapper", f"unknown library operation {callee}")
         name = self.define(op.results[0], contiguous=contiguous)
-        if padded_rows:
-            self.padded_rows.add(name)
         if layout is not None:
             self.result_layouts[name] = layout
         self.lines.append(f"{name} = {expression}")
@@ -626,8 +618,7 @@ class WrapperBuilder:
             name = next(values)
             stride = expected.stride()
             if all(isinstance(s, int) for s in stride):
-                padded = ", rows_may_be_padded=True" if name in self.padded_rows else ""
-                results.append(f"_as_eager({name}, {tuple(stride)}, {expected.dtype}{padded})")
+                results.append(f"_as_eager({name}, {tuple(stride)}, {expected.dtype})")
             else:  # symbolic strides: eager's dimension order, applied to this call's sizes
                 order = _stride_order(stride)
                 results.append(f"_as_eager({name}, _dense_strides({name}.shape, {order}), "
