@@ -84,9 +84,6 @@ class CompileOptions:
                              if host_runtime.convolves_channels_last(dtype, frozen_filters)]
             if channels_last:
                 options.append("channels-last-convolutions=" + ",".join(channels_last))
-        if target == "triton":
-            # cuDNN runs bf16/f16 convolutions channels-last (host_runtime.conv2d).
-            options.append("channels-last-convolutions=bf16,f16")
         return " ".join(options)
 
 

@@ -10,6 +10,9 @@ from .. import host_runtime, wrapper
 from . import runtime
 
 
+CHANNELS_LAST_CONVOLUTIONS = "channels-last-convolutions=bf16,f16"
+
+
 @dataclass
 class Lowered:
     kernels_source: str  # the @triton.jit kernels and their KERNELS launch table
@@ -28,8 +31,12 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
     from ... import ir
 
     outputs = frontend.graph_outputs(gm)
+    # cuDNN runs bf16/f16 convolutions channels-last (host_runtime.conv2d): the kernels
+    # around them read and write that order (dyno-channels-last-convolutions).
+    pipeline_options = " ".join(filter(None, [options.lowering_pipeline_options("triton"),
+                                              CHANNELS_LAST_CONVOLUTIONS]))
     lowered = graph_lowering.lower_graph(frontend.with_triton_library_calls(gm), dump,
-                                         "triton", options.lowering_pipeline_options("triton"))
+                                         "triton", pipeline_options)
     kernels_source = (dump.directory() / "05-kernels.py").read_text()
     dump.write("05-kernels.py", kernels_source, on_disk=False)
     with dump.stage("wrapper"), ir.Context():
