@@ -182,7 +182,7 @@ def product_padding(m: int, k: int, n: int, dtype: torch.dtype, kept: bool = Fal
     as it is."""
     if dtype not in (torch.bfloat16, torch.float16):
         return 0, 0
-    multiple = 16 // torch.empty((), dtype=dtype).element_size()
+    multiple = 16 // dtype.itemsize  # (called on every padded product: no tensor made)
     volume = m * k * n
     k_pad = -k % multiple if volume >= PAD_K_MIN_VOLUME else 0
     n_pad = -n % multiple if kept or volume >= PAD_PER_CALL_MIN_VOLUME else 0
