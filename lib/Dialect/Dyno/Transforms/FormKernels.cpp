@@ -145,15 +145,16 @@ static bool isRoundTrip(linalg::GenericOp generic) {
 }
 
 /// Replaces the f32 `wide` by the library's low-precision result `narrow`: a
-/// linalg.generic that reads it widens each element in its body, and reshapes are
-/// applied to `narrow`, so no kernel of its own writes an f32 copy (a consumer that only
+/// linalg.generic that reads it widens each element in its body, and reshapes and slices
+/// are applied to `narrow` (host views of the library's result), so no kernel of its own writes an f32 copy (a consumer that only
 /// rounds it back reads `narrow` itself); any other user reads one widened tensor.
 static void readWidened(Value wide, Value narrow, OpBuilder &builder) {
   Type narrowElement = getElementTypeOrSelf(narrow.getType());
   Value widened;
   for (OpOperand &use : llvm::make_early_inc_range(wide.getUses())) {
     Operation *user = use.getOwner();
-    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp>(user) &&
+        use.getOperandNumber() == 0) {
       OpBuilder reshapeBuilder(user);
       Operation *reshape = reshapeBuilder.clone(*user);
       reshape->setOperand(0, narrow);

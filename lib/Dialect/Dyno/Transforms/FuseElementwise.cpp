@@ -5,9 +5,12 @@
 // intermediate tensors of row-wise pipelines (softmax, layernorm) before kernel formation.
 //
 //===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/IR/DynoOps.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -26,9 +29,24 @@ static bool isLibraryOp(Operation *op) {
   return isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op);
 }
 
+/// ATen routines called on whole tensors (attention, LAPACK, FFTs) take strided tensors
+/// as eager does; torch.distributed's collectives are handed dense ones.
+static bool isStridedLibraryCall(Operation *op) {
+  auto call = dyn_cast<dyno::LibraryCallOp>(op);
+  return call && !call.getName().starts_with("_c10d_functional.");
+}
+
+/// Whether every user of `op` is a library op or library call, looking through reshapes
+/// (a transposed attention output is collapsed into a matmul's rows). Such a transpose
+/// stays a view on the host: attention reads its q, k and v as views of the projections
+/// and returns its output in the layout the next matmul reads, where a generalized
+/// transpose would be a copy kernel on each side of every attention call.
 static bool allUsersAreLibraryOps(Operation *op) {
-  return !op->use_empty() &&
-         llvm::all_of(op->getUsers(), [](Operation *user) { return isLibraryOp(user); });
+  return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
+           if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user))
+             return allUsersAreLibraryOps(user);
+           return isLibraryOp(user) || isStridedLibraryCall(user);
+         });
 }
 
 static unsigned bodySize(linalg::GenericOp op) {
@@ -112,7 +130,110 @@ static bool addShapeOperandsForFusion(func::FuncOp func, IRRewriter &rewriter,
   return changed;
 }
 
+/// A concatenation of K equal pieces along `dim` is a stack: its result, viewed as
+/// [..., K, n, ...], is an all-parallel generic that reads every piece at the same
+/// (n-sized) position and selects piece k, collapsed back to [..., K * n, ...]. Unlike
+/// tensor.concat, the generic fuses with the pieces' producers and (through the
+/// collapse) with its consumers: rotary embeddings' `cat((-x2, x1), -1)` computes in
+/// the kernel that reads q or k, not in three kernels and a torch.cat between them.
+/// Pieces of unequal sizes stay a concat.
+static void stackEqualConcatenation(tensor::ConcatOp concat, IRRewriter &rewriter) {
+  auto type = concat.getResultType();
+  int64_t dim = concat.getDim();
+  ValueRange pieces = concat.getInputs();
+  auto pieceType = cast<RankedTensorType>(pieces[0].getType());
+  if (pieces.size() < 2 || !type.hasStaticShape() || pieceType.getDimSize(dim) == 0 ||
+      llvm::any_of(pieces, [&](Value piece) { return piece.getType() != pieceType; }))
+    return;
+  MLIRContext *ctx = concat.getContext();
+  Location loc = concat.getLoc();
+  int64_t rank = type.getRank(), count = pieces.size();
+  SmallVector<int64_t> stackedShape(pieceType.getShape());
+  stackedShape.insert(stackedShape.begin() + dim, count);
+  // The piece's position: every loop but the stack's.
+  SmallVector<AffineExpr> pieceIndex;
+  for (int64_t loop = 0; loop <= rank; ++loop)
+    if (loop != dim)
+      pieceIndex.push_back(getAffineDimExpr(loop, ctx));
+  SmallVector<AffineMap> maps(count, AffineMap::get(rank + 1, 0, pieceIndex, ctx));
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank + 1, ctx));
+  rewriter.setInsertionPoint(concat);
+  Value init = tensor::EmptyOp::create(rewriter, loc, stackedShape, type.getElementType());
+  auto stack = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, pieces, ValueRange{init}, maps,
+      SmallVector<utils::IteratorType>(rank + 1, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value k = linalg::IndexOp::create(b, loc, dim);
+        Value selected = args[count - 1];
+        for (int64_t piece = count - 2; piece >= 0; --piece) {
+          Value position = arith::ConstantIndexOp::create(b, loc, piece);
+          Value isPiece =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k, position);
+          selected = arith::SelectOp::create(b, loc, isPiece, args[piece], selected);
+        }
+        linalg::YieldOp::create(b, loc, selected);
+      });
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d <= rank; ++d) {
+    if (d == dim + 1)
+      groups.back().push_back(d);
+    else
+      groups.push_back({d});
+  }
+  rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(concat, type, stack.getResult(0),
+                                                       groups);
+}
+
 namespace {
+/// A slice of a generic that is cheap to recompute (the policy elementwise fusion
+/// uses): the generic computed on the slices of its operands. A transpose that rotary
+/// embeddings slice in halves then fuses into what reads the halves.
+struct SliceRecomputableGeneric : OpRewritePattern<tensor::ExtractSliceOp> {
+  SliceRecomputableGeneric(MLIRContext *ctx, unsigned maxOps)
+      : OpRewritePattern(ctx), maxOps(maxOps) {}
+
+  LogicalResult matchAndRewrite(tensor::ExtractSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto producer = slice.getSource().getDefiningOp<linalg::GenericOp>();
+    if (!producer || producer->getNumResults() != 1 || !producer.hasPureTensorSemantics() ||
+        producer.getNumLoops() != producer.getNumParallelLoops() ||
+        !slice.hasUnitStride() ||
+        slice.getType().getRank() != slice.getSourceType().getRank())
+      return failure();
+    if (!producer->hasOneUse() && (bodySize(producer) > maxOps || hasTranscendental(producer)))
+      return failure();
+    AffineMap outputMap = producer.getMatchingIndexingMap(producer.getDpsInitOperand(0));
+    if (!outputMap.isPermutation())
+      return failure();
+    Location loc = producer.getLoc();
+    auto linalgOp = cast<linalg::LinalgOp>(producer.getOperation());
+    SmallVector<OpFoldResult> shapes = linalgOp.createFlatListOfOperandDims(rewriter, loc);
+    AffineMap shapesToLoops = linalgOp.getShapesToLoopsMap();
+    if (!shapesToLoops)
+      return failure();
+    SmallVector<OpFoldResult> bounds = affine::makeComposedFoldedMultiResultAffineApply(
+        rewriter, loc, shapesToLoops, shapes);
+    SmallVector<OpFoldResult> offsets(bounds.size(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = bounds;
+    for (auto [position, result] : llvm::enumerate(outputMap.getResults())) {
+      unsigned loop = cast<AffineDimExpr>(result).getPosition();
+      offsets[loop] = slice.getMixedOffsets()[position];
+      sizes[loop] = slice.getMixedSizes()[position];
+    }
+    SmallVector<Value> operands = linalg::makeTiledShapes(
+        rewriter, loc, linalgOp, producer->getOperands(), offsets, sizes, bounds,
+        /*omitPartialTileCheck=*/true);
+    Type resultType = operands[producer.getDpsInitOperand(0)->getOperandNumber()].getType();
+    auto sliced = cast<linalg::LinalgOp>(
+        clone(rewriter, producer.getOperation(), TypeRange{resultType}, operands));
+    linalg::offsetIndices(rewriter, sliced, offsets);
+    rewriter.replaceOp(slice, sliced->getResults());
+    return success();
+  }
+
+  unsigned maxOps;
+};
+
 /// A generic whose body yields its inits unchanged computes nothing: its results are its
 /// inits. (A bounds check whose condition folds to true once its gather fuses in reduces
 /// `and(acc, true)` = `acc`; the Triton target recognizes no combiner in it.)
@@ -156,6 +277,8 @@ struct FuseElementwisePass
       if (failed(linalg::generalizeNamedOp(rewriter, op)))
         return signalPassFailure();
     }
+    for (auto concat : llvm::make_early_inc_range(func.getOps<tensor::ConcatOp>()))
+      stackEqualConcatenation(concat, rewriter);
 
     unsigned maxOps = maxRecomputeOps;
     linalg::ControlFusionFn control = [maxOps](OpOperand *fusedOperand) {
@@ -194,6 +317,7 @@ struct FuseElementwisePass
         patterns);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     patterns.add<FoldGenericYieldingItsInits>(context);
+    patterns.add<SliceRecomputableGeneric>(context, maxOps);
 
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);

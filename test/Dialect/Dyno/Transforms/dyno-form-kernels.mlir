@@ -163,6 +163,12 @@ func.func @form$addmm_bf16_rounded_bias(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf1
 // CHECK:         %[[B:.*]] = dyno.contraction "batch_matmul"(%arg0, %arg1) : (tensor<2x4x8xbf16>, tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16>
 // CHECK:         dyno.launch @kernels::@[[KB:kernel_[0-9]+]](%[[B]]) : (tensor<2x4x3xbf16>) -> tensor<2x4x3xbf16>
 
+// Slices of a bf16 product's f32 result (rotary embeddings' halves of q) are views of
+// the library's bf16 result on the host; the kernel reading them widens each element.
+// CHECK-LABEL: func.func @form$slices_of_bf16_product
+// CHECK:         %[[P:.*]] = dyno.contraction "matmul"(%arg0, %arg1) : (tensor<4x8xbf16>, tensor<8x6xbf16>) -> tensor<4x6xbf16>
+// CHECK:         dyno.launch @kernels::@[[KS:kernel_[0-9]+]](%[[P]]) : (tensor<4x6xbf16>) -> tensor<4x3xbf16>
+
 // CHECK:       module @kernels
 // CHECK:         func.func @[[K0]](%{{.*}}: tensor<4x8xf32> {bufferization.writable = false}, %{{.*}}: tensor<8xf32> {bufferization.writable = false}) -> tensor<4x8xf32>
 // CHECK:           arith.maximumf
@@ -175,6 +181,11 @@ func.func @form$addmm_bf16_rounded_bias(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf1
 // CHECK:         func.func @[[KB]](%{{.*}}: tensor<2x4x3xbf16> {bufferization.writable = false}) -> tensor<2x4x3xbf16>
 // CHECK:           ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16):
 // CHECK-NEXT:        arith.extf %[[IN]] : bf16 to f32
+// CHECK:         func.func @[[KS]](%[[PK:.*]]: tensor<4x6xbf16> {bufferization.writable = false}) -> tensor<4x3xbf16>
+// CHECK-DAG:       tensor.extract_slice %[[PK]][0, 0] [4, 3] [1, 1] : tensor<4x6xbf16> to tensor<4x3xbf16>
+// CHECK-DAG:       tensor.extract_slice %[[PK]][0, 3] [4, 3] [1, 1] : tensor<4x6xbf16> to tensor<4x3xbf16>
+// CHECK-NOT:       f32>
+// CHECK:           return
 func.func @form$returned_intermediate_and_host_view(%x: tensor<4x16xf32>) -> (tensor<4xf32>, tensor<64xf32>) {
   %zero = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<4xf32>
@@ -209,3 +220,20 @@ func.func @form$bmm_bf16(%a: tensor<2x4x8xbf16>, %b: tensor<2x8x3xbf16>) -> tens
   return %r : tensor<2x4x3xbf16>
 }
 
+
+func.func @form$slices_of_bf16_product(%a: tensor<4x8xbf16>, %b: tensor<8x6xbf16>) -> tensor<4x3xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x8xbf16>, tensor<8x6xbf16>) outs(%f : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %lo = tensor.extract_slice %m[0, 0] [4, 3] [1, 1] : tensor<4x6xf32> to tensor<4x3xf32>
+  %hi = tensor.extract_slice %m[0, 3] [4, 3] [1, 1] : tensor<4x6xf32> to tensor<4x3xf32>
+  %e2 = tensor.empty() : tensor<4x3xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%lo, %hi : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e2 : tensor<4x3xbf16>) {
+  ^bb0(%x: f32, %y: f32, %o: bf16):
+    %s = arith.subf %x, %y : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x3xbf16>
+  return %r : tensor<4x3xbf16>
+}

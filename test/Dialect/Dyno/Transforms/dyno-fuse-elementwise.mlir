@@ -218,3 +218,90 @@ func.func @reduction_yielding_its_init(%x: tensor<12xi64>) -> tensor<i1> {
   } -> tensor<i1>
   return %r : tensor<i1>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @transpose$around_library_call
+// CHECK:         %[[Q:.*]] = linalg.transpose ins(%arg0
+// CHECK:         %[[O:.*]] = dyno.library_call "aten.scaled_dot_product_attention.default"(%[[Q]], %[[Q]], %[[Q]])
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[O]]
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[T]]
+// CHECK:         linalg.matmul ins(%[[C]]
+// CHECK-NOT:     linalg.generic
+// Attention's operands and its transposed output, collapsed into a matmul's rows, stay
+// views (the host permutes them): generalized, each transpose would be a copy kernel.
+func.func @transpose$around_library_call(%x: tensor<2x8x4x16xf32>, %w: tensor<64x32xf32>, %acc: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %e = tensor.empty() : tensor<2x4x8x16xf32>
+  %q = linalg.transpose ins(%x : tensor<2x8x4x16xf32>) outs(%e : tensor<2x4x8x16xf32>) permutation = [0, 2, 1, 3]
+  %o = dyno.library_call "aten.scaled_dot_product_attention.default"(%q, %q, %q) {arguments = [unit, unit, unit, none, 0.0 : f64, true, none, false]} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %e2 = tensor.empty() : tensor<2x8x4x16xf32>
+  %t = linalg.transpose ins(%o : tensor<2x4x8x16xf32>) outs(%e2 : tensor<2x8x4x16xf32>) permutation = [0, 2, 1, 3]
+  %c = tensor.collapse_shape %t [[0, 1], [2, 3]] : tensor<2x8x4x16xf32> into tensor<16x64xf32>
+  %m = linalg.matmul ins(%c, %w : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %m : tensor<16x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose$into_collective
+// CHECK:         linalg.generic
+// CHECK:         dyno.library_call "_c10d_functional.all_reduce.default"
+// A collective is handed a dense tensor: the transpose is computed.
+func.func @transpose$into_collective(%x: tensor<8x4xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.transpose ins(%x : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  %r = dyno.library_call "_c10d_functional.all_reduce.default"(%t) {arguments = [unit, "sum", "0"]} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row4 = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+
+// CHECK-LABEL: func.func @concat$rotate_half
+// CHECK-NOT:     tensor.concat
+// CHECK-DAG:     %[[X1:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [2, 8, 4, 8]
+// CHECK-DAG:     %[[X2:.*]] = tensor.extract_slice %arg0[0, 0, 0, 8] [2, 8, 4, 8]
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}}, %[[X2]], %[[X1]], %{{.*}} : tensor<2x8x4x2x8xf32>, tensor<8x2x8xf32>, tensor<2x8x4x8xf32>, tensor<2x8x4x8xf32>, tensor<8x2x8xf32>)
+// CHECK:           %[[K:.*]] = linalg.index 3 : index
+// CHECK:           %[[NEG:.*]] = arith.negf
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %c0
+// CHECK:           arith.select %[[FIRST]], %[[NEG]]
+// CHECK:         tensor.collapse_shape %[[R]] {{\[}}[0], [1], [2], [3, 4]]
+// CHECK-NOT:     linalg.generic
+// Rotary embeddings, x * cos + cat(-x2, x1) * sin with x a transposed projection: one
+// generic, the concatenation a selection between its two equal halves, the halves the
+// transpose's slices recomputed from the projection.
+func.func @concat$rotate_half(%p: tensor<2x8x4x16xf32>, %cos: tensor<8x16xf32>, %sin: tensor<8x16xf32>) -> tensor<2x4x8x16xf32> {
+  %e = tensor.empty() : tensor<2x4x8x16xf32>
+  %x = linalg.transpose ins(%p : tensor<2x8x4x16xf32>) outs(%e : tensor<2x4x8x16xf32>) permutation = [0, 2, 1, 3]
+  %x1 = tensor.extract_slice %x[0, 0, 0, 0] [2, 4, 8, 8] [1, 1, 1, 1] : tensor<2x4x8x16xf32> to tensor<2x4x8x8xf32>
+  %x2 = tensor.extract_slice %x[0, 0, 0, 8] [2, 4, 8, 8] [1, 1, 1, 1] : tensor<2x4x8x16xf32> to tensor<2x4x8x8xf32>
+  %eh = tensor.empty() : tensor<2x4x8x8xf32>
+  %n = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x2 : tensor<2x4x8x8xf32>) outs(%eh : tensor<2x4x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.negf %a : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4x8x8xf32>
+  %r = tensor.concat dim(3) %n, %x1 : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #row4, #id4, #row4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %cos, %r, %sin : tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<2x4x8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<2x4x8x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %o: f32):
+    %u = arith.mulf %a, %c : f32
+    %v = arith.mulf %b, %s : f32
+    %w = arith.addf %u, %v : f32
+    linalg.yield %w : f32
+  } -> tensor<2x4x8x16xf32>
+  return %y : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @concat$unequal_pieces
+// CHECK:         tensor.concat
+// Pieces of different sizes stay a concatenation.
+func.func @concat$unequal_pieces(%a: tensor<4x8xf32>, %b: tensor<4x4xf32>) -> tensor<4x12xf32> {
+  %r = tensor.concat dim(1) %a, %b : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x12xf32>
+  return %r : tensor<4x12xf32>
+}
