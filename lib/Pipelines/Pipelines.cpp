@@ -47,6 +47,9 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   // topk: sort only the prefix its slices read.
   pm.addNestedPass<func::FuncOp>(createDynoSortPrefixes());
+  // Kernels that only library calls read (attention's q, k, v) write in the order they
+  // read; the calls take transposed views.
+  pm.addNestedPass<func::FuncOp>(createDynoLibraryOperandLayouts());
   // Host schedule: library calls, views, and outlined kernels in module @kernels.
   pm.addPass(createDynoFormKernels());
 }

@@ -469,6 +469,39 @@ def DynoCheckGatherBounds : Pass<"dyno-check-gather-bounds", "func::FuncOp"> {
                            "tensor::TensorDialect"];
 }
 
+def DynoLibraryOperandLayouts : Pass<"dyno-library-operand-layouts", "func::FuncOp"> {
+  let summary = "Kernels that feed library calls write in the order they read";
+  let description = [{
+    A library call (attention, LAPACK, FFTs: ATen routines on whole tensors) takes
+    strided tensors. When only such calls read the result of an all-parallel
+    `linalg.generic` (directly or through reshapes), the generic is rewritten to iterate
+    in the order it reads its largest input (loops that input does not index placed
+    after the loop before them) and to write its result in that order; the call reads a
+    `linalg.transpose` of it, which stays a view on the host.
+
+    Attention's q, k and v are the projections' rows split into heads and transposed,
+    [batch, seq, heads, dim] read as [batch, heads, seq, dim]. A kernel that computes
+    them (rotary embeddings, repeated grouped-query heads) then reads and writes rows of
+    the projection contiguously, and the attention library returns its output in the
+    same [batch, seq, heads, dim] order (its output follows q's layout), so the
+    transpose back into the output projection's rows is a view as well: no copy kernel
+    on either side of the call. torch.distributed's collectives are left alone (they
+    are handed dense tensors).
+
+    ```mlir
+    // Before
+    %q = linalg.generic {maps = [(b, h, s, d) -> (b, s, h, d), identity]} ins(%p) ...
+        -> tensor<2x4x8x16xbf16>
+    %o = dyno.library_call "aten.scaled_dot_product_attention.default"(%q, ...)
+    // After
+    %r = linalg.generic {maps = [identity, identity]} ins(%p) ... -> tensor<2x8x4x16xbf16>
+    %q = linalg.transpose ins(%r) ... permutation = [0, 2, 1, 3]
+    %o = dyno.library_call "aten.scaled_dot_product_attention.default"(%q, ...)
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
 def DynoSortPrefixes : Pass<"dyno-sort-prefixes", "func::FuncOp"> {
   let summary = "Sort only the leading elements that a sort's users read (topk)";
   let description = [{
