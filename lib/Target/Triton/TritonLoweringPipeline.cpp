@@ -56,8 +56,11 @@ void dyno::buildTritonLoweringPipeline(OpPassManager &pm,
   DynoApproximateMathOptions approximate;
   approximate.opNames = {"atan", "atan2", "asin", "acos", "log1p", "expm1", "cbrt", "erfc"};
   kernels.addNestedPass<func::FuncOp>(createDynoApproximateMath(approximate));
-  // f32 <-> bf16 in integer arithmetic: the interpreter truncates and mangles subnormals.
-  kernels.addNestedPass<func::FuncOp>(createDynoExpandBf16Conversions());
+  // f32 <-> bf16 stay casts: one `cvt.rn.bf16.f32` on the GPU (sm80 and later), which
+  // rounds to nearest even and keeps subnormals as eager does; the runtime makes
+  // Triton's interpreter cast the same way (triton/runtime.py, _round_casts_into_bf16).
+  // (dyno-expand-bf16-conversions' integer rounding was ten ALU operations per stored
+  // element: GPT-2's GELU kernel is bound by its arithmetic.)
   // One block program per kernel: scans, sorts and scatters, then linalg kernels.
   kernels.addPass(createDynoConvertScansScattersSortsToTritonLevel());
   kernels.addPass(createDynoConvertKernelsToTritonLevel());

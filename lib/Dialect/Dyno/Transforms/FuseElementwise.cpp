@@ -142,7 +142,11 @@ static void stackEqualConcatenation(tensor::ConcatOp concat, IRRewriter &rewrite
   int64_t dim = concat.getDim();
   ValueRange pieces = concat.getInputs();
   auto pieceType = cast<RankedTensorType>(pieces[0].getType());
-  if (pieces.size() < 2 || !type.hasStaticShape() || pieceType.getDimSize(dim) == 0 ||
+  // (Pieces of sizes known only at run time, as roll's casts make them, stay a concat:
+  // equal types do not mean equal sizes.)
+  if (pieces.size() < 2 || !type.hasStaticShape() || !pieceType.hasStaticShape() ||
+      pieceType.getDimSize(dim) == 0 ||
+      pieceType.getDimSize(dim) * int64_t(pieces.size()) != type.getDimSize(dim) ||
       llvm::any_of(pieces, [&](Value piece) { return piece.getType() != pieceType; }))
     return;
   MLIRContext *ctx = concat.getContext();

@@ -305,3 +305,18 @@ func.func @concat$unequal_pieces(%a: tensor<4x8xf32>, %b: tensor<4x4xf32>) -> te
   %r = tensor.concat dim(1) %a, %b : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x12xf32>
   return %r : tensor<4x12xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @concat$pieces_of_dynamic_sizes
+// CHECK:         tensor.concat
+// roll(x, 1, -1): two pieces of one type whose sizes (1 and 6) are known only at run
+// time stay a concatenation.
+func.func @concat$pieces_of_dynamic_sizes(%x: tensor<5x7xf32>) -> tensor<5x7xf32> {
+  %a = tensor.extract_slice %x[0, 6] [5, 1] [1, 1] : tensor<5x7xf32> to tensor<5x1xf32>
+  %b = tensor.extract_slice %x[0, 0] [5, 6] [1, 1] : tensor<5x7xf32> to tensor<5x6xf32>
+  %ca = tensor.cast %a : tensor<5x1xf32> to tensor<5x?xf32>
+  %cb = tensor.cast %b : tensor<5x6xf32> to tensor<5x?xf32>
+  %r = tensor.concat dim(1) %ca, %cb : (tensor<5x?xf32>, tensor<5x?xf32>) -> tensor<5x7xf32>
+  return %r : tensor<5x7xf32>
+}
