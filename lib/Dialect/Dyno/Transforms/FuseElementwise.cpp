@@ -36,17 +36,34 @@ static bool isStridedLibraryCall(Operation *op) {
   return call && !call.getName().starts_with("_c10d_functional.");
 }
 
-/// Whether every user of `op` is a library op or library call, looking through reshapes
-/// (a transposed attention output is collapsed into a matmul's rows). Such a transpose
-/// stays a view on the host: attention reads its q, k and v as views of the projections
-/// and returns its output in the layout the next matmul reads, where a generalized
-/// transpose would be a copy kernel on each side of every attention call.
-static bool allUsersAreLibraryOps(Operation *op) {
-  return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
-           if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user))
-             return allUsersAreLibraryOps(user);
+/// Whether every user of `value` is a library op or library call, looking through
+/// reshapes when `throughReshapes`.
+static bool onlyLibrariesRead(Value value, bool throughReshapes) {
+  return !value.use_empty() && llvm::all_of(value.getUsers(), [&](Operation *user) {
+           if (throughReshapes && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user))
+             return onlyLibrariesRead(user->getResult(0), throughReshapes);
            return isLibraryOp(user) || isStridedLibraryCall(user);
          });
+}
+
+/// A transpose that only library ops and calls read stays a view on the host: a
+/// transposed weight, attention's q, k and v as views of the projections. A transpose of
+/// a library call's result also when reshapes come between: attention returns its output
+/// in q's layout, so its transpose into the output projection's rows is a view too
+/// (where it is not, the host's reshape copies it, as a kernel would have). A transpose
+/// that a kernel computes is not kept for reshapes into a matmul: the kernel writes the
+/// transposed layout directly, where the host would copy it after.
+static bool allUsersAreLibraryOps(Operation *op) {
+  if (op->getNumOperands() == 0 || op->getNumResults() == 0)
+    return false;
+  Value source = op->getOperand(0);
+  while (auto reshape = source.getDefiningOp())
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(reshape))
+      source = reshape->getOperand(0);
+    else
+      break;
+  bool ofLibraryCall = isa_and_nonnull<dyno::LibraryCallOp>(source.getDefiningOp());
+  return onlyLibrariesRead(op->getResult(0), /*throughReshapes=*/ofLibraryCall);
 }
 
 static unsigned bodySize(linalg::GenericOp op) {

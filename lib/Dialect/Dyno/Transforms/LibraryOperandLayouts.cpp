@@ -22,15 +22,36 @@ namespace mlir::dyno {
 using namespace mlir;
 
 namespace {
-/// Whether only ATen library calls that take strided tensors read `value`, directly or
-/// through reshapes (grouped-query attention's repeated k and v are collapsed into
-/// heads). torch.distributed's collectives are handed dense tensors.
-bool onlyStridedLibraryCallsRead(Value value) {
-  return !value.use_empty() && llvm::all_of(value.getUsers(), [](Operation *user) {
-           if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user))
-             return onlyStridedLibraryCallsRead(user->getResult(0));
-           auto call = dyn_cast<dyno::LibraryCallOp>(user);
-           return call && !call.getName().starts_with("_c10d_functional.");
+bool isStridedLibraryCall(Operation *op) {
+  auto call = dyn_cast<dyno::LibraryCallOp>(op);
+  return call && !call.getName().starts_with("_c10d_functional.");
+}
+
+/// Whether only ATen library calls that take strided tensors read the result of a
+/// generic written in loop order `order` and transposed back, directly or through one
+/// reshape that stays a view of that layout: an expansion, or a collapse of dimensions
+/// that are consecutive in `order` (grouped-query attention's repeated k and v heads,
+/// collapsed into attention's heads). torch.distributed's collectives are handed dense
+/// tensors.
+bool onlyStridedLibraryCallsRead(Value value, ArrayRef<unsigned> order) {
+  auto readByCalls = [](Value v) {
+    return !v.use_empty() && llvm::all_of(v.getUsers(), isStridedLibraryCall);
+  };
+  return !value.use_empty() && llvm::all_of(value.getUsers(), [&](Operation *user) {
+           if (isStridedLibraryCall(user))
+             return true;
+           if (isa<tensor::ExpandShapeOp>(user))
+             return readByCalls(user->getResult(0));
+           auto collapse = dyn_cast<tensor::CollapseShapeOp>(user);
+           if (!collapse)
+             return false;
+           for (ReassociationIndices group : collapse.getReassociationIndices())
+             for (unsigned i = 1; i < group.size(); ++i) {
+               auto *at = llvm::find(order, unsigned(group[i - 1]));
+               if (at + 1 == order.end() || *(at + 1) != unsigned(group[i]))
+                 return false;
+             }
+           return readByCalls(collapse.getResult());
          });
 }
 
@@ -125,10 +146,10 @@ struct LibraryOperandLayoutsPass
       if (generic->getNumResults() != 1 || !generic.hasPureTensorSemantics() ||
           generic.getNumLoops() != generic.getNumParallelLoops() ||
           !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity() ||
-          elementCount(generic->getResult(0)) < 0 ||
-          !onlyStridedLibraryCallsRead(generic->getResult(0)))
+          elementCount(generic->getResult(0)) < 0)
         return;
-      if (SmallVector<unsigned> order = readOrder(generic); !order.empty())
+      SmallVector<unsigned> order = readOrder(generic);
+      if (!order.empty() && onlyStridedLibraryCallsRead(generic->getResult(0), order))
         rewrites.push_back({generic, std::move(order)});
     });
     IRRewriter rewriter(&getContext());

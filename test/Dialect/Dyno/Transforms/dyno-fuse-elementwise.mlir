@@ -320,3 +320,28 @@ func.func @concat$pieces_of_dynamic_sizes(%x: tensor<5x7xf32>) -> tensor<5x7xf32
   %r = tensor.concat dim(1) %ca, %cb : (tensor<5x?xf32>, tensor<5x?xf32>) -> tensor<5x7xf32>
   return %r : tensor<5x7xf32>
 }
+
+// -----
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// CHECK-LABEL: func.func @transpose$of_a_kernel_into_matmul_rows
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic
+// CHECK:         linalg.matmul
+// A transpose of what a kernel computes, collapsed into a matmul's rows, is generalized:
+// the kernel writes the transposed layout, where a host view would be copied by the
+// host's reshape after it (Swin's windows).
+func.func @transpose$of_a_kernel_into_matmul_rows(%x: tensor<4x8x16xf32>, %w: tensor<64x8xf32>, %acc: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %e = tensor.empty() : tensor<4x8x16xf32>
+  %n = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<4x8x16xf32>) outs(%e : tensor<4x8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.negf %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8x16xf32>
+  %e2 = tensor.empty() : tensor<8x4x16xf32>
+  %t = linalg.transpose ins(%n : tensor<4x8x16xf32>) outs(%e2 : tensor<8x4x16xf32>) permutation = [1, 0, 2]
+  %c = tensor.collapse_shape %t [[0], [1, 2]] : tensor<8x4x16xf32> into tensor<8x64xf32>
+  %m = linalg.matmul ins(%c, %w : tensor<8x64xf32>, tensor<64x8xf32>) outs(%acc : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %m : tensor<8x8xf32>
+}

@@ -82,3 +82,24 @@ func.func @other_readers(%x: tensor<8x4xf32>) -> (tensor<4x8xf32>, tensor<4x8xf3
   } -> tensor<4x8xf32>
   return %r, %w : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+#perm = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+#same = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// Collapsed [b, h * s, d] for the call: h and s are not neighbours in the read order
+// [b, s, h, d], so the collapse of the transposed view would be a copy; the layout stays.
+// CHECK-LABEL: func.func @collapse_across_the_order
+// CHECK-NOT:     linalg.transpose
+func.func @collapse_across_the_order(%p: tensor<2x8x4x16xf32>) -> tensor<2x32x16xf32> {
+  %e = tensor.empty() : tensor<2x4x8x16xf32>
+  %q = linalg.generic {indexing_maps = [#perm, #same], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p : tensor<2x8x4x16xf32>) outs(%e : tensor<2x4x8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<2x4x8x16xf32>
+  %c = tensor.collapse_shape %q [[0], [1, 2], [3]] : tensor<2x4x8x16xf32> into tensor<2x32x16xf32>
+  %r = dyno.library_call "aten._fft_c2c.default"(%c) {arguments = [unit, array<i64: 2>, 0 : i64, true]} : (tensor<2x32x16xf32>) -> tensor<2x32x16xf32>
+  return %r : tensor<2x32x16xf32>
+}
