@@ -116,24 +116,30 @@ def _fold_reduce_over_blocks(self, input):
 
 
 def _round_casts_into_bf16(self, src, dst_type):
-    """Triton's interpreter stores bf16 as uint16 bits and converts only float32 into it;
-    any other cast into bf16 (float64, integers, booleans) keeps the value as the bits
-    (2.0 became 1.8e-40). Those are done here as the GPU does them: one round to nearest
-    even (checked on an H200 with triton 3.6: f64, int64, int32 and int8 sources)."""
+    """Casts into and out of bf16 as the GPU does them. Triton's interpreter stores bf16
+    as uint16 bits: it truncates float32 into them (the GPU's `cvt.rn.bf16.f32` rounds to
+    nearest even), widens subnormal bf16 to wrong values (3e-39 became 3.7e-40), and any
+    other source (float64, integers, booleans) kept the value as the bits (2.0 became
+    1.8e-40). Into bf16, torch rounds once to nearest even, keeping subnormals (checked on
+    an H200 with triton 3.6: f32, f64, int64, int32 and int8 sources); out of bf16 into
+    float32, the bits are shifted into place, exactly."""
     import numpy as np
     import triton.language as tl
     from triton.runtime import interpreter
 
     source = src.dtype.scalar
-    if dst_type.scalar == tl.bfloat16 and source not in (tl.float32, tl.bfloat16) and \
+    if dst_type.scalar == tl.bfloat16 and source != tl.bfloat16 and \
             src.data.dtype.name in _TORCH_READS_FROM_NUMPY:
         bits = torch.from_numpy(np.ascontiguousarray(src.data)).to(torch.bfloat16)
         return interpreter.TensorHandle(bits.view(torch.int16).numpy().view(np.uint16),
                                         tl.bfloat16)
+    if source == tl.bfloat16 and dst_type.scalar == tl.float32:
+        bits = np.ascontiguousarray(src.data).astype(np.uint32) << np.uint32(16)
+        return interpreter.TensorHandle(bits.view(np.float32), tl.float32)
     return _interpreted_cast(self, src, dst_type)
 
 
-_TORCH_READS_FROM_NUMPY = ("float64", "float16", "int64", "int32", "int16", "int8", "uint8",
+_TORCH_READS_FROM_NUMPY = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
                            "bool")
 _interpreted_cast = None
 
