@@ -255,9 +255,10 @@ def build(name: str, dtype=torch.float32, size: str = "test", seed: int = 0):
 
 
 def cpu_benchmark_model(name: str, dtype=torch.float32):
-    """A zoo model at its "cpu" size, or the model of benchmarks/models.py's suite with
-    that name: (model in eval mode, inputs), parameters and float inputs in `dtype`."""
-    if name in ZOO:
+    """A zoo or family model at its "cpu" size, or the model of benchmarks/models.py's
+    suite with that name: (model in eval mode, inputs), parameters and float inputs in
+    `dtype`."""
+    if name in ZOO or name in FAMILIES:
         return build(name, dtype, size="cpu")
     from models import suite
 
@@ -265,7 +266,8 @@ def cpu_benchmark_model(name: str, dtype=torch.float32):
         if entry == name:
             return model.eval().to(dtype), tuple(
                 x.to(dtype) if x.is_floating_point() else x for x in inputs)
-    raise KeyError(f"{name}: neither a zoo model ({', '.join(ZOO)}) nor a suite model")
+    raise KeyError(f"{name}: neither a zoo model ({', '.join([*ZOO, *FAMILIES])}) nor a "
+                   "suite model")
 
 
 def training_loss(output, first_input):

@@ -5,7 +5,7 @@ Kernel formation keeps a 2-D convolution (`linalg.conv_2d_nchw_fchw`) a library 
 convolution as a loop kernel. A 1-D convolution is a 2-D one of height 1, which is how
 PyTorch's own CUDA and oneDNN paths run it: wav2vec 2.0's feature extractor (bf16,
 bench size, H200) spent 4.3 ms of GPU time per call in Dyno's loop kernels against
-Inductor's 0.65 ms in cuDNN (benchmarks/results/gpu-zoo-families-bf16-2026-12-01-h200.md).
+Inductor's 0.65 ms in cuDNN (benchmarks/results/gpu-zoo-families-bf16-h200.md (git history: 2026-12-01)).
 """
 import torch
 

@@ -313,9 +313,10 @@ def DynoExpandBf16Conversions : Pass<"dyno-expand-bf16-conversions", "func::Func
     `(bits + 0x7FFF + ((bits >> 16) & 1)) >> 16`, a NaN keeping its sign and upper
     payload, quieted (`(bits >> 16) | 0x40`; eager's scalar and vector conversions
     disagree on NaN bits, 0x7FC0 against 0xFFFF), and every `arith.extf` from bf16 to
-    f32 by the 16-bit shift it is. On a GPU, and in LLVM's own lowering of the
-    widening, these are the instructions the conversions compile to anyway; on the CPU
-    the rounding costs a few vectorized integer operations per stored element.
+    f32 by the 16-bit shift it is. The CPU target runs it (the rounding costs a few
+    vectorized integer operations per stored element); the Triton target does not:
+    a GPU's `cvt.rn.bf16.f32` rounds as eager does in one instruction, and the Triton
+    runtime makes the interpreter's casts exact.
 
     ```mlir
     // Before
