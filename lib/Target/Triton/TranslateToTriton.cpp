@@ -304,7 +304,8 @@ FailureOr<std::string> KernelPrinter::expression(Operation *op) {
         }
         return failure();
       })
-      // (f32 <-> bf16 arrive as integer arithmetic: dyno-expand-bf16-conversions.)
+      // (f32 <-> bf16 are casts: `cvt.rn.bf16.f32` rounds as eager does on sm80 and later;
+      // the Triton runtime makes the interpreter's casts exact.)
       .Case<arith::TruncFOp, arith::ExtFOp, arith::SIToFPOp, arith::FPToSIOp, arith::ExtSIOp,
             arith::TruncIOp, arith::IndexCastOp>([&](auto) { return castTo(resultType); })
       .Case<arith::BitcastOp>([&](auto) { return castTo(resultType, /*bitcast=*/true); })

@@ -62,7 +62,8 @@ static bool allUsersAreLibraryOps(Operation *op) {
       source = reshape->getOperand(0);
     else
       break;
-  bool ofLibraryCall = isa_and_nonnull<dyno::LibraryCallOp>(source.getDefiningOp());
+  bool ofLibraryCall = isa<linalg::TransposeOp>(op) &&
+                       isa_and_nonnull<dyno::LibraryCallOp>(source.getDefiningOp());
   return onlyLibrariesRead(op->getResult(0), /*throughReshapes=*/ofLibraryCall);
 }
 
@@ -223,8 +224,14 @@ struct SliceRecomputableGeneric : OpRewritePattern<tensor::ExtractSliceOp> {
       return failure();
     if (!producer->hasOneUse() && (bodySize(producer) > maxOps || hasTranscendental(producer)))
       return failure();
+    // The operands' slices are computed from the maps as if they were linear: a map
+    // with floordiv, mod or a negative coefficient would slice the wrong elements.
+    if (llvm::any_of(producer.getIndexingMapsArray(),
+                     [](AffineMap map) { return !map.isProjectedPermutation(); }))
+      return failure();
     AffineMap outputMap = producer.getMatchingIndexingMap(producer.getDpsInitOperand(0));
-    if (!outputMap.isPermutation())
+    if (!outputMap.isPermutation() ||
+        llvm::any_of(slice.getStaticSizes(), [](int64_t size) { return size == 0; }))
       return failure();
     Location loc = producer.getLoc();
     auto linalgOp = cast<linalg::LinalgOp>(producer.getOperation());
@@ -248,7 +255,10 @@ struct SliceRecomputableGeneric : OpRewritePattern<tensor::ExtractSliceOp> {
     auto sliced = cast<linalg::LinalgOp>(
         clone(rewriter, producer.getOperation(), TypeRange{resultType}, operands));
     linalg::offsetIndices(rewriter, sliced, offsets);
-    rewriter.replaceOp(slice, sliced->getResults());
+    Value result = sliced->getResult(0);
+    if (result.getType() != slice.getType()) // a size folded to a constant
+      result = tensor::CastOp::create(rewriter, loc, slice.getType(), result);
+    rewriter.replaceOp(slice, result);
     return success();
   }
 

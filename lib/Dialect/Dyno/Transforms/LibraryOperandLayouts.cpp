@@ -86,7 +86,9 @@ SmallVector<unsigned> readOrder(linalg::GenericOp generic) {
     auto *before = loop == 0 ? order.begin() : llvm::find(order, loop - 1) + 1;
     order.insert(before, loop);
   }
-  if (llvm::equal(order, llvm::seq<unsigned>(0, numLoops)))
+  // The innermost dimension stays innermost: libraries want their last dimension dense
+  // (attention's kernels read the head dimension contiguously, or copy).
+  if (llvm::equal(order, llvm::seq<unsigned>(0, numLoops)) || order.back() != numLoops - 1)
     return {};
   return order;
 }
@@ -146,8 +148,9 @@ struct LibraryOperandLayoutsPass
       if (generic->getNumResults() != 1 || !generic.hasPureTensorSemantics() ||
           generic.getNumLoops() != generic.getNumParallelLoops() ||
           !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity() ||
+          generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)) ||
           elementCount(generic->getResult(0)) < 0)
-        return;
+        return; // (a body that reads its init would lose it to the new empty one)
       SmallVector<unsigned> order = readOrder(generic);
       if (!order.empty() && onlyStridedLibraryCallsRead(generic->getResult(0), order))
         rewrites.push_back({generic, std::move(order)});

@@ -130,12 +130,15 @@ def _round_casts_into_bf16(self, src, dst_type):
     source = src.dtype.scalar
     if dst_type.scalar == tl.bfloat16 and source != tl.bfloat16 and \
             src.data.dtype.name in _TORCH_READS_FROM_NUMPY:
-        bits = torch.from_numpy(np.ascontiguousarray(src.data)).to(torch.bfloat16)
-        return interpreter.TensorHandle(bits.view(torch.int16).numpy().view(np.uint16),
+        # (ascontiguousarray makes 0-d data 1-d: the shape is put back.)
+        data = np.ascontiguousarray(src.data)
+        bits = torch.from_numpy(data).to(torch.bfloat16).view(torch.int16).numpy()
+        return interpreter.TensorHandle(bits.view(np.uint16).reshape(src.data.shape),
                                         tl.bfloat16)
     if source == tl.bfloat16 and dst_type.scalar == tl.float32:
         bits = np.ascontiguousarray(src.data).astype(np.uint32) << np.uint32(16)
-        return interpreter.TensorHandle(bits.view(np.float32), tl.float32)
+        return interpreter.TensorHandle(bits.view(np.float32).reshape(src.data.shape),
+                                        tl.float32)
     return _interpreted_cast(self, src, dst_type)
 
 

@@ -345,3 +345,22 @@ func.func @transpose$of_a_kernel_into_matmul_rows(%x: tensor<4x8x16xf32>, %w: te
   %m = linalg.matmul ins(%c, %w : tensor<8x64xf32>, tensor<64x8xf32>) outs(%acc : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %m : tensor<8x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @slice$of_a_generic_read_through_floordiv
+// CHECK:         %[[G:.*]] = linalg.generic
+// CHECK:         tensor.extract_slice %[[G]][1] [2] [1]
+// A slice of a generic whose input map is not a projected permutation (each element of
+// %x read twice) stays a slice of it: the operands' slices would be computed as if the
+// map were linear ([-x0, -x0] where [-x0, -x1] is meant).
+func.func @slice$of_a_generic_read_through_floordiv(%x: tensor<4xf32>) -> tensor<2xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0 floordiv 2)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  %s = tensor.extract_slice %t[1] [2] [1] : tensor<8xf32> to tensor<2xf32>
+  return %s : tensor<2xf32>
+}

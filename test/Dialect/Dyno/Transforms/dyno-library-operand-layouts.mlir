@@ -103,3 +103,42 @@ func.func @collapse_across_the_order(%p: tensor<2x8x4x16xf32>) -> tensor<2x32x16
   %r = dyno.library_call "aten._fft_c2c.default"(%c) {arguments = [unit, array<i64: 2>, 0 : i64, true]} : (tensor<2x32x16xf32>) -> tensor<2x32x16xf32>
   return %r : tensor<2x32x16xf32>
 }
+
+// -----
+
+#tr2 = affine_map<(d0, d1) -> (d1, d0)>
+#id2b = affine_map<(d0, d1) -> (d0, d1)>
+
+// A body that reads its init (the output's previous value) keeps its layout: the new,
+// reordered generic would start from an empty tensor.
+// CHECK-LABEL: func.func @body_reads_its_init
+// CHECK-NOT:     linalg.transpose
+func.func @body_reads_its_init(%x: tensor<8x4xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %t = linalg.generic {indexing_maps = [#tr2, #id2b], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x4xf32>) outs(%y : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.addf %a, %o : f32
+    linalg.yield %n : f32
+  } -> tensor<4x8xf32>
+  %l = dyno.library_call "aten.linalg_inv_ex.default"(%t) {arguments = [unit, false]} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %l : tensor<4x8xf32>
+}
+
+// -----
+
+#tr3 = affine_map<(d0, d1) -> (d1, d0)>
+#id3b = affine_map<(d0, d1) -> (d0, d1)>
+
+// Reading its input in the order that would put the result's last dimension first: the
+// library's last dimension stays dense, the layout stays.
+// CHECK-LABEL: func.func @innermost_stays_innermost
+// CHECK-NOT:     linalg.transpose
+func.func @innermost_stays_innermost(%x: tensor<16x8xf32>) -> tensor<8x16xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %t = linalg.generic {indexing_maps = [#tr3, #id3b], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<16x8xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<8x16xf32>
+  %l = dyno.library_call "aten.linalg_inv_ex.default"(%t) {arguments = [unit, false]} : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %l : tensor<8x16xf32>
+}
