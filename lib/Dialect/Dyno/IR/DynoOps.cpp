@@ -146,7 +146,7 @@ LogicalResult ContractionOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LibraryCallOp::verify() {
-  if (!getName().starts_with("aten.") && !getName().starts_with("_c10d_functional."))
+  if (!getName().starts_with("aten.") && !isCollective())
     return emitOpError("calls ATen operators (aten.<op>.<overload>) and torch.distributed's "
                        "functional collectives (_c10d_functional.<op>.<overload>), not '")
            << getName() << "'";

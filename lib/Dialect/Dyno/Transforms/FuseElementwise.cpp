@@ -33,7 +33,7 @@ static bool isLibraryOp(Operation *op) {
 /// as eager does; torch.distributed's collectives are handed dense ones.
 static bool isStridedLibraryCall(Operation *op) {
   auto call = dyn_cast<dyno::LibraryCallOp>(op);
-  return call && !call.getName().starts_with("_c10d_functional.");
+  return call && !call.isCollective();
 }
 
 /// Whether every user of `value` is a library op or library call, looking through

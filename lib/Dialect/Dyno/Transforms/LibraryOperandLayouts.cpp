@@ -24,7 +24,7 @@ using namespace mlir;
 namespace {
 bool isStridedLibraryCall(Operation *op) {
   auto call = dyn_cast<dyno::LibraryCallOp>(op);
-  return call && !call.getName().starts_with("_c10d_functional.");
+  return call && !call.isCollective();
 }
 
 /// Whether only ATen library calls that take strided tensors read the result of a

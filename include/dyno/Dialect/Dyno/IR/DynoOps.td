@@ -73,6 +73,11 @@ def Dyno_LibraryCallOp : Dyno_Op<"library_call"> {
     $name `(` $args `)` attr-dict `:` functional-type($args, $results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A torch.distributed functional collective (handed dense tensors); every other
+    /// call is an ATen routine, which takes strided tensors as eager does.
+    bool isCollective() { return getName().starts_with("_c10d_functional."); }
+  }];
 }
 
 def Dyno_ContractionOp : Dyno_Op<"contraction", [Pure]> {
