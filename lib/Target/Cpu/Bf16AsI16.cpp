@@ -8,6 +8,7 @@
 // vcvtneps2bf16, which flushes subnormals. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/Transforms/LowPrecisionFloats.h"
 #include "dyno/Target/Cpu/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -23,15 +24,9 @@ namespace mlir::dyno {
 } // namespace mlir::dyno
 
 using namespace mlir;
+using namespace mlir::dyno;
 
 namespace {
-/// `type`'s shape (a scalar or a vector) with `element` as its element type.
-Type withElement(Type type, Type element) {
-  if (auto vector = dyn_cast<VectorType>(type))
-    return vector.clone(element);
-  return element;
-}
-
 bool isBf16(Type type) { return getElementTypeOrSelf(type).isBF16(); }
 
 /// The bits of `x` (bf16, scalar or vector) as i16.

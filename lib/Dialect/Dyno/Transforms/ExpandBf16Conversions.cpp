@@ -7,6 +7,7 @@
 // widening. This pass spells both conversions as eager does. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/Transforms/LowPrecisionFloats.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,15 +21,9 @@ namespace mlir::dyno {
 } // namespace mlir::dyno
 
 using namespace mlir;
+using namespace mlir::dyno;
 
 namespace {
-/// `type`'s shape (a scalar or a vector) with `element` as its element type.
-Type withElement(Type type, Type element) {
-  if (auto vector = dyn_cast<VectorType>(type))
-    return vector.clone(element);
-  return element;
-}
-
 /// A constant of `type` (a scalar or a vector of integers) splatting `value`.
 Value integerConstant(OpBuilder &builder, Location loc, Type type, int64_t value) {
   auto element = cast<IntegerType>(getElementTypeOrSelf(type));

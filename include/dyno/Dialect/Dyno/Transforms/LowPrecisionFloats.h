@@ -8,6 +8,7 @@
 #define DYNO_DIALECT_DYNO_TRANSFORMS_LOWPRECISIONFLOATS_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
 namespace mlir::dyno {
@@ -19,6 +20,13 @@ inline constexpr llvm::StringLiteral kOpRoundingAttr = "dyno.op_rounding";
 
 /// bf16 and f16: the types eager computes in float32 and rounds.
 bool isLowPrecisionFloat(Type type);
+
+/// `type`'s shape (a scalar or a vector) with `element` as its element type.
+inline Type withElement(Type type, Type element) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(element);
+  return element;
+}
 
 /// An elementwise linalg.generic casting every element of `source` to `elementType`
 /// (arith.extf when wider, arith.truncf when narrower; `opRounding` tags the latter).
