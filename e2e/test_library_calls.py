@@ -90,12 +90,32 @@ def test_ffts_with_complex_results(n, request):
 def test_1d_convolutions_are_library_calls():
     """A batched 1-D convolution (wav2vec 2.0's feature extractor) is a 2-D convolution
     of height 1 for the library (ops/convolution_decompositions.py), with strides,
-    padding, dilation and a bias, followed by a kernel; a grouped one stays a kernel."""
+    padding, dilation and a bias, followed by a kernel; a grouped one (wav2vec 2.0's
+    positional convolution) too, with its groups."""
     import torch.nn.functional as F
 
-    def fn(signal, weight, bias, grouped):
+    def fn(signal, weight, bias, grouped, grouped_bias):
         y = F.conv1d(signal, weight, bias, stride=2, padding=3, dilation=2)
-        return F.gelu(y), F.conv1d(signal, grouped, groups=3)
+        return F.gelu(y), F.conv1d(signal, grouped, grouped_bias, padding=2, groups=3)
     assert_compiled_matches(fn, torch.randn(2, 3, 50), torch.randn(6, 3, 5),
-                            torch.randn(6), torch.randn(3, 1, 4), extern_calls=1,
-                            rtol=1e-4, atol=1e-5)
+                            torch.randn(6), torch.randn(6, 1, 4), torch.randn(6),
+                            extern_calls=2, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_grouped_and_depthwise_convolutions_are_library_calls(dtype):
+    """Depthwise convolutions (ConvNeXt's 7x7, one with two filters per channel) and
+    grouped ones, with strides, padding, dilation and biases, are library convolutions
+    with groups (cuDNN, oneDNN), not loop kernels; kernels read their results."""
+    import torch.nn.functional as F
+
+    def fn(x, depthwise, depthwise_bias, grouped, grouped_bias, two_per_channel):
+        a = F.conv2d(x, depthwise, depthwise_bias, padding=3, groups=8)
+        b = F.conv2d(x, grouped, grouped_bias, stride=2, padding=1, dilation=2, groups=4)
+        c = F.conv2d(x, two_per_channel, groups=8)
+        return F.gelu(a), b * 2.0, c + 1.0
+    inputs = [torch.randn(2, 8, 15, 15), torch.randn(8, 1, 7, 7), torch.randn(8),
+              torch.randn(12, 2, 3, 3), torch.randn(12), torch.randn(16, 1, 3, 3)]
+    tolerance = 1e-4 if dtype == torch.float32 else 2e-2
+    assert_compiled_matches(fn, *[t.to(dtype) for t in inputs], extern_calls=3,
+                            rtol=tolerance, atol=tolerance)

@@ -17,13 +17,14 @@ aten = torch.ops.aten
 @decomposes(aten.convolution.default)
 def convolution_1d_as_2d(input, weight, bias, stride, padding, dilation, transposed,
                          output_padding, groups):
-    """A batched, ungrouped 1-D convolution as a 2-D convolution over a unit height."""
-    if (declined(aten.convolution.default) or transposed or groups != 1
+    """A batched 1-D convolution (grouped or not) as a 2-D convolution over a unit
+    height."""
+    if (declined(aten.convolution.default) or transposed
             or input.dim() != 3 or weight.dim() != 3 or len(stride) != 1
             or len(padding) != 1 or len(dilation) != 1):
         return NotImplemented
     with lowered_by_torch_mlir(aten.convolution.default):
         result = aten.convolution.default(
             aten.unsqueeze.default(input, 2), aten.unsqueeze.default(weight, 2), bias,
-            [1, stride[0]], [0, padding[0]], [1, dilation[0]], False, [0, 0], 1)
+            [1, stride[0]], [0, padding[0]], [1, dilation[0]], False, [0, 0], groups)
     return aten.squeeze.dim(result, 2)

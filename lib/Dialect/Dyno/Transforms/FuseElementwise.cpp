@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "dyno/Dialect/Dyno/Transforms/LibraryCalls.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -22,12 +23,7 @@ namespace mlir::dyno {
 } // namespace mlir::dyno
 
 using namespace mlir;
-
-/// Library ops keep their operands as separate tensors (a transposed weight is passed to
-/// the library as a strided view), so transposes feeding them are not generalized.
-static bool isLibraryOp(Operation *op) {
-  return isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op);
-}
+using mlir::dyno::isLibraryContraction;
 
 /// ATen routines called on whole tensors (attention, LAPACK, FFTs) take strided tensors
 /// as eager does; torch.distributed's collectives are handed dense ones.
@@ -42,7 +38,7 @@ static bool onlyLibrariesRead(Value value, bool throughReshapes) {
   return !value.use_empty() && llvm::all_of(value.getUsers(), [&](Operation *user) {
            if (throughReshapes && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user))
              return onlyLibrariesRead(user->getResult(0), throughReshapes);
-           return isLibraryOp(user) || isStridedLibraryCall(user);
+           return isLibraryContraction(user) || isStridedLibraryCall(user);
          });
 }
 
@@ -332,8 +328,8 @@ struct FuseElementwisePass
     // expanded linalg.generic contraction that no library call matches any more.
     linalg::ControlFusionFn singleUseNoLibrary = [](OpOperand *fusedOperand) {
       Operation *producer = fusedOperand->get().getDefiningOp();
-      return producer && producer->hasOneUse() && !isLibraryOp(producer) &&
-             !isLibraryOp(fusedOperand->getOwner());
+      return producer && producer->hasOneUse() && !isLibraryContraction(producer) &&
+             !isLibraryContraction(fusedOperand->getOwner());
     };
 
     RewritePatternSet patterns(context);

@@ -10,6 +10,7 @@
 // becomes an f32 tensor rounded once after the reduction. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/Transforms/LibraryCalls.h"
 #include "dyno/Dialect/Dyno/Transforms/LowPrecisionFloats.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
@@ -18,6 +19,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::dyno {
 #define GEN_PASS_DEF_DYNOWIDENLOWPRECISIONFLOATS
@@ -447,17 +449,14 @@ struct WidenLowPrecisionFloatsPass
     IRRewriter rewriter(&getContext());
     SmallVector<Operation *> contractions;
     getOperation().walk([&](Operation *op) {
-      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op))
+      if (isLibraryContraction(op))
         contractions.push_back(op);
     });
-    for (Operation *op : contractions) {
-      if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
-        readLowPrecisionOperands(matmul, rewriter);
-      else if (auto batchMatmul = dyn_cast<linalg::BatchMatmulOp>(op))
-        readLowPrecisionOperands(batchMatmul, rewriter);
-      else
-        readLowPrecisionOperands(cast<linalg::Conv2DNchwFchwOp>(op), rewriter);
-    }
+    for (Operation *op : contractions)
+      llvm::TypeSwitch<Operation *>(op)
+          .Case<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp,
+                linalg::Conv2DNgchwGfchwOp, linalg::DepthwiseConv2DNchwChwOp>(
+              [&](auto contraction) { readLowPrecisionOperands(contraction, rewriter); });
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation().walk([&](linalg::MatmulOp matmul) { matmuls.push_back(matmul); });
     for (linalg::MatmulOp matmul : matmuls)
@@ -466,8 +465,7 @@ struct WidenLowPrecisionFloatsPass
     // Triton's interpreter compares bf16 blocks by their bits (a bf16 max pool gave -inf).
     SmallVector<linalg::LinalgOp> named;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (!isa<linalg::GenericOp, linalg::MatmulOp, linalg::BatchMatmulOp,
-               linalg::Conv2DNchwFchwOp>(op) &&
+      if (!isa<linalg::GenericOp>(op) && !isLibraryContraction(op) &&
           op.getNumReductionLoops() > 0 && op.getNumDpsInits() == 1 &&
           isLowPrecisionFloat(getElementTypeOrSelf(op.getDpsInits()[0].getType())))
         named.push_back(op);

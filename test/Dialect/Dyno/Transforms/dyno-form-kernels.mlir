@@ -95,6 +95,55 @@ func.func @form$conv_named_broadcast_bias(%x: tensor<1x3x9x9xf32>, %w: tensor<4x
   return %c : tensor<1x4x4x4xf32>
 }
 
+// A depthwise convolution is a library convolution with one group per channel: its
+// [c, kh, kw] filter is the [c, 1, kh, kw] weight it was collapsed from.
+// CHECK-LABEL: func.func @form$depthwise_conv
+// CHECK-NEXT:    dyno.contraction "conv2d"(%arg0, %arg1, %arg2) {dilations = array<i64: 1, 1>, groups = 8 : i64, padding = array<i64: 3, 3>, strides = array<i64: 1, 1>} : (tensor<2x8x14x14xf32>, tensor<8x1x7x7xf32>, tensor<8xf32>) -> tensor<2x8x14x14xf32>
+func.func @form$depthwise_conv(%x: tensor<2x8x14x14xf32>, %w: tensor<8x1x7x7xf32>, %b: tensor<8xf32>) -> tensor<2x8x14x14xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 3, 3] high[0, 0, 3, 3] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x8x14x14xf32> to tensor<2x8x20x20xf32>
+  %e = tensor.empty() : tensor<2x8x14x14xf32>
+  %init = linalg.broadcast ins(%b : tensor<8xf32>) outs(%e : tensor<2x8x14x14xf32>) dimensions = [0, 2, 3]
+  %wc = tensor.collapse_shape %w [[0, 1], [2], [3]] : tensor<8x1x7x7xf32> into tensor<8x7x7xf32>
+  %c = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %wc : tensor<2x8x20x20xf32>, tensor<8x7x7xf32>) outs(%init : tensor<2x8x14x14xf32>) -> tensor<2x8x14x14xf32>
+  return %c : tensor<2x8x14x14xf32>
+}
+
+// A grouped bf16 convolution (a 1-D one over a unit height, as wav2vec 2.0's positional
+// convolution): groups merged into the channels, the 5-D padding of the spatial dims,
+// the bf16 bias widened into the accumulator, the bf16 result read widened.
+// CHECK-LABEL: func.func @form$grouped_conv_bf16
+// CHECK-DAG:     %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] : tensor<2x4x16x1x50xbf16> into tensor<2x64x1x50xbf16>
+// CHECK-DAG:     %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0, 1], [2], [3], [4]] : tensor<4x16x16x1x16xbf16> into tensor<64x16x1x16xbf16>
+// CHECK:         %[[C:.*]] = dyno.contraction "conv2d"(%[[X]], %[[W]], %arg2) {dilations = array<i64: 1, 1>, groups = 4 : i64, padding = array<i64: 0, 8>, strides = array<i64: 1, 1>} : (tensor<2x64x1x50xbf16>, tensor<64x16x1x16xbf16>, tensor<64xbf16>) -> tensor<2x64x1x51xbf16>
+// CHECK:         tensor.expand_shape %[[C]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 4, 16, 1, 51] : tensor<2x64x1x51xbf16> into tensor<2x4x16x1x51xbf16>
+// CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
+func.func @form$grouped_conv_bf16(%x: tensor<2x4x16x1x50xbf16>, %w: tensor<4x16x16x1x16xbf16>, %b: tensor<64xbf16>) -> tensor<2x4x16x1x51xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %p = tensor.pad %x low[0, 0, 0, 0, 8] high[0, 0, 0, 0, 8] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index, %m: index):
+    tensor.yield %zero : bf16
+  } : tensor<2x4x16x1x50xbf16> to tensor<2x4x16x1x66xbf16>
+  %bg = tensor.expand_shape %b [[0, 1]] output_shape [4, 16] : tensor<64xbf16> into tensor<4x16xbf16>
+  %e = tensor.empty() : tensor<2x4x16x1x51xf32>
+  %init = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%bg : tensor<4x16xbf16>) outs(%e : tensor<2x4x16x1x51xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %v = arith.extf %in : bf16 to f32
+    linalg.yield %v : f32
+  } -> tensor<2x4x16x1x51xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %w : tensor<2x4x16x1x66xbf16>, tensor<4x16x16x1x16xbf16>) outs(%init : tensor<2x4x16x1x51xf32>) -> tensor<2x4x16x1x51xf32>
+  %e2 = tensor.empty() : tensor<2x4x16x1x51xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<2x4x16x1x51xf32>) outs(%e2 : tensor<2x4x16x1x51xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %v = arith.truncf %in : f32 to bf16
+    linalg.yield %v : bf16
+  } -> tensor<2x4x16x1x51xbf16>
+  return %r : tensor<2x4x16x1x51xbf16>
+}
+
 // Dynamic shapes: the matmul with a symbolic batch still goes to the library; the kernel
 // takes the graph's scalar (a symbolic size) as an argument, and its result's size is
 // computed on the host from the inputs, for the runtime to allocate.
