@@ -136,13 +136,14 @@ def run(args):
                                       "inductor": compiled(*inputs).stride()}
                     row["times"]["inductor"] = median_ms(lambda: compiled(*inputs))
                     row["profile"]["inductor"] = gpu_profile(compiled, inputs)
-                    torch._dynamo.reset()
+                    # No reset between the two: Dynamo keeps both compiles (its backend
+                    # guard picks each one's own), so the default is timed again below,
+                    # in turns with Dyno's programs.
                     graphed_inductor = torch.compile(model, mode="reduce-overhead")
                     for _ in range(3):
                         graphed_inductor(*inputs)
                     row["times"]["inductor_cudagraphs"] = median_ms(
                         lambda: graphed_inductor(*inputs))
-                    torch._dynamo.reset()
                     loaded = {}
                     for variant in present:
                         directory = os.path.join(variant, f"{name}-{dtype_name}")
@@ -166,10 +167,13 @@ def run(args):
                                             if variant == present[-1] else {label: ungraphed},
                                             inputs)
                         loaded[label] = (program, ungraphed)
-                    # Builds timed in turns (3 rounds, medians): the host's speed drifts
+                    # Builds and Inductor's default timed in turns (3 rounds, medians):
+                    # without CUDA graphs they are bound by the host, whose speed drifts
                     # within a process (the same program measured 4.2 and 6.3 ms apart).
                     samples = {}
-                    for _ in range(3 if len(loaded) > 1 else 1):
+                    for _ in range(3):
+                        samples.setdefault("inductor", []).append(
+                            median_ms(lambda: compiled(*inputs)))
                         for label, (program, ungraphed) in loaded.items():
                             samples.setdefault(label, []).append(
                                 median_ms(lambda: ungraphed(*inputs)))
@@ -179,6 +183,7 @@ def run(args):
                         row["times"][key] = statistics.median(values)
                     del loaded, program, ungraphed
                     del compiled, graphed_inductor
+                    torch._dynamo.reset()
             except Exception as exc:  # one broken model must not hide the rest
                 traceback.print_exc()
                 rows.append({"model": name, "dtype": dtype_name,
@@ -210,7 +215,7 @@ def report_lines(rows, labels, args, triton_version):
              "Random weights (benchmarks/zoo.py), TF32 off. Like for like: Dyno's program "
              "without CUDA graphs against Inductor's default (`/ind`), with its CUDA graph "
              "against Inductor's mode=\"reduce-overhead\" (`/ind-ro`); above 1 Dyno is "
-             "faster. Times: medians of triton.testing.do_bench, ms (several Dyno builds: timed in turns, the median of 3 rounds). Kernels and GPU ms "
+             "faster. Times: medians of triton.testing.do_bench, ms (Inductor's default and Dyno's builds timed in turns, the median of 3 rounds). Kernels and GPU ms "
              "per call: torch.profiler over 5 calls without CUDA graphs (memory copies "
              "timed, not counted as kernels).", ""]
     header = ["model", "dtype", "eager ms", "inductor ms", "inductor-ro ms",

@@ -16,7 +16,8 @@
 
 using namespace mlir;
 
-void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
+void dyno::buildKernelFormationPipeline(OpPassManager &pm,
+                                        const KernelFormationOptions &options) {
   // Before canonicalization acts on them: sizes a dynamic graph assumes, checked.
   pm.addNestedPass<func::FuncOp>(createDynoCheckStaticSizes());
   pm.addPass(createCanonicalizerPass());
@@ -51,14 +52,17 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm) {
   // read; the calls take transposed views.
   pm.addNestedPass<func::FuncOp>(createDynoLibraryOperandLayouts());
   // Host schedule: library calls, views, and outlined kernels in module @kernels.
-  pm.addPass(createDynoFormKernels());
+  pm.addPass(createDynoFormKernels(
+      DynoFormKernelsOptions{options.convolutionBiasInLibrary.getValue()}));
 }
 
 void dyno::registerDynoPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<KernelFormationOptions>(
       "dyno-kernel-formation-pipeline",
       "Fuse and partition a linalg-on-tensors graph into a host schedule and kernels",
-      buildKernelFormationPipeline);
+      [](OpPassManager &pm, const KernelFormationOptions &options) {
+        buildKernelFormationPipeline(pm, options);
+      });
   PassPipelineRegistration<LoweringPipelineOptions>(
       "dyno-cpu-lowering-pipeline",
       "Lower module @kernels to LLVM with OpenMP-parallel loops (bare-pointer ABI)",
@@ -82,7 +86,9 @@ void dyno::registerDynoPipelines() {
       "dyno-triton-pipeline",
       "The whole GPU path up to printing: kernel formation, then Triton lowering",
       [](OpPassManager &pm, const LoweringPipelineOptions &options) {
-        buildKernelFormationPipeline(pm);
+        KernelFormationOptions formation;
+        formation.convolutionBiasInLibrary = false;
+        buildKernelFormationPipeline(pm, formation);
         buildTritonLoweringPipeline(pm, options);
       });
 }

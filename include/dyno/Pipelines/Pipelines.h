@@ -27,8 +27,19 @@ struct LoweringPipelineOptions : public PassPipelineOptions<LoweringPipelineOpti
                      "that order (dyno-channels-last-convolutions)")};
 };
 
+/// Options of the kernel formation pipeline: what differs between the targets' libraries.
+struct KernelFormationOptions : public PassPipelineOptions<KernelFormationOptions> {
+  PassOptions::Option<bool> convolutionBiasInLibrary{
+      *this, "convolution-bias-in-library",
+      llvm::cl::desc("A convolution's bias is an operand of its library call (oneDNN); "
+                     "false: the kernels that read its result add it (cuDNN adds a bias "
+                     "in a kernel of its own)"),
+      llvm::cl::init(true)};
+};
+
 /// linalg-on-tensors graph -> host schedule + `module @kernels` on tensors.
-void buildKernelFormationPipeline(OpPassManager &pm);
+void buildKernelFormationPipeline(OpPassManager &pm,
+                                  const KernelFormationOptions &options = {});
 
 // The targets' lowering pipelines: buildCpuLoweringPipeline in dyno/Target/Cpu/Passes.h,
 // buildTritonLoweringPipeline in dyno/Target/Triton/Passes.h.

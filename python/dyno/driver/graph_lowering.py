@@ -24,7 +24,13 @@ from .mlir_tools import dyno_opt_path, run_tool
 
 LOWERED_NAMES = {"cpu": "04-llvm.mlir", "triton": "04-triton.mlir"}
 
-KERNEL_FORMATION = "dyno-kernel-formation-pipeline"
+# Kernel formation per target: cuDNN adds a convolution's bias in a kernel of its own,
+# so on GPUs the Triton kernels that read the result add it (oneDNN adds it in the
+# accumulator: on CPUs it stays the call's operand).
+KERNEL_FORMATION = {
+    "cpu": "dyno-kernel-formation-pipeline",
+    "triton": "dyno-kernel-formation-pipeline{convolution-bias-in-library=false}",
+}
 LOWERING = {"cpu": "dyno-cpu-lowering-pipeline", "triton": "dyno-triton-lowering-pipeline"}
 
 
@@ -50,7 +56,7 @@ def run_dyno_passes(target: str, linalg_path: pathlib.Path, kernels_path: pathli
     source too (what `dyno-translate --mlir-to-triton` prints). The command is the
     reproducer of a failure."""
     lowering = LOWERING[target] + (f"{{{options}}}" if options else "")
-    passes = [KERNEL_FORMATION, _with_file("dyno-write-ir", kernels_path), lowering]
+    passes = [KERNEL_FORMATION[target], _with_file("dyno-write-ir", kernels_path), lowering]
     if triton_source_path is not None:
         passes.append(_with_file("dyno-write-triton", triton_source_path))
     command = [dyno_opt_path(), f"--pass-pipeline=builtin.module({','.join(passes)})",

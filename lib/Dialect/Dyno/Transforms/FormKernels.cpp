@@ -92,11 +92,13 @@ struct UserGroups {
 
 class KernelFormer {
 public:
-  KernelFormer(func::FuncOp func, ModuleOp kernels, unsigned &counter)
-      : func(func), kernels(kernels), counter(counter) {}
+  KernelFormer(func::FuncOp func, ModuleOp kernels, unsigned &counter,
+               bool convolutionBiasInLibrary)
+      : func(func), kernels(kernels), counter(counter),
+        convolutionBiasInLibrary(convolutionBiasInLibrary) {}
 
   LogicalResult run() {
-    formLibraryCalls(func);
+    formLibraryCalls(func, convolutionBiasInLibrary);
     eraseDeadPureOps();
     hoistShapeChecks();
     assignGroups();
@@ -315,12 +317,15 @@ private:
   func::FuncOp func;
   ModuleOp kernels;
   unsigned &counter;
+  bool convolutionBiasInLibrary;
   DenseMap<Operation *, int> groupOf;
   DenseMap<Operation *, UserGroups> rematUsers;
   SmallVector<SmallVector<Operation *>> groups;
 };
 
 struct FormKernelsPass : mlir::dyno::impl::DynoFormKernelsBase<FormKernelsPass> {
+  using DynoFormKernelsBase::DynoFormKernelsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> graphs(module.getOps<func::FuncOp>());
@@ -343,7 +348,7 @@ struct FormKernelsPass : mlir::dyno::impl::DynoFormKernelsBase<FormKernelsPass> 
         graph.emitError("dyno-form-kernels expects a single-block graph function");
         return signalPassFailure();
       }
-      if (failed(KernelFormer(graph, kernels, counter).run()))
+      if (failed(KernelFormer(graph, kernels, counter, convolutionBiasInLibrary).run()))
         return signalPassFailure();
     }
   }

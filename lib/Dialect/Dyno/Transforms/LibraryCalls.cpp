@@ -211,12 +211,40 @@ static void readWidened(Value wide, Value narrow, OpBuilder &builder) {
   }
 }
 
+/// `convolved + bias[c]` over a convolution's [n, c, h, w] result, in `element` (the
+/// convolution's accumulator type: a bf16 result and bias are widened in the body):
+/// the bias a library convolution left out, added by the kernels that read its result.
+static Value addChannelBias(OpBuilder &builder, Location loc, Value convolved, Value bias,
+                            Type element) {
+  MLIRContext *context = builder.getContext();
+  Value empty = tensor::EmptyOp::create(builder, loc,
+                                        tensor::getMixedSizes(builder, loc, convolved),
+                                        element);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(4, context);
+  AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, context)}, context);
+  SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
+  auto sum = linalg::GenericOp::create(
+      builder, loc, TypeRange{empty.getType()}, ValueRange{convolved, bias},
+      ValueRange{empty}, ArrayRef<AffineMap>{identity, channel, identity}, parallel,
+      [&](OpBuilder &body, Location bodyLoc, ValueRange values) {
+        auto widened = [&](Value value) -> Value {
+          return value.getType() == element
+                     ? value
+                     : arith::ExtFOp::create(body, bodyLoc, element, value).getResult();
+        };
+        Value added = arith::AddFOp::create(body, bodyLoc, widened(values[0]),
+                                            widened(values[1]));
+        linalg::YieldOp::create(body, bodyLoc, added);
+      });
+  return sum.getResult(0);
+}
+
 bool mlir::dyno::isLibraryContraction(Operation *op) {
   return isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp,
              linalg::Conv2DNgchwGfchwOp, linalg::DepthwiseConv2DNchwChwOp>(op);
 }
 
-void mlir::dyno::formLibraryCalls(func::FuncOp func) {
+void mlir::dyno::formLibraryCalls(func::FuncOp func, bool convolutionBiasInLibrary) {
   SmallVector<Operation *> candidates;
   func.walk([&](Operation *op) {
     if (isLibraryContraction(op))
@@ -329,7 +357,8 @@ void mlir::dyno::formLibraryCalls(func::FuncOp func) {
               filter, unitOutputChannels);
       }
       args = {input, filter};
-      if (bias)
+      bool biasAfterCall = bias && !convolutionBiasInLibrary;
+      if (bias && !biasAfterCall)
         args.push_back(bias);
       Type callType = resultShape;
       if (grouped)
@@ -346,6 +375,17 @@ void mlir::dyno::formLibraryCalls(func::FuncOp func) {
                                             builder.getDenseI64ArrayAttr(padding),
                                             attribute("dilations"),
                                             builder.getI64IntegerAttr(groups), nullptr);
+      if (biasAfterCall) {
+        Value wide = op->getResult(0);
+        Value sum = addChannelBias(builder, loc, contractionOp.getResult(), bias,
+                                   getElementTypeOrSelf(wide.getType()));
+        if (grouped)
+          sum = tensor::ExpandShapeOp::create(builder, loc, wide.getType(), sum,
+                                              {{0}, {1, 2}, {3}, {4}});
+        wide.replaceAllUsesWith(sum);
+        op->erase();
+        continue;
+      }
       if (grouped) {
         Value expanded = tensor::ExpandShapeOp::create(builder, loc, resultType,
                                                        contractionOp.getResult(),

@@ -22,8 +22,10 @@ bool isLibraryContraction(Operation *op);
 /// Rewrites the library contractions of `func` into dyno.contraction where a library
 /// computes exactly the same thing; the others stay in kernels. bf16/f16 contractions
 /// call the library in their own precision (tensor cores, no widened copies of the
-/// operands), and their users read its result widened.
-void formLibraryCalls(func::FuncOp func);
+/// operands), and their users read its result widened. `convolutionBiasInLibrary`:
+/// a convolution's bias is the call's operand; otherwise an elementwise op after the
+/// call adds it, which kernel formation fuses into the kernels that read the result.
+void formLibraryCalls(func::FuncOp func, bool convolutionBiasInLibrary = true);
 
 } // namespace mlir::dyno
 

@@ -114,10 +114,13 @@ def DynoFormKernels : Pass<"dyno-form-kernels", "ModuleOp"> {
   let description = [{
     Splits every `func.func` of the module (the graph) into a host schedule:
 
-    * `linalg.matmul`, `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` become
-      `dyno.contraction` library calls; a zero-filled init is dropped, a broadcast bias of a
-      convolution and a zero `tensor.pad` of its input become the call's operands and
-      padding. bf16/f16 operands with an f32 accumulator (torch-mlir's form) call the
+    * `linalg.matmul`, `linalg.batch_matmul` and the 2-D convolutions
+      (`linalg.conv_2d_nchw_fchw`, grouped `linalg.conv_2d_ngchw_gfchw`, depthwise
+      `linalg.depthwise_conv_2d_nchw_chw`) become `dyno.contraction` library calls; a
+      zero-filled init is dropped, a broadcast bias of a convolution and a zero
+      `tensor.pad` of its input become the call's operands and padding (with
+      `convolution-bias-in-library=false` the bias is added by the kernels that read
+      the call's result), a grouped convolution's group dims merge into its channels. bf16/f16 operands with an f32 accumulator (torch-mlir's form) call the
       library in the low precision (addmm's bias too); the kernels that read the f32
       result read the call's result instead and widen each element, through reshapes,
       and a consumer that only rounds it back disappears.
@@ -159,6 +162,13 @@ def DynoFormKernels : Pass<"dyno-form-kernels", "ModuleOp"> {
     `dyno.launch`, `dyno.contraction`, tensor view ops and host size computations; kernels on
     tensors.
   }];
+  let options = [
+    Option<"convolutionBiasInLibrary", "convolution-bias-in-library", "bool", "true",
+           "A convolution's bias is an operand of its library call (oneDNN adds it in "
+           "the accumulator). false: the call convolves only, and the kernels that read "
+           "its result add the bias (cuDNN's convolutions add a bias in a kernel of "
+           "their own)">
+  ];
   let dependentDialects = ["dyno::DynoDialect", "func::FuncDialect"];
 }
 
