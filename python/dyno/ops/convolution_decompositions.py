@@ -1,11 +1,13 @@
 """Convolutions (a family of the decomposition table, decompositions.py).
 
-Kernel formation keeps a 2-D convolution (`linalg.conv_2d_nchw_fchw`) a library call
-(`dyno.contraction "conv2d"`: cuDNN on GPUs, oneDNN on CPUs) and compiles every other
-convolution as a loop kernel. A 1-D convolution is a 2-D one of height 1, which is how
-PyTorch's own CUDA and oneDNN paths run it: wav2vec 2.0's feature extractor (bf16,
-bench size, H200) spent 4.3 ms of GPU time per call in Dyno's loop kernels against
-Inductor's 0.65 ms in cuDNN (benchmarks/results/gpu-zoo-families-bf16-h200.md (git history: 2026-12-01)).
+Kernel formation keeps 2-D convolutions (`linalg.conv_2d_nchw_fchw`, grouped
+`linalg.conv_2d_ngchw_gfchw`, depthwise `linalg.depthwise_conv_2d_nchw_chw`) library
+calls (`dyno.contraction "conv2d"` with its groups: cuDNN on GPUs, oneDNN on CPUs) and
+compiles every other convolution as a loop kernel. A 1-D convolution, grouped or not, is
+a 2-D one of height 1, which is how PyTorch's own CUDA and oneDNN paths run it: wav2vec
+2.0's feature extractor (bf16, bench size, H200) spent 4.3 ms of GPU time per call in
+Dyno's loop kernels against Inductor's 0.65 ms in cuDNN, and its grouped positional
+convolution another 1.74 ms (docs/Architecture.md, 2026-12-02).
 """
 import torch
 
