@@ -2,8 +2,9 @@
 //
 // The state and steps of lowering one linalg kernel to a `tl` program (the
 // `dyno-convert-kernels-to-triton-level` pass). KernelsToTritonLevel.cpp emits indices,
-// loads, bodies and stores; Reductions.cpp emits reductions, including those that pick
-// one element per row (argmax-like and find-first reductions).
+// loads and stores; GenericBodies.cpp emits generics' bodies; Reductions.cpp emits
+// reductions, including those that pick one element per row (argmax-like and
+// find-first reductions).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DYNO_LIB_TARGET_TRITON_KERNELEMITTER_H
