@@ -151,19 +151,33 @@ static Type matchLowPrecisionContraction(linalg::LinalgOp op, SmallVector<Value>
   return lowPrecision;
 }
 
-/// Whether `generic` only rounds its one input back to the type it came in:
-/// `truncf(extf(x))` elementwise with identity maps.
-static bool isRoundTrip(linalg::GenericOp generic) {
+/// The truncf that `generic` yields when it maps its one input elementwise (identity
+/// maps, no reduction); null otherwise.
+static arith::TruncFOp yieldedTruncation(linalg::GenericOp generic) {
   if (generic.getNumDpsInputs() != 1 || generic.getNumResults() != 1 ||
       generic.getNumReductionLoops() != 0 ||
       !llvm::all_of(generic.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isIdentity(); }))
-    return false;
-  Block *body = generic.getBody();
-  auto trunc = dyn_cast<arith::TruncFOp>(body->getTerminator()->getOperand(0).getDefiningOp());
+    return {};
+  return dyn_cast_or_null<arith::TruncFOp>(
+      generic.getBody()->getTerminator()->getOperand(0).getDefiningOp());
+}
+
+/// Whether `generic` only rounds its one input back to the type it came in:
+/// `truncf(extf(x))` elementwise.
+static bool isRoundTrip(linalg::GenericOp generic) {
+  arith::TruncFOp trunc = yieldedTruncation(generic);
   auto ext = trunc ? trunc.getIn().getDefiningOp<arith::ExtFOp>() : nullptr;
-  return ext && ext.getIn() == body->getArgument(0) &&
-         trunc.getType() == body->getArgument(0).getType();
+  Value input = generic.getBody()->getArgument(0);
+  return ext && ext.getIn() == input && trunc.getType() == input.getType();
+}
+
+/// Whether `generic` only rounds its one input to a narrower float: `truncf(x)`
+/// elementwise.
+static bool isRounding(linalg::GenericOp generic) {
+  arith::TruncFOp trunc = yieldedTruncation(generic);
+  return trunc && trunc.getIn() == generic.getBody()->getArgument(0) &&
+         generic.getBody()->getOperations().size() == 2;
 }
 
 /// Replaces the f32 `wide` by the library's low-precision result `narrow`: a
@@ -214,12 +228,15 @@ static void readWidened(Value wide, Value narrow, OpBuilder &builder) {
 /// `convolved + bias[c]` over a convolution's [n, c, h, w] result, in `element` (the
 /// convolution's accumulator type: a bf16 result and bias are widened in the body):
 /// the bias a library convolution left out, added by the kernels that read its result.
+/// `rounded` (optional): the sum's type when it is rounded at once (its only reader
+/// rounds it to bf16/f16 as eager's add does): the add rounds in its own body, one
+/// kernel and no f32 copy (ViT's patch embedding, whose sum goes to the host's cat).
 static Value addChannelBias(OpBuilder &builder, Location loc, Value convolved, Value bias,
-                            Type element) {
+                            Type element, Type rounded = {}) {
   MLIRContext *context = builder.getContext();
   Value empty = tensor::EmptyOp::create(builder, loc,
                                         tensor::getMixedSizes(builder, loc, convolved),
-                                        element);
+                                        rounded ? rounded : element);
   AffineMap identity = AffineMap::getMultiDimIdentityMap(4, context);
   AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, context)}, context);
   SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
@@ -234,6 +251,8 @@ static Value addChannelBias(OpBuilder &builder, Location loc, Value convolved, V
         };
         Value added = arith::AddFOp::create(body, bodyLoc, widened(values[0]),
                                             widened(values[1]));
+        if (rounded)
+          added = arith::TruncFOp::create(body, bodyLoc, rounded, added);
         linalg::YieldOp::create(body, bodyLoc, added);
       });
   return sum.getResult(0);
@@ -377,8 +396,23 @@ void mlir::dyno::formLibraryCalls(func::FuncOp func, bool convolutionBiasInLibra
                                             builder.getI64IntegerAttr(groups), nullptr);
       if (biasAfterCall) {
         Value wide = op->getResult(0);
-        Value sum = addChannelBias(builder, loc, contractionOp.getResult(), bias,
-                                   getElementTypeOrSelf(wide.getType()));
+        Type element = getElementTypeOrSelf(wide.getType());
+        // Its only reader rounds it (elementwise truncf): the add rounds instead.
+        auto rounding = wide.hasOneUse()
+                            ? dyn_cast<linalg::GenericOp>(*wide.getUsers().begin())
+                            : linalg::GenericOp();
+        if (grouped || !rounding || !isRounding(rounding))
+          rounding = {};
+        Type roundedElement =
+            rounding ? getElementTypeOrSelf(rounding.getResult(0).getType()) : Type();
+        Value sum = addChannelBias(builder, loc, contractionOp.getResult(), bias, element,
+                                   roundedElement);
+        if (rounding) {
+          rounding.getResult(0).replaceAllUsesWith(sum);
+          rounding.erase();
+          op->erase();
+          continue;
+        }
         if (grouped)
           sum = tensor::ExpandShapeOp::create(builder, loc, wide.getType(), sum,
                                               {{0}, {1, 2}, {3}, {4}});

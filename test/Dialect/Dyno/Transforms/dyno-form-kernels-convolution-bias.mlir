@@ -1,8 +1,9 @@
 // RUN: dyno-opt %s --dyno-form-kernels="convolution-bias-in-library=false" | FileCheck %s
 
 // cuDNN adds a convolution's bias in a kernel of its own: with the bias left out of the
-// call, the kernel that reads the result adds it (widened from bf16, in f32, before it
-// rounds the sum as eager's separate add does).
+// call, the kernel that reads the result adds it (widened from bf16, in f32), and where
+// that reader only rounds the sum (as eager's separate add does) the add rounds in its
+// own body: one generic, no f32 tensor.
 // CHECK-LABEL: func.func @form$conv_bias_in_the_consumer
 // CHECK-NEXT:    %[[C:.*]] = dyno.contraction "conv2d"(%arg0, %arg1) {dilations = array<i64: 1, 1>, groups = 8 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x8x6x6xbf16>, tensor<8x1x3x3xbf16>) -> tensor<2x8x6x6xbf16>
 // CHECK-NEXT:    %[[R:.*]] = dyno.launch @kernels::@[[K:kernel_[0-9]+]](%[[C]], %arg2) : (tensor<2x8x6x6xbf16>, tensor<8xbf16>) -> tensor<2x8x6x6xbf16>
@@ -12,7 +13,9 @@
 // CHECK:           arith.extf
 // CHECK:           arith.extf
 // CHECK:           arith.addf
-// CHECK:           arith.truncf
+// CHECK-NEXT:      arith.truncf
+// CHECK-NEXT:      linalg.yield
+// CHECK-NOT:     linalg.generic
 func.func @form$conv_bias_in_the_consumer(%x: tensor<2x8x6x6xbf16>, %w: tensor<8x1x3x3xbf16>, %b: tensor<8xbf16>) -> tensor<2x8x6x6xbf16> {
   %zero = arith.constant 0.0 : bf16
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
