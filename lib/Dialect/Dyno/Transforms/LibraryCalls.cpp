@@ -151,13 +151,15 @@ static Type matchLowPrecisionContraction(linalg::LinalgOp op, SmallVector<Value>
   return lowPrecision;
 }
 
-/// The truncf that `generic` yields when it maps its one input elementwise (identity
-/// maps, no reduction); null otherwise.
-static arith::TruncFOp yieldedTruncation(linalg::GenericOp generic) {
+/// The truncf that `generic` yields when it maps its one input elementwise (no
+/// reduction, an identity output map, the input's map the identity or, with
+/// `transposed`, any permutation); null otherwise.
+static arith::TruncFOp yieldedTruncation(linalg::GenericOp generic, bool transposed = false) {
   if (generic.getNumDpsInputs() != 1 || generic.getNumResults() != 1 ||
-      generic.getNumReductionLoops() != 0 ||
-      !llvm::all_of(generic.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
+      generic.getNumReductionLoops() != 0)
+    return {};
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (!maps[1].isIdentity() || !(transposed ? maps[0].isPermutation() : maps[0].isIdentity()))
     return {};
   return dyn_cast_or_null<arith::TruncFOp>(
       generic.getBody()->getTerminator()->getOperand(0).getDefiningOp());
@@ -173,9 +175,9 @@ static bool isRoundTrip(linalg::GenericOp generic) {
 }
 
 /// Whether `generic` only rounds its one input to a narrower float: `truncf(x)`
-/// elementwise.
+/// elementwise, maybe written transposed.
 static bool isRounding(linalg::GenericOp generic) {
-  arith::TruncFOp trunc = yieldedTruncation(generic);
+  arith::TruncFOp trunc = yieldedTruncation(generic, /*transposed=*/true);
   return trunc && trunc.getIn() == generic.getBody()->getArgument(0) &&
          generic.getBody()->getOperations().size() == 2;
 }
@@ -228,21 +230,29 @@ static void readWidened(Value wide, Value narrow, OpBuilder &builder) {
 /// `convolved + bias[c]` over a convolution's [n, c, h, w] result, in `element` (the
 /// convolution's accumulator type: a bf16 result and bias are widened in the body):
 /// the bias a library convolution left out, added by the kernels that read its result.
-/// `rounded` (optional): the sum's type when it is rounded at once (its only reader
-/// rounds it to bf16/f16 as eager's add does): the add rounds in its own body, one
-/// kernel and no f32 copy (ViT's patch embedding, whose sum goes to the host's cat).
+/// `rounding` (optional): the result's only reader, which only rounds it to bf16/f16
+/// (as eager's add is rounded), maybe transposing it (the channels-last kernel after a
+/// convolution): the add takes its place, rounds in its own body and writes in its
+/// order, one kernel and no f32 tensor (ViT's patch embedding).
 static Value addChannelBias(OpBuilder &builder, Location loc, Value convolved, Value bias,
-                            Type element, Type rounded = {}) {
+                            Type element, linalg::GenericOp rounding) {
   MLIRContext *context = builder.getContext();
-  Value empty = tensor::EmptyOp::create(builder, loc,
-                                        tensor::getMixedSizes(builder, loc, convolved),
-                                        rounded ? rounded : element);
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(4, context);
-  AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, context)}, context);
+  AffineMap read = AffineMap::getMultiDimIdentityMap(4, context);
+  Value init;
+  if (rounding) {
+    read = rounding.getIndexingMapsArray()[0];
+    init = rounding.getDpsInits()[0];
+  } else {
+    init = tensor::EmptyOp::create(builder, loc,
+                                   tensor::getMixedSizes(builder, loc, convolved), element);
+  }
+  AffineMap channel = AffineMap::get(4, 0, {read.getResult(1)}, context);
+  AffineMap write = AffineMap::getMultiDimIdentityMap(4, context);
+  Type resultElement = getElementTypeOrSelf(init.getType());
   SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
   auto sum = linalg::GenericOp::create(
-      builder, loc, TypeRange{empty.getType()}, ValueRange{convolved, bias},
-      ValueRange{empty}, ArrayRef<AffineMap>{identity, channel, identity}, parallel,
+      builder, loc, TypeRange{init.getType()}, ValueRange{convolved, bias}, ValueRange{init},
+      ArrayRef<AffineMap>{read, channel, write}, parallel,
       [&](OpBuilder &body, Location bodyLoc, ValueRange values) {
         auto widened = [&](Value value) -> Value {
           return value.getType() == element
@@ -251,8 +261,8 @@ static Value addChannelBias(OpBuilder &builder, Location loc, Value convolved, V
         };
         Value added = arith::AddFOp::create(body, bodyLoc, widened(values[0]),
                                             widened(values[1]));
-        if (rounded)
-          added = arith::TruncFOp::create(body, bodyLoc, rounded, added);
+        if (resultElement != element)
+          added = arith::TruncFOp::create(body, bodyLoc, resultElement, added);
         linalg::YieldOp::create(body, bodyLoc, added);
       });
   return sum.getResult(0);
@@ -403,10 +413,10 @@ void mlir::dyno::formLibraryCalls(func::FuncOp func, bool convolutionBiasInLibra
                             : linalg::GenericOp();
         if (grouped || !rounding || !isRounding(rounding))
           rounding = {};
-        Type roundedElement =
-            rounding ? getElementTypeOrSelf(rounding.getResult(0).getType()) : Type();
-        Value sum = addChannelBias(builder, loc, contractionOp.getResult(), bias, element,
-                                   roundedElement);
+        // Where the reader is: its init may be made after the convolution.
+        OpBuilder sumBuilder(rounding ? rounding.getOperation() : op);
+        Value sum = addChannelBias(sumBuilder, loc, contractionOp.getResult(), bias, element,
+                                   rounding);
         if (rounding) {
           rounding.getResult(0).replaceAllUsesWith(sum);
           rounding.erase();
