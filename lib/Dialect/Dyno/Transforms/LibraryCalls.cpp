@@ -306,6 +306,10 @@ void mlir::dyno::formLibraryCalls(func::FuncOp func, bool convolutionBiasInLibra
                                                                               : Value();
     };
     ContractionOp contractionOp;
+    // What replaces the op's result (the call's, unless set below), and whether its
+    // readers widen it (a low-precision result).
+    Value result;
+    bool readersWiden = bool(lowPrecision);
     // Generic-form IR spells out the default indexing maps; only those mean A @ B.
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
       if (matmul.getIndexingMapsArray() !=
@@ -404,8 +408,9 @@ void mlir::dyno::formLibraryCalls(func::FuncOp func, bool convolutionBiasInLibra
                                             builder.getDenseI64ArrayAttr(padding),
                                             attribute("dilations"),
                                             builder.getI64IntegerAttr(groups), nullptr);
+      Value wide = op->getResult(0);
+      result = contractionOp.getResult();
       if (biasAfterCall) {
-        Value wide = op->getResult(0);
         Type element = getElementTypeOrSelf(wide.getType());
         // Its only reader rounds it (elementwise truncf): the add rounds instead.
         auto rounding = wide.hasOneUse()
@@ -415,35 +420,26 @@ void mlir::dyno::formLibraryCalls(func::FuncOp func, bool convolutionBiasInLibra
           rounding = {};
         // Where the reader is: its init may be made after the convolution.
         OpBuilder sumBuilder(rounding ? rounding.getOperation() : op);
-        Value sum = addChannelBias(sumBuilder, loc, contractionOp.getResult(), bias, element,
-                                   rounding);
+        result = addChannelBias(sumBuilder, loc, result, bias, element, rounding);
         if (rounding) {
-          rounding.getResult(0).replaceAllUsesWith(sum);
+          rounding.getResult(0).replaceAllUsesWith(result);
           rounding.erase();
           op->erase();
           continue;
         }
-        if (grouped)
-          sum = tensor::ExpandShapeOp::create(builder, loc, wide.getType(), sum,
-                                              {{0}, {1, 2}, {3}, {4}});
-        wide.replaceAllUsesWith(sum);
-        op->erase();
-        continue;
       }
-      if (grouped) {
-        Value expanded = tensor::ExpandShapeOp::create(builder, loc, resultType,
-                                                       contractionOp.getResult(),
-                                                       {{0}, {1, 2}, {3}, {4}});
-        if (lowPrecision)
-          readWidened(op->getResult(0), expanded, builder);
-        else
-          op->getResult(0).replaceAllUsesWith(expanded);
-        op->erase();
-        continue;
-      }
+      if (grouped)
+        result = tensor::ExpandShapeOp::create(
+            builder, loc,
+            cast<RankedTensorType>(wide.getType())
+                .clone(getElementTypeOrSelf(result.getType())),
+            result, {{0}, {1, 2}, {3}, {4}});
+      // The sum is in the convolution's own (accumulator) type.
+      readersWiden = lowPrecision && !biasAfterCall;
     }
-    Value result = contractionOp.getResult();
-    if (lowPrecision)
+    if (!result)
+      result = contractionOp.getResult();
+    if (readersWiden)
       readWidened(op->getResult(0), result, builder);
     else
       op->getResult(0).replaceAllUsesWith(result);
