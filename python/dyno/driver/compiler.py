@@ -41,9 +41,9 @@ class CompileOptions:
     # CPU graphs are stored in, and loaded from, the on-disk compile cache
     # (compile_cache.py; also off with DYNO_CACHE=0).
     cache: bool = True
-    # CPU graphs keep their intermediates in a per-graph workspace from call to call
-    # (targets/memory_planning.py); False: allocated on every call, released at their
-    # last read, and nothing is held between calls.
+    # Graphs keep their intermediates in a per-graph workspace from call to call
+    # (targets/memory_planning.py; on a GPU one per CUDA stream); False: allocated on
+    # every call, released at their last read, and nothing is held between calls.
     workspace: bool = True
 
     @staticmethod

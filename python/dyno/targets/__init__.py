@@ -18,5 +18,5 @@ process; the C++ side of each target is lib/Target/<Target>).
 Shared by both: wrapper.py generates a graph's host wrapper (Python calling kernels and
 library routines in order) from the lowered host function; host_runtime.py is what that
 wrapper calls at run time (library calls, collectives, frozen weights);
-memory_planning.py plans the CPU wrapper's workspace.
+memory_planning.py plans the wrappers' workspace.
 """

@@ -407,31 +407,60 @@ class ProfiledKernels:
 class Workspace:
     """The planned buffers of one compiled graph (memory_planning.plan_workspace):
     `slot_bytes[k]` bytes per slot, and per planned allocation its (slot, shape, dtype)
-    view. `acquire` hands a caller the views of one set of slots (made on first use,
-    then kept); `release` takes them back. A call made while another holds a set
-    (another thread, or re-entry) gets its own set, so no two running calls share
+    view, on `device`. `acquire` hands a caller the views of one set of slots (made on
+    first use, then kept); `release` takes them back. A call made while another holds a
+    set (another thread, or re-entry) gets its own set, so no two running calls share
     memory. The slots are normal tensors even when first made under
-    `torch.inference_mode()`, so that `out=` may write them in any later mode."""
+    `torch.inference_mode()`, so that `out=` may write them in any later mode.
+
+    On a GPU the kernels of a call run after it returns: a set is kept for the CUDA
+    stream it was used on and handed only to calls on that stream, whose work the stream
+    orders after the earlier call's (as the caching allocator reuses a block). A call
+    recorded into a CUDA graph gets a set of its own, which the graph keeps (the graph's
+    memory pool holds it); nothing of it is kept here."""
 
     _KEPT_SETS = 2
 
-    def __init__(self, slot_bytes, views):
+    def __init__(self, slot_bytes, views, device="cpu"):
         self.slot_bytes = list(slot_bytes)
         self.views = list(views)
-        self._free: list = []
+        self.device = torch.device(device)
+        self._free: dict = {}  # stream key -> kept sets
+
+    def _stream_key(self):
+        """The key of the sets a call may take now; None: none (a CUDA graph records)."""
+        if self.device.type != "cuda":
+            return 0
+        if torch._C._cuda_isCurrentStreamCapturing():
+            return None
+        index = torch._C._cuda_getDevice() if self.device.index is None else self.device.index
+        return index, torch._C._cuda_getCurrentRawStream(index)
 
     def acquire(self) -> list:
+        key = self._stream_key()
         try:
-            return self._free.pop()  # atomic under the GIL
-        except IndexError:
-            with torch.inference_mode(False):
-                slots = [torch.empty(size, dtype=torch.uint8) for size in self.slot_bytes]
-                return [slots[slot][:math.prod(shape) * dtype.itemsize].view(dtype)
-                        .view(shape) for slot, shape, dtype in self.views]
+            return self._free[key].pop()  # atomic under the GIL
+        except (KeyError, IndexError):
+            return self._new_set()
+
+    def _new_set(self) -> list:
+        with torch.inference_mode(False):
+            slots = [torch.empty(size, dtype=torch.uint8, device=self.device)
+                     for size in self.slot_bytes]
+            return [slots[slot][:math.prod(shape) * dtype.itemsize].view(dtype)
+                    .view(shape) for slot, shape, dtype in self.views]
 
     def release(self, buffers: list) -> None:
-        if len(self._free) < self._KEPT_SETS:
-            self._free.append(buffers)
+        key = self._stream_key()
+        if key is None:
+            return
+        kept = self._free.setdefault(key, [])
+        if len(kept) < self._KEPT_SETS:
+            kept.append(buffers)
+
+    def clear(self) -> None:
+        """Lets go of every kept set (their memory goes back to the allocator)."""
+        self._free = {}
 
 
 def wrapper_globals(kernels, sync_threads, device="cpu"):
@@ -458,5 +487,5 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_collective": collective,
         "_frozen": FrozenWeights(),
         "_padded": PaddedProducts(),
-        "_Workspace": Workspace,
+        "_Workspace": functools.partial(Workspace, device=device),
     }

@@ -1,5 +1,5 @@
-"""Where a host wrapper's buffers live: released at their last read, and on the CPU kept
-from call to call in a per-graph workspace.
+"""Where a host wrapper's buffers live: released at their last read, and kept from call
+to call in a per-graph workspace.
 
 Both work on the wrapper's lines (one statement each, in order), after the builder has
 emitted them:
@@ -7,14 +7,17 @@ emitted them:
 - `release_dead_names`: `del` after each variable's last read, as Inductor's wrappers do,
   so that a buffer goes back to the allocator as soon as nothing reads it (peak memory is
   what is live at once, not every intermediate of the graph).
-- `plan_workspace` (CPU): each statically shaped intermediate that does not escape the
+- `plan_workspace`: each statically shaped intermediate that does not escape the
   call (no returned value can alias it) gets a slot of the graph's `Workspace`: buffers
   whose lives do not overlap share a slot, and the slots are allocated once and kept from
   call to call. A fresh large tensor page-faults on first touch every call (glibc hands
   large frees back to the kernel): on Llama's SwiGLU kernel (512x1024 f32 output, 2
   threads) 632 us with a fresh output against 186 us with a reused one. Inductor reuses
   buffers within a call; the workspace also reuses them across calls, as CUDA graphs'
-  static memory does. Matmul results are planned too (`out=`).
+  static memory does. Matmul results are planned too (`out=`). On a GPU an allocation
+  costs the host 7 us (torch.empty on an H200 server, against 2.4 us for Inductor's
+  `empty_strided_cuda`), which the workspace saves on every call; its sets are kept per
+  CUDA stream (host_runtime.Workspace).
 
 Aliasing is judged conservatively: a statement's results may alias everything it reads,
 except the producers listed in `_FRESH` (allocations, library products, copies).

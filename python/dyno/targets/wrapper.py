@@ -140,9 +140,9 @@ class WrapperBuilder:
         and so sync its thread count with torch's on every call). `frozen_inputs`:
         positions of the arguments that are frozen parameters (CompileOptions.freezing);
         a matmul whose weight is one of them, or a transpose of one, calls
-        `_frozen.linear`, which keeps the weight packed. `workspace`: CPU intermediates
-        live in a per-graph workspace kept from call to call (memory_planning)."""
-        self.plans_workspace = workspace and not pass_tensors
+        `_frozen.linear`, which keeps the weight packed. `workspace`: intermediates live
+        in a per-graph workspace kept from call to call (memory_planning)."""
+        self.plans_workspace = workspace
         self.func = host_func
         self.pass_tensors = pass_tensors
         self.frozen_inputs = frozen_inputs
@@ -214,7 +214,7 @@ class WrapperBuilder:
             self.emit_op(op.operation, outputs)
         self.drop_unread_transposes()
         workspace = None
-        if self.plans_workspace:  # CPU: intermediates kept from call to call
+        if self.plans_workspace:  # intermediates kept from call to call
             self.lines, workspace = plan_workspace(self.lines, self.result_layouts)
         self.lines = release_dead_names(self.lines)
         prelude = "".join(f"_constant{i} = {line}\n" for i, line in enumerate(self.constants))
@@ -291,7 +291,12 @@ class WrapperBuilder:
             permutation = _i64_array(op.attributes["permutation"])
             source = self.name(op.operands[0])
             name = self.define(op.results[0])
-            self.lines.append(f"{name} = {source}.permute({permutation})")
+            rank = len(permutation)
+            if rank >= 2 and permutation == list(range(rank - 2)) + [rank - 1, rank - 2]:
+                # (.mT: 1.2 us of host time on an H200 server, .permute([1, 0]) 2.6)
+                self.lines.append(f"{name} = {source}.mT")
+            else:
+                self.lines.append(f"{name} = {source}.permute({permutation})")
             self.transpose_views.append(name)
             if permutation == [1, 0]:
                 self.transposed_from[name] = source

@@ -42,7 +42,8 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
     with dump.stage("wrapper"), ir.Context():
         module, host = graph_lowering.host_function(lowered)  # module keeps host alive
         builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True,
-                                         frozen_inputs=frozen_inputs)
+                                         frozen_inputs=frozen_inputs,
+                                         workspace=options.workspace)
         source = builder.emit(outputs)
     dump.write("06-wrapper.py", source)
     return Lowered(kernels_source, source, len(builder.kernel_signatures),

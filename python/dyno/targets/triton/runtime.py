@@ -745,6 +745,10 @@ class Program:
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
             self.static_outputs = self.call(args)
+        # The graph recorded its own workspace (memory_planning): the warm-up's goes.
+        workspace = getattr(self.call, "__globals__", {}).get("_workspace")
+        if workspace is not None:
+            workspace.clear()
 
     def __call__(self, *inputs):
         # The program's casts are its own (an export under autocast= holds CUDA
