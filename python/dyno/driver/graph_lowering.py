@@ -69,9 +69,10 @@ def lower_graph(gm, dump, target: str, options: str = "") -> str:
     """ATen graph `gm` -> `target`'s lowered module (with lowering-pipeline `options`),
     whose text it returns; the stages go to `dump` (a debug.GraphDump), timed, and the
     Triton kernels' source to 05-kernels.py in its directory."""
-    from . import frontend
+    from . import causal_masks, frontend
 
     frontend.check_graph_ops(gm)
+    gm = causal_masks.with_causal_attention(gm)
     directory = dump.directory()
     with dump.stage("torch-mlir import"):
         torch_text = frontend.import_to_torch(frontend.without_none_outputs(gm))
