@@ -16,6 +16,7 @@ from .. import counters
 from ..errors import DynoCompileError
 from ..ops.library_calls import COLLECTIVE_NAMESPACE
 from .host_runtime import as_eager, product_padding, wrapper_globals  # noqa: F401 (re-exported)
+from . import view_layouts
 from .memory_planning import plan_workspace, release_dead_names
 
 _DTYPES = {
@@ -151,10 +152,14 @@ class WrapperBuilder:
         self.frozen_weights: Dict[str, Tuple[str, bool]] = {}
         # (frozen argument, transposed) -> its packed weight's slot in `_frozen`
         self.frozen_slots: Dict[Tuple[str, bool], int] = {}
-        # Views made by linalg.transpose: dropped where nothing reads them (a library
-        # call took their source instead); 2-d ones by name -> the transposed tensor.
-        self.transpose_views: List[str] = []  # in order: the drop is deterministic
+        # Views dropped where nothing reads them: transposes a library call took the
+        # source of instead, and the inner views of a chain made in one call (`_view`).
+        self.views: List[str] = []  # in order: the drop is deterministic
+        # 2-d transposes by name -> the transposed tensor.
         self.transposed_from: Dict[str, str] = {}
+        # Static layouts of dense buffers and their views (view_layouts), by name: a view
+        # of one is made from the buffer in one call.
+        self.layouts: Dict[str, view_layouts.Layout] = {}
         self.state = asm_state
         self.names: Dict[str, str] = {}
         self.contiguous = set()  # variables known to be dense row-major tensors
@@ -212,7 +217,7 @@ class WrapperBuilder:
             self.lines.append("_sync_threads(_get_num_threads())")
         for op in block.operations:
             self.emit_op(op.operation, outputs)
-        self.drop_unread_transposes()
+        self.drop_unread_views()
         workspace = None
         if self.plans_workspace:  # intermediates kept from call to call
             self.lines, workspace = plan_workspace(self.lines, self.result_layouts)
@@ -235,10 +240,11 @@ class WrapperBuilder:
                 + "        _workspace.release(_ws)\n"
                 + "def _planned_call(args, _ws):\n" + unpack + body)
 
-    def drop_unread_transposes(self):
-        """A transpose view that nothing reads (`_frozen.linear` or `_linear_weight` took
-        the weight it transposes) is not made at all."""
-        for name in self.transpose_views:
+    def drop_unread_views(self):
+        """A view that nothing reads is not made at all: a transpose whose weight
+        `_frozen.linear` or `_linear_weight` took, a chain's inner views (its last view,
+        `_view`, reads the buffer)."""
+        for name in self.views:
             uses = re.compile(rf"\b{name}\b")
             if sum(len(uses.findall(line)) for line in self.lines) == 1:
                 self.lines = [line for line in self.lines
@@ -256,9 +262,11 @@ class WrapperBuilder:
             self.emit_library_call(op)
         elif kind in ("tensor.expand_shape", "tensor.collapse_shape"):
             source = self.name(op.operands[0])
-            shape = self.reshaped_shape(op, source)
-            name = self.define(op.results[0], contiguous=source in self.contiguous)
-            self.lines.append(f"{name} = {source}.reshape({shape})")
+            if not self.emit_static_view(op, source, lambda layout: view_layouts.reshaped(
+                    layout, _shape(op.results[0]))):
+                shape = self.reshaped_shape(op, source)
+                name = self.define(op.results[0], contiguous=source in self.contiguous)
+                self.lines.append(f"{name} = {source}.reshape({shape})")
         elif kind == "tensor.from_elements":  # the shape of a host tensor.reshape
             name = self.define(op.results[0], prefix="shape")
             self.lines.append(f"{name} = {_tuple([self.name(v) for v in op.operands])}")
@@ -272,6 +280,8 @@ class WrapperBuilder:
             source = self.name(op.operands[0])
             name = self.define(op.results[0], contiguous=source in self.contiguous)
             self.lines.append(f"{name} = {source}")
+            if source in self.layouts:
+                self.layouts[name] = self.layouts[source]
         elif kind == "tensor.pad":  # Triton: between the pieces of a split kernel
             self.emit_constant_pad(op)
         elif kind == "tensor.yield":
@@ -290,14 +300,19 @@ class WrapperBuilder:
         elif kind == "linalg.transpose":
             permutation = _i64_array(op.attributes["permutation"])
             source = self.name(op.operands[0])
-            name = self.define(op.results[0])
             rank = len(permutation)
-            if rank >= 2 and permutation == list(range(rank - 2)) + [rank - 1, rank - 2]:
-                # (.mT: 1.2 us of host time on an H200 server, .permute([1, 0]) 2.6)
-                self.lines.append(f"{name} = {source}.mT")
+            if self.emit_static_view(op, source, lambda layout: view_layouts.permuted(
+                    layout, permutation)):
+                name = self.names[self.key(op.results[0])]
+                self.views.remove(name)  # (appended below)
             else:
-                self.lines.append(f"{name} = {source}.permute({permutation})")
-            self.transpose_views.append(name)
+                name = self.define(op.results[0])
+                if rank >= 2 and permutation == list(range(rank - 2)) + [rank - 1, rank - 2]:
+                    # (.mT: 1.2 us of host time on an H200 server, .permute([1, 0]) 2.6)
+                    self.lines.append(f"{name} = {source}.mT")
+                else:
+                    self.lines.append(f"{name} = {source}.permute({permutation})")
+            self.views.append(name)
             if permutation == [1, 0]:
                 self.transposed_from[name] = source
             if source in self.frozen_weights and permutation == [1, 0]:
@@ -362,7 +377,26 @@ class WrapperBuilder:
         name = self.define(value, contiguous=True)
         self.lines.append(
             f"{name} = _empty({_tuple(sizes)}, dtype={torch_dtype(tensor_type.element_type)})")
+        if not any(_is_dynamic(size) for size in tensor_type.shape):
+            shape = tuple(tensor_type.shape)
+            self.layouts[name] = (name, shape, view_layouts.dense_strides(shape), 0)
         return name
+
+    def emit_static_view(self, op, source: str, layout_of) -> bool:
+        """Emits `op`'s result as `_view` of the dense buffer under `source` when
+        `source`'s layout is static and `layout_of(layout)` gives the view's (None: not
+        a view); False where it emitted nothing."""
+        if source not in self.layouts or any(_is_dynamic(s) for s in _shape(op.results[0])):
+            return False
+        layout = layout_of(self.layouts[source])
+        if layout is None:
+            return False
+        root, shape, strides, offset = layout
+        name = self.define(op.results[0], contiguous=view_layouts.is_dense(shape, strides))
+        self.lines.append(f"{name} = _view({root}, {shape!r}, {strides!r}, {offset})")
+        self.layouts[name] = layout
+        self.views.append(name)
+        return True
 
     def emit_launch(self, op):
         from .. import ir
@@ -530,6 +564,7 @@ class WrapperBuilder:
         name = self.define(op.results[0], contiguous=contiguous)
         if layout is not None:
             self.result_layouts[name] = layout
+            self.layouts[name] = (name, layout[0], view_layouts.dense_strides(layout[0]), 0)
         self.lines.append(f"{name} = {expression}")
         self.extern_calls += 1
 

@@ -1,0 +1,82 @@
+"""The wrapper's static view layouts (python/dyno/targets/view_layouts.py): a chain of
+views of a dense buffer made by one `_view` call sees exactly the elements torch's own
+views see, and a reshape torch would copy is never taken for a view."""
+import random
+
+import pytest
+import torch
+
+import dyno
+from dyno.targets import view_layouts
+from dyno.targets.host_runtime import _fast_view, view
+
+
+def _random_factorization(count: int, rng: random.Random):
+    sizes = []
+    while count > 1:
+        size = rng.choice([d for d in range(2, count + 1) if count % d == 0])
+        sizes.append(size)
+        count //= size
+    sizes += [1] * rng.randint(0, 1)
+    rng.shuffle(sizes)
+    return sizes or [1]
+
+
+def test_permuted_then_reshaped_layouts_match_torch():
+    rng = random.Random(0)
+    views = copies = 0
+    for _ in range(2000):
+        shape = [rng.choice([1, 2, 3, 4]) for _ in range(rng.randint(1, 5))]
+        buffer = torch.arange(float(torch.Size(shape).numel()))
+        permutation = list(range(len(shape)))
+        rng.shuffle(permutation)
+        permuted = buffer.view(shape).permute(permutation)
+        layout = view_layouts.permuted(
+            ("buf", tuple(shape), view_layouts.dense_strides(shape), 0), permutation)
+        assert layout[2] == permuted.stride()
+        new_shape = _random_factorization(permuted.numel(), rng)
+        reshaped = view_layouts.reshaped(layout, new_shape)
+        try:
+            permuted.view(new_shape)
+            is_view = True
+        except RuntimeError:
+            is_view = False
+        assert (reshaped is not None) == is_view, (shape, permutation, new_shape)
+        if reshaped is None:
+            copies += 1
+            continue
+        views += 1
+        _, got_shape, strides, offset = reshaped
+        seen = view(buffer, got_shape, strides, offset)
+        assert torch.equal(seen, permuted.reshape(new_shape))
+        assert view_layouts.is_dense(got_shape, strides) == seen.is_contiguous()
+    assert views > 500 and copies > 100  # both cases were exercised
+
+
+def test_the_fast_view_starts_where_its_tensor_starts():
+    base = torch.arange(24.0)[4:]
+    torch.testing.assert_close(_fast_view(base, (2, 3), (1, 2), 1),
+                               view(base, (2, 3), (1, 2), 1))
+    assert torch.equal(view(base, (2, 3), (1, 2), 1), base[1:].as_strided((2, 3), (1, 2)))
+
+
+class _Heads(torch.nn.Module):
+    """Heads split out of a kernel's output (a reshape of a transpose), then merged."""
+
+    def forward(self, x):
+        h = (x * 2.0).view(4, 6, 2, 8).transpose(1, 2)
+        return torch.matmul(h, h.transpose(-1, -2)).softmax(-1).transpose(1, 2).reshape(4, 6, 12)
+
+
+@pytest.mark.parametrize("target", ["cpu", "triton"])
+def test_view_chains_are_made_in_one_call(target, tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    x = torch.randn(4, 6, 16)
+    with torch.no_grad():
+        want = _Heads()(x)
+        got = torch.compile(_Heads(), backend="mlir", options={"target": target})(x)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
+    (wrapper,) = tmp_path.glob("graph_*/0[56]-wrapper.py")
+    source = wrapper.read_text()
+    assert "_view(" in source, source
