@@ -1,0 +1,89 @@
+"""Paired host-bound timing on a GPU machine, without CUDA graphs: exported builds of the
+zoo against each other and Inductor's default, in one process.
+
+    python3 benchmarks/gpu_host_ab.py --size bench --dtype bfloat16 --models llama,gpt2 \
+        --artifacts .gpu/old,.gpu/new [--rounds 40]
+
+Each round times 20 calls of every program (and of Inductor's default) in a shuffled
+order; printed: per build the median ms per call and the median over rounds of
+Inductor's time / the build's. Small models are bound by the host's launches, whose
+speed drifts within a process on the GPU machines: only rounds taken side by side tell
+a change of 10% apart (gpu_zoo.py's do_bench medians of whole runs moved 30% for one
+program).
+"""
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import zoo  # noqa: E402
+from gpu_run import load_file  # noqa: E402
+
+CALLS = 20  # per program per round
+
+
+def programs(name, dtype_name, size, artifacts):
+    """The exported builds of zoo model `name` (without CUDA graphs) and Inductor's
+    default, by label, with the inputs."""
+    model, inputs = zoo.build(name, getattr(torch, dtype_name), size=size)
+    model = model.cuda().eval()
+    inputs = tuple(x.cuda() for x in inputs)
+    state = model.state_dict()
+    result = {}
+    for index, directory in enumerate(artifacts):
+        export = os.path.join(directory, f"{name}-{dtype_name}")
+        runtime = load_file(os.path.join(export, "triton_runtime.py"), f"rt_{name}_{index}")
+        label = os.path.basename(directory.rstrip("/"))
+        result[label] = runtime.load(export, device="cuda", cuda_graphs=False).bind(state)
+    result["inductor"] = torch.compile(model)
+    return result, inputs
+
+
+def timed_rounds(programs, inputs, rounds):
+    """ms per call of each program, one sample per round, the order shuffled per round."""
+    times = {label: [] for label in programs}
+    for program in programs.values():
+        for _ in range(5):
+            program(*inputs)
+    for _ in range(rounds):
+        order = list(programs)
+        random.shuffle(order)
+        for label in order:
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(CALLS):
+                programs[label](*inputs)
+            torch.cuda.synchronize()
+            times[label].append((time.perf_counter() - start) / CALLS * 1e3)
+    return times
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", default="bench")
+    parser.add_argument("--dtype", default="bfloat16")
+    parser.add_argument("--models", required=True)
+    parser.add_argument("--artifacts", required=True, help="comma-separated export folders")
+    parser.add_argument("--rounds", type=int, default=40)
+    args = parser.parse_args()
+    print(f"| model | {' | '.join(os.path.basename(a.rstrip('/')) for a in args.artifacts.split(','))}"
+          " | inductor |")
+    for name in args.models.split(","):
+        with torch.no_grad():
+            built, inputs = programs(name, args.dtype, args.size, args.artifacts.split(","))
+            times = timed_rounds(built, inputs, args.rounds)
+        cells = []
+        for label in built:
+            ratio = statistics.median(i / t for i, t in zip(times["inductor"], times[label]))
+            cells.append(f"{statistics.median(times[label]):.3f} ms (/ind {ratio:.2f})")
+        print(f"| {name} | {' | '.join(cells)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
