@@ -120,6 +120,24 @@ def main():
                  host_us(lambda: torch.mm(a, a), args.launches)))
     rows.append(("tensor.view(4096) + .t() (two views)",
                  host_us(lambda: (a.view(4096), a.t()), args.launches)))
+    # The wrapper's views and allocations, one by one (targets/view_layouts.py,
+    # memory_planning.py), against what Inductor's wrappers call.
+    y = torch.empty(8, 1, 256, 8, 2, 32, device=device, dtype=torch.bfloat16)
+    for label, call in [
+            ("permute([1, 0])", lambda: a.permute([1, 0])), (".t()", lambda: a.t()),
+            (".mT", lambda: a.mT), ("reshape((4096,))", lambda: a.reshape((4096,))),
+            ("as_strided 4-d", lambda: y.as_strided((8, 8, 256, 64), (131072, 64, 512, 1), 0))]:
+        rows.append((label, host_us(call, args.launches)))
+    try:
+        from torch._C._dynamo.guards import _empty_strided_cuda, _reinterpret_tensor
+        rows.append(("_reinterpret_tensor 4-d (Inductor's views)", host_us(
+            lambda: _reinterpret_tensor(y, (8, 8, 256, 64), (131072, 64, 512, 1), 0),
+            args.launches)))
+        rows.append(("_empty_strided_cuda((8, 512, 768)) (Inductor's allocations)", host_us(
+            lambda: _empty_strided_cuda((8, 512, 768), (393216, 768, 1), torch.bfloat16),
+            args.launches)))
+    except ImportError:  # another torch
+        pass
     print(f"# Host time per launch, {torch.cuda.get_device_name()}, torch "
           f"{torch.__version__}, triton {triton.__version__}\n")
     print("| what | host us per call (median of 5 x %d) |" % args.launches)
