@@ -23,11 +23,15 @@ sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
 
 
-def compiled_graph(model, inputs, dyno_opt):
-    """AOTAutograd's callable for `model` compiled with `dyno_opt`, and its inputs."""
+def compiled_graph(model, inputs, dyno_opt, environment=()):
+    """AOTAutograd's callable for `model` compiled with `dyno_opt` (and the environment
+    variables `environment`, NAME=VALUE each, set while it compiles), and its inputs."""
     from dyno.backend import mlir
 
     os.environ["DYNO_OPT"] = dyno_opt
+    saved = {name: os.environ.get(name) for name, _ in
+             (item.split("=", 1) for item in environment)}
+    os.environ.update(item.split("=", 1) for item in environment)
     captured = {}
 
     def backend(gm, example_inputs):
@@ -36,8 +40,15 @@ def compiled_graph(model, inputs, dyno_opt):
         return captured["graph"]
 
     torch._dynamo.reset()
-    with torch.no_grad():
-        torch.compile(model, backend=backend)(*inputs)
+    try:
+        with torch.no_grad():
+            torch.compile(model, backend=backend)(*inputs)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     return captured["graph"], captured["inputs"]
 
 
@@ -57,6 +68,10 @@ def main():
     parser.add_argument("--models", required=True, help="comma-separated names")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--old-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable the old build compiles under (the "
+                             "same dyno-opt for both then compares a Python switch, e.g. "
+                             "DYNO_CAUSAL_MASKS=0)")
     args = parser.parse_args()
     os.environ["DYNO_CACHE"] = "0"
     import dyno  # noqa: F401
@@ -68,7 +83,7 @@ def main():
             model, inputs = Transpose(), (torch.randn(rows, columns, dtype=dtype),)
         else:
             model, inputs = zoo.cpu_benchmark_model(name, dtype)
-        old, flat = compiled_graph(model, inputs, os.path.abspath(args.old))
+        old, flat = compiled_graph(model, inputs, os.path.abspath(args.old), args.old_env)
         new, _ = compiled_graph(model, inputs, os.path.abspath(args.new))
         calls = {"eager": lambda: model(*inputs), "old": lambda: old(*flat),
                  "new": lambda: new(*flat)}

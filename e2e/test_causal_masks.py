@@ -136,3 +136,10 @@ def test_cpu_training_under_a_causal_mask_matches_eager_gradients():
     stats = dyno.stats()
     assert stats["fallback_graphs"] == 0 and stats.get("compiled_backward_graphs") == 1, stats
     assert stats.get("causal_masks") == 1, stats
+
+
+def test_dyno_causal_masks_0_leaves_the_mask(monkeypatch):
+    monkeypatch.setenv("DYNO_CAUSAL_MASKS", "0")
+    model = _MaskedDecoderAttention("-inf").eval()
+    stats = _compile_and_compare(model, torch.randn(2, 12, 32), "cpu", 1e-5, 1e-5)
+    assert stats.get("causal_masks", 0) == 0, stats

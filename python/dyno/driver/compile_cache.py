@@ -41,6 +41,7 @@ from typing import Optional
 import torch
 
 from .. import counters
+from . import causal_masks
 from .debug import log
 
 _FORMAT = "v1"
@@ -168,7 +169,7 @@ def graph_key(gm: torch.fx.GraphModule, example_inputs, options, kind: str,
         digest.update(b"\0")
 
     for part in (_FORMAT, _dyno_fingerprint(), target, kind, repr(options),
-                 sorted(frozen_inputs)):
+                 sorted(frozen_inputs), causal_masks.enabled()):
         feed(part)
     if target == "cpu":  # machine code for this CPU
         feed(torch.backends.cpu.get_cpu_capability())
