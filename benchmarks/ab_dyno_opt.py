@@ -1,7 +1,7 @@
 """Paired A/B of two dyno-opt builds on the same models, interleaved in one process.
 
     python benchmarks/ab_dyno_opt.py --old /tmp/dyno-opt-old [--new build/bin/dyno-opt]
-        --models resnet,small_cnn [--dtype float32] [--rounds 8]
+        --models resnet,small_cnn [--dtype float32] [--rounds 8] [--old-options JSON]
 
 Each model (a zoo model at "cpu" size, one of benchmarks/models.py's suite, or
 `transpose:ROWSxCOLUMNS`, `x.t().contiguous()` alone) is compiled
@@ -12,6 +12,7 @@ bitwise equal (a pass that changes a sum's order may change the last bits: check
 against float64). On this noisy machine only such paired runs tell a few percent apart.
 """
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -23,32 +24,22 @@ sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
 
 
-def compiled_graph(model, inputs, dyno_opt, environment=()):
-    """AOTAutograd's callable for `model` compiled with `dyno_opt` (and the environment
-    variables `environment`, NAME=VALUE each, set while it compiles), and its inputs."""
+def compiled_graph(model, inputs, dyno_opt, options=None):
+    """AOTAutograd's callable for `model` compiled with `dyno_opt` (and torch.compile's
+    `options` for backend="mlir"), and its inputs."""
     from dyno.backend import mlir
 
     os.environ["DYNO_OPT"] = dyno_opt
-    saved = {name: os.environ.get(name) for name, _ in
-             (item.split("=", 1) for item in environment)}
-    os.environ.update(item.split("=", 1) for item in environment)
     captured = {}
 
     def backend(gm, example_inputs):
-        captured["graph"] = mlir(gm, example_inputs)
+        captured["graph"] = mlir(gm, example_inputs, options=options)
         captured["inputs"] = list(example_inputs)
         return captured["graph"]
 
     torch._dynamo.reset()
-    try:
-        with torch.no_grad():
-            torch.compile(model, backend=backend)(*inputs)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    with torch.no_grad():
+        torch.compile(model, backend=backend)(*inputs)
     return captured["graph"], captured["inputs"]
 
 
@@ -68,10 +59,10 @@ def main():
     parser.add_argument("--models", required=True, help="comma-separated names")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--old-env", action="append", default=[], metavar="NAME=VALUE",
-                        help="an environment variable the old build compiles under (the "
-                             "same dyno-opt for both then compares a Python switch, e.g. "
-                             "DYNO_CAUSAL_MASKS=0)")
+    parser.add_argument("--old-options", type=json.loads, default=None, metavar="JSON",
+                        help="torch.compile options the old build compiles with (the same "
+                             "dyno-opt for both then compares an option, e.g. "
+                             "'{\"causal_masks\": false}')")
     args = parser.parse_args()
     os.environ["DYNO_CACHE"] = "0"
     import dyno  # noqa: F401
@@ -83,7 +74,7 @@ def main():
             model, inputs = Transpose(), (torch.randn(rows, columns, dtype=dtype),)
         else:
             model, inputs = zoo.cpu_benchmark_model(name, dtype)
-        old, flat = compiled_graph(model, inputs, os.path.abspath(args.old), args.old_env)
+        old, flat = compiled_graph(model, inputs, os.path.abspath(args.old), args.old_options)
         new, _ = compiled_graph(model, inputs, os.path.abspath(args.new))
         calls = {"eager": lambda: model(*inputs), "old": lambda: old(*flat),
                  "new": lambda: new(*flat)}

@@ -20,13 +20,12 @@ The result is the same function: the masked scores' weights are exactly 0 either
 (exp of -inf, or of the lowest value minus a row's maximum, underflows), and no row is
 fully masked (its diagonal is kept).
 
-DYNO_CAUSAL_MASKS=0 leaves every mask as it is (to compare, or to rule this pass out
-when looking for a miscompile; the compile cache keys on it).
+`options={"causal_masks": False}` (CompileOptions.causal_masks) leaves every mask as it
+is: to compare, or to rule this rewrite out when looking for a miscompile.
 """
 import contextlib
 import copy
 import math
-import os
 
 import torch
 
@@ -136,15 +135,9 @@ def _is_causal_mask(value: torch.Tensor, length: int, source: int) -> bool:
     return bool(((value == 0) == allowed).all() and (masked == ~allowed).all())
 
 
-def enabled() -> bool:
-    return os.environ.get("DYNO_CAUSAL_MASKS", "1") != "0"
-
-
 def with_causal_attention(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """`gm` with each attention under a constant causal mask made causal attention (see
     the module's notes); `gm` itself when none is, else a changed copy."""
-    if not enabled():
-        return gm
     changes = []
     for node in gm.graph.nodes:
         operands = _attention_operands(node)

@@ -41,7 +41,6 @@ from typing import Optional
 import torch
 
 from .. import counters
-from . import causal_masks
 from .debug import log
 
 _FORMAT = "v1"
@@ -169,7 +168,7 @@ def graph_key(gm: torch.fx.GraphModule, example_inputs, options, kind: str,
         digest.update(b"\0")
 
     for part in (_FORMAT, _dyno_fingerprint(), target, kind, repr(options),
-                 sorted(frozen_inputs), causal_masks.enabled()):
+                 sorted(frozen_inputs)):
         feed(part)
     if target == "cpu":  # machine code for this CPU
         feed(torch.backends.cpu.get_cpu_capability())

@@ -45,6 +45,9 @@ class CompileOptions:
     # (targets/memory_planning.py; on a GPU one per CUDA stream); False: allocated on
     # every call, released at their last read, and nothing is held between calls.
     workspace: bool = True
+    # Attention under a constant causal mask (what decoders build from aranges) runs as
+    # causal attention, without the mask (causal_masks.py); False leaves masks as they are.
+    causal_masks: bool = True
 
     @staticmethod
     def from_user(options) -> "CompileOptions":
@@ -53,11 +56,11 @@ class CompileOptions:
         flags = {name: options.pop(name, default)
                  for name, default in (("autotune", False), ("block_long_sums", True),
                                        ("freezing", False), ("cache", True),
-                                       ("workspace", True))}
+                                       ("workspace", True), ("causal_masks", True))}
         if options:
             raise ValueError(f"dyno: unknown options {sorted(options)}; known: ['autotune', "
-                             "'block_long_sums', 'cache', 'freezing', 'target', "
-                             "'workspace']")
+                             "'block_long_sums', 'cache', 'causal_masks', 'freezing', "
+                             "'target', 'workspace']")
         if target not in TARGETS:
             raise ValueError(f"dyno: target must be one of {list(TARGETS)}, got {target!r}")
         for name, value in flags.items():

@@ -65,14 +65,16 @@ def run_dyno_passes(target: str, linalg_path: pathlib.Path, kernels_path: pathli
     return run_tool(f"dyno-opt ({target})", command, lowered_path, reproducer)
 
 
-def lower_graph(gm, dump, target: str, options: str = "") -> str:
+def lower_graph(gm, dump, target: str, options: str = "", causal_masks: bool = True) -> str:
     """ATen graph `gm` -> `target`'s lowered module (with lowering-pipeline `options`),
     whose text it returns; the stages go to `dump` (a debug.GraphDump), timed, and the
-    Triton kernels' source to 05-kernels.py in its directory."""
-    from . import causal_masks, frontend
+    Triton kernels' source to 05-kernels.py in its directory. `causal_masks`: attention
+    under a constant causal mask runs as causal attention (CompileOptions.causal_masks)."""
+    from . import causal_masks as masks, frontend
 
     frontend.check_graph_ops(gm)
-    gm = causal_masks.with_causal_attention(gm)
+    if causal_masks:
+        gm = masks.with_causal_attention(gm)
     directory = dump.directory()
     with dump.stage("torch-mlir import"):
         torch_text = frontend.import_to_torch(frontend.without_none_outputs(gm))

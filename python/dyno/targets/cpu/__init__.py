@@ -32,7 +32,7 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
 
     outputs = frontend.graph_outputs(gm)
     lowered = graph_lowering.lower_graph(gm, dump, "cpu", options.lowering_pipeline_options(
-        "cpu", frozen_filters=bool(frozen_inputs)))
+        "cpu", frozen_filters=bool(frozen_inputs)), causal_masks=options.causal_masks)
     # One parse of the lowered module: its host function makes the wrapper, then its
     # kernels go to the JIT.
     with ir.Context():

@@ -36,7 +36,8 @@ def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
     pipeline_options = " ".join(filter(None, [options.lowering_pipeline_options("triton"),
                                               CHANNELS_LAST_CONVOLUTIONS]))
     lowered = graph_lowering.lower_graph(frontend.with_triton_library_calls(gm), dump,
-                                         "triton", pipeline_options)
+                                         "triton", pipeline_options,
+                                         causal_masks=options.causal_masks)
     kernels_source = (dump.directory() / "05-kernels.py").read_text()
     dump.write("05-kernels.py", kernels_source, on_disk=False)
     with dump.stage("wrapper"), ir.Context():
