@@ -15,10 +15,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import zoo  # noqa: E402
 from test_zoo import TOLERANCE, assert_exports_and_matches_eager, relative_error  # noqa: E402
 
-# Mixtral's experts run through transformers' grouped GEMM (`_grouped_mm` in bf16, a
-# Python loop of per-expert products in f32), which Dyno does not compile yet.
-GROUPED_GEMM = "mixture of experts: grouped GEMMs are not compiled yet (issue 52, item 1)"
-EXPECTED_FAILURES = {("mixtral", "compile"): GROUPED_GEMM, ("mixtral", "export"): GROUPED_GEMM}
+# (Mixtral's experts are grouped GEMMs: library calls, grouped_matmul_decompositions.)
+EXPECTED_FAILURES = {}
 
 
 def _expect(request, name, how):

@@ -222,8 +222,11 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
     auto pieceLaunch =
         LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs, dims,
                          /*initial_values=*/DenseI64ArrayAttr());
-    // A scatter updates a copy of its original (an earlier piece's result or an argument).
-    if (auto scatter = dyn_cast<ScatterOp>(op)) {
+    // A scatter updates a copy of its original (an earlier piece's result or an argument);
+    // one into an uninitialized tensor (an inverse permutation scattered into
+    // `empty_like`) starts from the launch's fresh result.
+    auto scatter = dyn_cast<ScatterOp>(op);
+    if (scatter && !scatter.getOriginal().getDefiningOp<tensor::EmptyOp>()) {
       auto position = llvm::find(kernelValues, scatter.getOriginal()) - kernelValues.begin();
       if (position == static_cast<long>(kernelValues.size()))
         return scatter.emitOpError("updates a tensor its Triton kernel cannot start from"),

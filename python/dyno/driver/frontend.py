@@ -78,13 +78,18 @@ def _sort_arguments(node) -> dict:
     return arguments
 
 
-def _is_long_sort(node) -> bool:
+def _is_library_sort(node) -> bool:
+    """A sort the GPU's library sort takes: of lines longer than LIBRARY_SORT_LENGTH, or
+    of 64-bit elements (Dyno's network packs a value of at most 32 bits with its position
+    into one 64-bit key; mixture-of-experts layers sort int64 expert ids)."""
     if node.target not in (torch.ops.aten.sort.default, torch.ops.aten.sort.stable):
         return False
     arguments = _sort_arguments(node)
     value = arguments["self"].meta.get("val")
     if value is None or value.dim() == 0:
         return False
+    if value.dtype.itemsize > 4:
+        return True
     length = value.shape[arguments.get("dim", -1) % value.dim()]
     return isinstance(length, int) and length > LIBRARY_SORT_LENGTH
 
@@ -101,14 +106,14 @@ def with_triton_library_calls(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """Triton target: the ops PyTorch's GPU kernels run faster than Dyno's, marked to
     reach torch-mlir as ops it does not lower (library calls, library_calls.SORT_OPS and
     SCATTER_OPS). Works on a copy, as _with_stable_sorts_as_sorts does.
-    - A sort whose lines are longer than LIBRARY_SORT_LENGTH becomes aten.sort.stable
-      marked to stay one. topk is not affected (its k first elements are selections, or
+    - A sort whose lines are longer than LIBRARY_SORT_LENGTH, or of 64-bit elements,
+      becomes aten.sort.stable marked to stay one. topk is not affected (its k first elements are selections, or
       a sort of short lines).
     - A scatter-add (of static size, LIBRARY_SCATTER_UPDATES updates or more) becomes
       dyno::scatter_add: torch-mlir's lowering stacks every update's coordinates into an
       int64 tensor that Dyno's bounds check and scatter kernel read again."""
     def marked(node):
-        return node.op == "call_function" and (_is_long_sort(node)
+        return node.op == "call_function" and (_is_library_sort(node)
                                                or _is_large_scatter_add(node))
     if not any(marked(node) for node in gm.graph.nodes):
         return gm

@@ -27,9 +27,9 @@ test_aten_lowerings.py, test_library_calls.py and the OpInfo sweep).
 # families build on, import none of them).
 from . import (arithmetic_decompositions, attention_decompositions,  # noqa: E402,F401
                bessel_functions, collective_decompositions, complex_decompositions,
-               convolution_decompositions, indexing_decompositions,
-               linear_algebra_decompositions, low_precision_decompositions,
-               moment_decompositions, nan_decompositions, pooling_decompositions,
+               convolution_decompositions, grouped_matmul_decompositions,
+               indexing_decompositions, linear_algebra_decompositions,
+               low_precision_decompositions, moment_decompositions, nan_decompositions, pooling_decompositions,
                selection_decompositions, special_functions)
 from . import (bit_lowerings, library_calls, low_precision_lowerings,  # noqa: E402,F401
                polynomial_lowerings, scan_lowerings)

@@ -14,6 +14,9 @@ and register it where it is defined:
   decomposes into (checked by the OpInfo sweep).
 - `keeps_whole(*ops, targets=...)` keeps ops one operation on those targets (library
   calls) although torch-mlir's table decomposes them.
+- `decomposes_when_defined("namespace::op", ...)` registers the decomposition of another
+  library's custom op (transformers' grouped GEMM), which exists only once that library
+  has been imported: `table` looks it up each time it is built.
 - A decomposition that returns NotImplemented leaves the op as it is (the dtypes and
   arguments it does not handle); one that calls its own op inside
   `lowered_by_torch_mlir(op)` gets torch-mlir's lowering of it (`declined(op)` tells it
@@ -43,6 +46,8 @@ aten = torch.ops.aten
 TARGETS = ("cpu", "triton")
 _REGISTERED = {target: {} for target in TARGETS}
 _KEPT_WHOLE = {target: set() for target in TARGETS}
+# Other libraries' custom ops by qualified name ("namespace::op", the default overload).
+_REGISTERED_BY_NAME = {target: {} for target in TARGETS}
 
 
 def decomposes(*ops, targets=TARGETS):
@@ -76,6 +81,28 @@ def decomposes_as_pytorch(*ops, targets=TARGETS):
         decomposes(op, targets=targets)(decomposition_table[op])
 
 
+def decomposes_when_defined(*names, targets=TARGETS):
+    """As `decomposes`, for custom ops named "namespace::op" that another library defines
+    when it is imported (absent ones are skipped when the table is built)."""
+    def register(function):
+        for target in targets:
+            for name in names:
+                if name in _REGISTERED_BY_NAME[target]:
+                    raise ValueError(f"{name} is decomposed twice on the {target} target")
+                _REGISTERED_BY_NAME[target][name] = function
+        return function
+    return register
+
+
+def _defined_op(name: str):
+    """The default overload of custom op `name` ("namespace::op"), None if undefined."""
+    namespace, op = name.split("::")
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), op), "default")
+    except (AttributeError, RuntimeError):
+        return None
+
+
 def keeps_whole(*ops, targets):
     """`ops` stay one operation on `targets`, whatever torch-mlir's table does with them
     (a registered decomposition may still take some of their cases)."""
@@ -103,6 +130,10 @@ def table(target: str) -> dict:
     for op in _KEPT_WHOLE[target]:
         decompositions.pop(op, None)
     decompositions.update(_REGISTERED[target])
+    for name, function in _REGISTERED_BY_NAME[target].items():
+        op = _defined_op(name)
+        if op is not None:
+            decompositions[op] = function
     return decompositions
 
 

@@ -21,6 +21,9 @@ LIBRARY_OPS = (
     "_fft_r2c", "_fft_c2c", "_fft_c2r",
     *(f"fft_{kind}{suffix}" for kind in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
       for suffix in ("", "2", "n")),
+    # Grouped GEMMs: a mixture of experts' per-expert products (grouped_matmul_
+    # decompositions; CUTLASS's grouped kernel on Hopper GPUs in bf16)
+    "_grouped_mm",
 )
 
 # Scaled dot-product attention on CPU tensors: PyTorch's fused flash kernels, forward (the
@@ -115,12 +118,16 @@ SCATTER_OPS = {"torch.dyno.scatter_add": "aten.scatter_add.default"}
 # device when the program runs (flash or memory-efficient on CUDA).
 DEVICE_ATTENTION_OPS = {"torch.dyno.attention": "aten.scaled_dot_product_attention.default"}
 
+# Grouped GEMMs traced where the aten op's meta function refuses the dtype (float32;
+# grouped_matmul_decompositions): PyTorch's grouped GEMM when the program runs.
+GROUPED_MM_OPS = {"torch.dyno.grouped_mm": "aten._grouped_mm.default"}
+
 
 for _op in LIBRARY_OPS + ATTENTION_OPS + SORT_OPS:
     _aten = "aten." + _op + ("" if "." in _op else ".default")
     lowering("torch.aten." + _op)(_library_call(_aten))
 
-for _imported, _aten in {**SCATTER_OPS, **DEVICE_ATTENTION_OPS}.items():
+for _imported, _aten in {**SCATTER_OPS, **DEVICE_ATTENTION_OPS, **GROUPED_MM_OPS}.items():
     lowering(_imported)(_library_call(_aten))
 
 for _op in COLLECTIVE_OPS:
