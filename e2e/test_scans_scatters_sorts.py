@@ -362,16 +362,34 @@ def test_triton_scatter_index_out_of_range_raises_like_eager():
         fn(x, index)
 
 
+def test_triton_sorts_64_bit_values_with_the_library_sort():
+    """Dyno's network packs a value of at most 32 bits with its position into a 64-bit
+    key: float64 and int64 lines (a mixture of experts sorts int64 expert ids) are the
+    library's sort, which ran eagerly before."""
+    for x in (torch.randn(3, 7, dtype=torch.float64), torch.randint(0, 4, (12,))):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+
+        def fn(t):
+            values, positions = torch.sort(t, dim=-1, stable=True)
+            return values * 2, positions
+
+        got = torch.compile(fn, backend="mlir", options={"target": "triton"})(x)
+        want = fn(x)
+        torch.testing.assert_close(got[0], want[0])
+        assert torch.equal(got[1], want[1])  # stable: the positions too
+        stats = dyno.stats()
+        assert not stats["fallback_ops"] and stats["fallback_graphs"] == 0, stats
+        assert stats["library_calls"] == {"aten.sort.stable": 1}, stats["library_calls"]
+
+
 def test_triton_runs_what_it_cannot_lower_eagerly_with_a_reason():
-    # A product at repeated indices has no atomic; float64 values do not fit a 64-bit key
-    # with their positions. (Lines longer than one program's sort, which also ran
-    # eagerly, are now library calls: the test above.)
+    # A product at repeated indices has no atomic. (Lines longer than one program's sort
+    # and 64-bit values, which also ran eagerly, are now library calls: the tests above.)
     index = torch.randint(0, 4, (6, 3))
     cases = [
         (lambda t, s: t.scatter_reduce(0, index, s, "prod"), (torch.randn(4, 3), torch.randn(6, 3)),
          "no atomic for"),
-        (lambda t: torch.sort(t, dim=1, stable=True).values * 2,
-         (torch.randn(3, 7, dtype=torch.float64),), "packs values of at most 32 bits"),
     ]
     for fn, inputs, reason in cases:
         torch._dynamo.reset()
