@@ -98,3 +98,41 @@ def test_graph_with_a_tensor_constant_is_partly_compiled():
     stats = dyno.stats()
     assert stats["partially_compiled_graphs"] == 1 and stats["fallback_graphs"] == 0, stats
     assert stats["fallback_ops"] == {"aten.special_airy_ai.default": 1}, stats
+
+
+class _AiryBlock(torch.nn.Module):
+    """An op neither torch-mlir nor Dyno lowers (airy_ai) between compiled ops."""
+
+    def forward(self, x):
+        y = torch.softmax(x * 2, -1)
+        values, positions = torch.mode(torch.special.airy_ai(y) > 0.3, dim=-1)
+        return torch.tanh(torch.special.airy_ai(y)) * 2 + y.sum(-1, keepdim=True), positions
+
+
+def test_an_exported_program_calls_pytorchs_kernel_for_an_op_dyno_cannot_compile(tmp_path):
+    """Exports have per-op fallback too: the op is a call in the one exported wrapper,
+    named in a warning and in program.json; the rest is Dyno's kernels."""
+    import json
+    import os
+
+    from dyno.targets.triton import runtime as triton_runtime
+
+    model, x = _AiryBlock(), torch.randn(16, 32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dyno.export_triton(model, (x,), str(tmp_path))
+    messages = " ".join(str(w.message) for w in caught)
+    assert "aten.special_airy_ai.default" in messages and "aten.mode.default" in messages, \
+        messages
+    spec = json.loads((tmp_path / "program.json").read_text())
+    assert spec["eager_ops"] == ["aten.mode.default", "aten.special_airy_ai.default"], spec
+    wrapper = (tmp_path / "wrapper.py").read_text()
+    assert "_library_call(torch.ops.aten.special_airy_ai.default" in wrapper, wrapper
+    assert "_library_call(torch.ops.aten.mode.default" in wrapper, wrapper
+    assert "_kernels[" in wrapper, wrapper
+    program = triton_runtime.load(str(tmp_path), device="cpu")
+    got, positions = program(x)
+    want, want_positions = model(x)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert torch.equal(positions, want_positions)
+    assert os.path.exists(tmp_path / "kernels.py")

@@ -21,14 +21,18 @@ import torch
 from .capture import cuda_autocast
 from .driver.debug import GraphDump
 from .errors import DynoCompileError
+from .ops import library_calls
 
 
 def export_triton(model: torch.nn.Module, example_inputs, directory: str,
                   save_weights: bool = True, autocast: torch.dtype | None = None,
                   options: dict | None = None) -> str:
-    """Exports `model` (inference, static shapes) for the Triton target. The whole graph
-    must compile (no per-op fallback: the GPU server runs no Dyno); raises
-    DynoCompileError with the reason and a reproducer otherwise. Returns `directory`.
+    """Exports `model` (inference, static shapes) for the Triton target. An op Dyno
+    cannot compile becomes a call of PyTorch's own kernel in the exported wrapper (the
+    eager call torch.compile's per-op fallback makes), named in a warning and in
+    program.json's "eager_ops"; where even that cannot be (an op whose arguments a call
+    cannot pass), raises DynoCompileError with the reason and a reproducer. Returns
+    `directory`.
 
     With `autocast` (torch.float16 or torch.bfloat16) the program computes what `model`
     computes under `torch.autocast("cuda", dtype=autocast)` on the GPU: CUDA autocast's
@@ -199,7 +203,20 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
 
     dump = GraphDump()
     dump.write("00-aten-fx.py", graph_module.code)
-    lowered = triton.lower(graph_module, dump, options or compiler.CompileOptions())
+    options = options or compiler.CompileOptions()
+    try:
+        lowered = triton.lower(graph_module, dump, options)
+    except DynoCompileError as error:
+        eager_ops = _ops_dyno_cannot_compile(graph_module)
+        if not eager_ops:
+            raise
+        names = sorted({str(op) for op in eager_ops})
+        warnings.warn(f"dyno.export_triton: {', '.join(names)} cannot be compiled ({error}); "
+                      "the exported program calls PyTorch's own kernels for them",
+                      RuntimeWarning, stacklevel=3)
+        with library_calls.called_as_library(eager_ops):
+            lowered = triton.lower(graph_module, GraphDump(), options)
+        spec = {**spec, "eager_ops": names}
     kernels_source, wrapper_source = lowered.kernels_source, lowered.wrapper_source
     dump.discard_temporary()
 
@@ -220,6 +237,16 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
     elif os.path.exists(weights_path):
         os.remove(weights_path)
     return directory
+
+
+def _ops_dyno_cannot_compile(graph_module: torch.fx.GraphModule) -> list:
+    """The ATen ops of `graph_module` that the Triton target cannot compile, each checked
+    alone (partition.op_is_supported, as torch.compile's per-op fallback checks them)."""
+    from .driver import partition
+
+    return [node.target for node in graph_module.graph.nodes
+            if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+            and not partition.op_is_supported(node, "triton")]
 
 
 def _views_as_reshapes(graph_module: torch.fx.GraphModule) -> None:

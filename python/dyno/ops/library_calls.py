@@ -4,7 +4,9 @@ as it calls matmul's BLAS through `dyno.contraction`, and Dyno's kernels run aro
 graph partition, nothing of the graph runs eagerly). Dyno does not reimplement these
 routines: PyTorch's are what eager runs, so results are eager's bit for bit.
 """
-from .aten_lowerings import Unsupported, lowering
+import contextlib
+
+from .aten_lowerings import LOWERINGS, Unsupported, lowering
 
 # The imported op names (torch.aten.<op>[.<overload>]) that are library calls.
 LIBRARY_OPS = (
@@ -133,3 +135,22 @@ for _imported, _aten in {**SCATTER_OPS, **DEVICE_ATTENTION_OPS, **GROUPED_MM_OPS
 for _op in COLLECTIVE_OPS:
     lowering(f"torch.{COLLECTIVE_NAMESPACE}.{_op}")(
         _library_call(f"{COLLECTIVE_NAMESPACE}.{_op}.default"))
+
+
+@contextlib.contextmanager
+def called_as_library(ops):
+    """Inside, each of `ops` (ATen OpOverloads) is a library call of itself: what an
+    exported program runs of an op Dyno cannot compile (the eager call torch.compile's
+    per-op fallback would make, inside the one exported wrapper). An op whose arguments
+    a library call cannot pass (a list of tensors) is left as it is."""
+    saved = dict(LOWERINGS)
+    for op in ops:
+        name = op._schema.name.split("::")[-1]
+        overload = op._overloadname
+        imported = "torch.aten." + name + ("" if overload == "default" else "." + overload)
+        LOWERINGS[imported] = _library_call(f"aten.{name}.{overload}")
+    try:
+        yield
+    finally:
+        LOWERINGS.clear()
+        LOWERINGS.update(saved)
