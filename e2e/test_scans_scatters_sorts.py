@@ -246,6 +246,7 @@ def test_triton_scatter_adds_are_library_calls_and_other_scatters_kernels():
         compiled(torch.randn(8, columns), bad_index, torch.randn(rows, columns))
 
 
+@pytest.mark.long  # (Triton's interpreter scanning element by element: 136 s on 2 cores, 2026-12-02)
 def test_triton_scans_lines_longer_than_one_program_chunk_by_chunk():
     """Lines over 16384 elements ran eagerly (per-op fallback) on Triton; a loop over
     chunks carries each line's last value (f64 for float sums), still eager's results
@@ -275,6 +276,7 @@ def test_triton_scans_lines_longer_than_one_program_chunk_by_chunk():
     assert got.signbit().all()
 
 
+@pytest.mark.long  # (Triton's interpreter scanning element by element: 71 s on 2 cores, 2026-12-02)
 def test_triton_scans_of_symbolic_sizes():
     """dynamic=True: one compiled scan serves every line count and length (lines of
     symbolic length loop over chunks), eager's results bit for bit; it ran eagerly before

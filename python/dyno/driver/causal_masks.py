@@ -23,13 +23,13 @@ fully masked (its diagonal is kept).
 `options={"causal_masks": False}` (CompileOptions.causal_masks) leaves every mask as it
 is: to compare, or to rule this rewrite out when looking for a miscompile.
 """
-import contextlib
 import copy
 import math
 
 import torch
 
 from .. import counters
+from ..targets.host_runtime import outside_fake_mode
 
 aten = torch.ops.aten
 
@@ -65,14 +65,6 @@ def _attention_operands(node):
             return tuple(args), kwargs
         return node.args[0], node.args[1], node.kwargs.get("attn_mask"), is_causal, replace
     return None
-
-
-def _real_tensors():
-    try:
-        from torch._subclasses.fake_tensor import unset_fake_temporarily
-    except ImportError:  # a torch without fake tensors
-        return contextlib.nullcontext()
-    return unset_fake_temporarily()
 
 
 def _static_shape(node):
@@ -149,7 +141,7 @@ def with_causal_attention(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
         query_shape, key_shape = _static_shape(query), _static_shape(key)
         if query_shape is None or key_shape is None or query_shape[-2] != key_shape[-2]:
             continue
-        with _real_tensors():  # (the compiler may run under a tracer's fake mode)
+        with outside_fake_mode():  # (the compiler may run under a tracer's fake mode)
             value = _constant_value(mask)
             causal = value is not None and _is_causal_mask(value, query_shape[-2],
                                                            key_shape[-2])

@@ -376,13 +376,13 @@ def constant(encoded: str, dtype: torch.dtype, shape, device="cpu") -> torch.Ten
     when the wrapper loads, which may be while Dynamo traces with fake tensors: the
     constant is real all the same."""
     data = bytearray(base64.b64decode(encoded))
-    with _real_tensors():
+    with outside_fake_mode():
         if not data:
             return torch.empty(shape, dtype=dtype, device=device)
         return torch.frombuffer(data, dtype=dtype).reshape(shape).to(device)
 
 
-def _real_tensors():
+def outside_fake_mode():
     try:
         from torch._subclasses.fake_tensor import unset_fake_temporarily
     except ImportError:  # a torch without fake tensors: nothing to leave

@@ -262,8 +262,10 @@ class WrapperBuilder:
             self.emit_library_call(op)
         elif kind in ("tensor.expand_shape", "tensor.collapse_shape"):
             source = self.name(op.operands[0])
-            if not self.emit_static_view(op, source, lambda layout: view_layouts.reshaped(
+            if self.emit_static_view(op, source, lambda layout: view_layouts.reshaped(
                     layout, _shape(op.results[0]))):
+                self.views.append(self.names[self.key(op.results[0])])
+            else:
                 shape = self.reshaped_shape(op, source)
                 name = self.define(op.results[0], contiguous=source in self.contiguous)
                 self.lines.append(f"{name} = {source}.reshape({shape})")
@@ -304,7 +306,6 @@ class WrapperBuilder:
             if self.emit_static_view(op, source, lambda layout: view_layouts.permuted(
                     layout, permutation)):
                 name = self.names[self.key(op.results[0])]
-                self.views.remove(name)  # (appended below)
             else:
                 name = self.define(op.results[0])
                 if rank >= 2 and permutation == list(range(rank - 2)) + [rank - 1, rank - 2]:
@@ -395,7 +396,6 @@ class WrapperBuilder:
         name = self.define(op.results[0], contiguous=view_layouts.is_dense(shape, strides))
         self.lines.append(f"{name} = _view({root}, {shape!r}, {strides!r}, {offset})")
         self.layouts[name] = layout
-        self.views.append(name)
         return True
 
     def emit_launch(self, op):

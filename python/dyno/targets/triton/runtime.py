@@ -754,10 +754,14 @@ class Program:
         # The program's casts are its own (an export under autocast= holds CUDA
         # autocast's): an autocast region around the call must not recast the library
         # calls between its kernels, as AOTAutograd's compiled functions also ensure.
-        if torch.is_autocast_enabled("cuda") or torch.is_autocast_enabled("cpu"):
-            with torch.autocast("cuda", enabled=False), torch.autocast("cpu", enabled=False):
-                return self._run(inputs)
-        return self._run(inputs)  # (entering the regions costs microseconds per call)
+        # Nor does autograd record its library calls (a training step computes its
+        # gradients itself; a matmul's `out=` into the workspace refuses parameters that
+        # require grad where autograd records).
+        with torch.no_grad():
+            if torch.is_autocast_enabled("cuda") or torch.is_autocast_enabled("cpu"):
+                with torch.autocast("cuda", enabled=False), torch.autocast("cpu", enabled=False):
+                    return self._run(inputs)
+            return self._run(inputs)  # (entering the regions costs microseconds per call)
 
     def _run(self, inputs):
         if not self.cuda_graphs:
