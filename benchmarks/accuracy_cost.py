@@ -50,7 +50,7 @@ def _plain_two_pass_var_and_mean(x, dim, correction, keepdim):
 def variance_before_issue_19():
     """The plain two-pass variance, and x - mean(x) left as it is (centred_differences
     would otherwise rewrite that variance's deviations)."""
-    from dyno.driver import frontend
+    from dyno.lowering import frontend
     from dyno.ops import moment_decompositions
 
     shipped = moment_decompositions._var_and_mean, frontend.with_centred_differences

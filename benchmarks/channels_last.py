@@ -45,13 +45,13 @@ def measure(name, dtype, freezing, channels_last, rounds):
     """One variant in this process: eager and compiled medians (us), and the copies
     (aten::copy_) one compiled call makes."""
     import dyno  # noqa: F401
-    from dyno.driver import compiler
+    from dyno.targets import cpu
 
     if not channels_last:
-        original = compiler.CompileOptions.lowering_pipeline_options
-        compiler.CompileOptions.lowering_pipeline_options = (
-            lambda self, target, **kwargs: " ".join(
-                option for option in original(self, target, **kwargs).split()
+        original = cpu.pipeline_options
+        cpu.pipeline_options = (
+            lambda options, **kwargs: " ".join(
+                option for option in original(options, **kwargs).split()
                 if not option.startswith("channels-last-convolutions")))
     model, inputs = build(name, dtype)
     compiled = torch.compile(model, backend="mlir",

@@ -201,7 +201,7 @@ def cases():
         ("cumsum_long_rows", "bench", lambda: Fn(lambda x: torch.cumsum(x, -1)),
          [((8, 2_000_000), f32)]),
         ("sort_rows", "bench", lambda: Fn(lambda x: torch.sort(x, -1)), [((8192, 1024), f32)]),
-        # Either side of frontend.LIBRARY_SORT_LENGTH (Dyno's network up to 256, a
+        # Either side of library_routing.LIBRARY_SORT_LENGTH (Dyno's network up to 256, a
         # library call beyond), 8M elements each.
         ("sort_rows_64", "bench", lambda: Fn(lambda x: torch.sort(x, -1)),
          [((131072, 64), f32)]),
@@ -219,8 +219,8 @@ def cases():
          [((256, 64, 32, 32), f32)]),
         ("scatter_add", "bench", lambda: Fn(lambda x, i, s: x.scatter_add(0, i, s)),
          [((4096, 1024), f32), ("ids", (16384, 1024), 4096), ((16384, 1024), f32)]),
-        # Smaller scatter-adds (library calls, frontend.LIBRARY_SCATTER_UPDATES), with a
-        # producer of the updates (a Dyno kernel).
+        # Smaller scatter-adds (library calls, library_routing.LIBRARY_SCATTER_UPDATES),
+        # with a producer of the updates (a Dyno kernel).
         ("scatter_add_16k", "bench",
          lambda: Fn(lambda x, i, s: x.scatter_add(0, i, s * 2 + 1)),
          [((1024, 64), f32), ("ids", (256, 64), 1024), ((256, 64), f32)]),

@@ -1,5 +1,5 @@
 """Attention under a constant causal mask runs as causal attention
-(python/dyno/driver/causal_masks.py): the mask transformers' decoders build from
+(python/dyno/capture/causal_masks.py): the mask transformers' decoders build from
 `arange`s is recognized, its kernels go, and the result is eager's; any other mask (a
 sliding window, a non-square one, one read from the inputs) stays as it is."""
 import pytest
@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import dyno
-from dyno.driver.causal_masks import _is_causal_mask
+from dyno.capture.causal_masks import _is_causal_mask
 
 
 class _MaskedDecoderAttention(torch.nn.Module):

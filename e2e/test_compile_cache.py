@@ -20,11 +20,11 @@ import dyno
 # Under CHECK_NO_COMPILE, Dyno's pass pipelines raise: only a cache hit can succeed.
 _REFUSE_COMPILES = r'''
 import json, os, sys, torch
-import dyno, dyno.driver.graph_lowering
+import dyno, dyno.lowering.graph_lowering
 if os.environ.get("CHECK_NO_COMPILE"):
     def refuse(*args, **kwargs):
         raise RuntimeError("compiled although the cache holds this graph")
-    dyno.driver.graph_lowering.run_dyno_passes = refuse
+    dyno.lowering.graph_lowering.run_dyno_passes = refuse
 if os.environ.get("MIN_PART_TEXT"):  # JIT parts however small (with DYNO_JIT_THREADS)
     import dyno.targets.cpu.jit
     dyno.targets.cpu.jit.MIN_PART_TEXT = int(os.environ["MIN_PART_TEXT"])
@@ -302,11 +302,11 @@ def test_damaged_or_malformed_cache_artifacts_are_refused_whole(tmp_path, monkey
 # Graphs without kernels: a library matmul alone, and exp of a tensor with no elements.
 _CHILD_WITHOUT_KERNELS = r'''
 import json, os, torch
-import dyno, dyno.driver.graph_lowering
+import dyno, dyno.lowering.graph_lowering
 if os.environ.get("CHECK_NO_COMPILE"):
     def refuse(*args, **kwargs):
         raise RuntimeError("compiled although the cache holds this graph")
-    dyno.driver.graph_lowering.run_dyno_passes = refuse
+    dyno.lowering.graph_lowering.run_dyno_passes = refuse
 a, b = torch.arange(64.).reshape(8, 8), torch.eye(8)
 product = torch.compile(lambda a, b: a @ b, backend="mlir")(a, b)
 empty = torch.compile(lambda x: torch.exp(x) * 2, backend="mlir")(torch.randn(1, 0, 3))

@@ -33,6 +33,28 @@ def test_explicit_cpu_target():
     assert_compiled_matches(lambda x: x.exp() + 1, torch.randn(5, 5), options={"target": "cpu"})
 
 
+def test_targets_implement_one_interface():
+    """Each target is a targets.target.Target, found by name and from a device; an option
+    a target does not use is named with its reason (the driver logs it), never dropped
+    unsaid."""
+    from dyno import targets
+    from dyno.driver.compiler import CompileOptions
+    from dyno.targets.target import Target
+
+    assert targets.names() == ("cpu", "triton")
+    for name in targets.names():
+        target = targets.get(name)
+        assert isinstance(target, Target) and target.name == name, target
+        assert "wrapper.py" in target.entry_files and target.cache_key()
+        assert target.check_options(CompileOptions()) == []
+    assert targets.for_device(torch.device("cpu")).name == "cpu"
+    assert targets.for_device(torch.device("cuda", 0)).name == "triton"
+    notes = targets.get("cpu").check_options(CompileOptions(autotune=True))
+    assert len(notes) == 1 and notes[0].startswith("autotune does nothing on the cpu"), notes
+    with pytest.raises(ValueError, match="no target"):
+        targets.get("tpu")
+
+
 def test_unknown_option_is_a_clear_error():
     compiled = torch.compile(lambda x: x + 1, backend="mlir", options={"tile": 4})
     with pytest.raises(Exception, match="unknown options"):

@@ -195,7 +195,7 @@ def test_triton_sorts_of_long_lines_are_library_calls_and_short_ones_kernels():
     # took 0.71 ms where eager's segmented sort takes 0.32 ms; on short lines the network
     # is several times faster than eager. Lines longer than LIBRARY_SORT_LENGTH call
     # PyTorch's stable sort (eager's results, ties in order); shorter ones stay kernels.
-    from dyno.driver.frontend import LIBRARY_SORT_LENGTH
+    from dyno.targets.triton.library_routing import LIBRARY_SORT_LENGTH
     long_rows = torch.randn(3, LIBRARY_SORT_LENGTH + 1)
     long_rows[:, ::5] = 0.5  # ties keep their order
     short_rows = torch.randn(5, LIBRARY_SORT_LENGTH)
@@ -221,7 +221,7 @@ def test_triton_scatter_adds_are_library_calls_and_other_scatters_kernels():
     # coordinates into an int64 tensor that the bounds check and the scatter kernel read
     # again (0.13x-0.29x eager); PyTorch's scatter_add reads the index tensor where it
     # is. The updates' producer stays a Dyno kernel, and so do other scatters.
-    from dyno.driver.frontend import LIBRARY_SCATTER_UPDATES
+    from dyno.targets.triton.library_routing import LIBRARY_SCATTER_UPDATES
     assert LIBRARY_SCATTER_UPDATES <= 1 << 16
     torch.manual_seed(0)
     rows, columns = 4096, 16

@@ -61,7 +61,7 @@ def mlir(gm: torch.fx.GraphModule, example_inputs: List[torch.Tensor],
             fw_compiler=forward_compiler,
             bw_compiler=backward_compiler,
             inference_compiler=inference_compiler,
-            decompositions=decompositions.table(target),
+            decompositions=decompositions.table(target.name),
         )
         compiled = backend(gm, example_inputs)
         if forward_runs_eagerly:

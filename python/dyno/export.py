@@ -205,7 +205,7 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
     dump.write("00-aten-fx.py", graph_module.code)
     options = options or compiler.CompileOptions()
     try:
-        lowered = triton.lower(graph_module, dump, options)
+        lowered = triton.TARGET.lower(graph_module, dump, options)
     except DynoCompileError as error:
         eager_ops = _ops_dyno_cannot_compile(graph_module)
         if not eager_ops:
@@ -215,7 +215,7 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
                       "the exported program calls PyTorch's own kernels for them",
                       RuntimeWarning, stacklevel=3)
         with library_calls.called_as_library(eager_ops):
-            lowered = triton.lower(graph_module, GraphDump(), options)
+            lowered = triton.TARGET.lower(graph_module, GraphDump(), options)
         spec = {**spec, "eager_ops": names}
     kernels_source, wrapper_source = lowered.kernels_source, lowered.wrapper_source
     dump.discard_temporary()
@@ -243,10 +243,11 @@ def _ops_dyno_cannot_compile(graph_module: torch.fx.GraphModule) -> list:
     """The ATen ops of `graph_module` that the Triton target cannot compile, each checked
     alone (partition.op_is_supported, as torch.compile's per-op fallback checks them)."""
     from .driver import partition
+    from .targets import triton
 
     return [node.target for node in graph_module.graph.nodes
             if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
-            and not partition.op_is_supported(node, "triton")]
+            and not partition.op_is_supported(node, triton.TARGET)]
 
 
 def _views_as_reshapes(graph_module: torch.fx.GraphModule) -> None:

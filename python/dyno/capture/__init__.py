@@ -1,4 +1,5 @@
 """What Dyno does to the graphs Dynamo and AOTAutograd capture, before import: CUDA
 autocast regions traced on CPU tensors (cuda_autocast), opaque script-object inputs put
-aside (opaque_inputs), centred differences (centred_differences) and collectives moved to
-overlap the work between them (collective_scheduling)."""
+aside (opaque_inputs), centred differences (centred_differences), collectives moved to
+overlap the work between them (collective_scheduling) and attention under a constant
+causal mask run as causal attention (causal_masks)."""

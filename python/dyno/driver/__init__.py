@@ -1,4 +1,4 @@
-"""The compile of one captured graph: the driver (compiler: whole graph, per-op fallback
-through partition, the compile cache), its stages (graph_lowering: frontend's import and
-torch-mlir lowering, then Dyno's passes in one dyno-opt run through mlir_tools), and the
-dumps and logs of each stage (debug)."""
+"""The compile of one captured graph: the driver (compiler: the target chosen from the
+inputs' device, whole graph, per-op fallback through partition, the compile cache) and
+the dumps and logs of each stage (debug). What it compiles with is a target's `lower`
+and `load` (targets/target.py); the stages both targets share are in lowering/."""

@@ -8,12 +8,13 @@ An entry is keyed by everything its code depends on: the ATen graph (node by nod
 the values of its constants, each input's dtype, sizes, strides and device (symbolic
 sizes by name), the compile options, the graph's kind, its frozen inputs, the versions
 of Dyno (a digest of its Python sources and of its binaries' contents), torch and
-torch-mlir, and per target: the CPU (its vector capability, model and instruction set
-extensions) for machine code, triton's version for Triton source. A CPU entry holds the
-wrapper's source and the kernels as a shared library (the JIT's object code, linked with
-the system's `cc`; with no `cc` nothing is stored); a Triton entry the wrapper's and the
-kernels' sources (Triton caches what it compiles from them per device). Each has
-entry.json: the kernels' signatures, the graph's counts and a sha256 of each file.
+torch-mlir, and what the target's code depends on (Target.cache_key: the CPU for machine
+code, triton's version for Triton source). An entry holds the files the target's
+artifact stores (Artifact.store: a CPU entry the wrapper's source and the kernels as a
+shared library, a Triton entry the wrapper's and the kernels' sources) and entry.json:
+what the artifact asked to remember, the target's name, the graph's counts and a sha256
+of each file. A hit is the target's `restore` and `load` of the entry; the cache never
+asks which target it has.
 
 An entry is written to a temporary directory and renamed into place in one step, so a
 reader sees a whole entry or none; when several processes compile the same graph at once,
@@ -40,7 +41,8 @@ from typing import Optional
 
 import torch
 
-from .. import counters
+from .. import counters, targets
+from ..targets.target import Artifact, CacheEntry
 from .debug import log
 
 _FORMAT = "v1"
@@ -117,23 +119,6 @@ def _binaries_digest(paths) -> str:
     return value
 
 
-@functools.lru_cache(maxsize=None)
-def _host_cpu() -> str:
-    """The CPU the JIT compiled for (its model and instruction set extensions): a cache
-    shared by several machines must not hand one a library with instructions it lacks."""
-    import platform
-
-    try:
-        with open("/proc/cpuinfo") as info:
-            lines = info.read().split("\n\n")[0].splitlines()
-        wanted = ("vendor_id", "model name", "cpu family", "model", "flags")
-        return hashlib.sha256("\n".join(line for line in lines
-                                         if line.split(":")[0].strip() in wanted)
-                              .encode()).hexdigest()
-    except OSError:
-        return f"{platform.machine()}|{platform.processor()}"
-
-
 def _constant_bytes(value) -> Optional[bytes]:
     if isinstance(value, torch.Tensor):
         from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
@@ -158,23 +143,18 @@ def _input_description(value) -> str:
 
 
 def graph_key(gm: torch.fx.GraphModule, example_inputs, options, kind: str,
-              frozen_inputs, target: str) -> Optional[str]:
-    """The entry's key, or None when the graph cannot be keyed (a constant only known
-    as a fake tensor)."""
+              frozen_inputs, target) -> Optional[str]:
+    """The entry's key for `target` (a targets.target.Target), or None when the graph
+    cannot be keyed (a constant only known as a fake tensor)."""
     digest = hashlib.sha256()
 
     def feed(part) -> None:
         digest.update(part if isinstance(part, bytes) else str(part).encode())
         digest.update(b"\0")
 
-    for part in (_FORMAT, _dyno_fingerprint(), target, kind, repr(options),
-                 sorted(frozen_inputs)):
+    for part in (_FORMAT, _dyno_fingerprint(), target.name, kind, repr(options),
+                 sorted(frozen_inputs), target.cache_key()):
         feed(part)
-    if target == "cpu":  # machine code for this CPU
-        feed(torch.backends.cpu.get_cpu_capability())
-        feed(_host_cpu())
-    else:  # Triton source, compiled by Triton for each device (Triton caches that)
-        feed(f"triton={_version('triton')}")
     # The graph, node by node (what its Python code says, without generating it: 3 ms
     # against 55 ms for a 12-layer GPT-2; a target printed with an address makes a key
     # no other process computes, which only costs a compile).
@@ -208,15 +188,19 @@ def _remove(path: pathlib.Path) -> None:
 
 # Entries this process stored or loaded: what save_artifacts bundles.
 _used_entries = set()
-_ENTRY_FILES = {"cpu": ("wrapper.py", "kernels.so"), "triton": ("wrapper.py", "kernels.py")}
+# Entries this process wrote (of those, discard removes one that does not load).
+_written_entries = set()
 
 
-def load(key: str, graph_id: int, device=None, autotune: bool = False):
-    """(call, kernels, library calls, library routines) of the entry `key`, or None on a
-    miss (a corrupt entry is removed and counted as one). `device` and `autotune`: where
-    and how a Triton entry's kernels run."""
-    from ..targets import cpu, triton
+def _entry_files(meta: dict):
+    """The files of an entry (besides entry.json): its target's."""
+    return targets.get(meta["target"]).entry_files
 
+
+def load(key: str, graph_id: int, device, options):
+    """(call, artifact) of the entry `key`, or None on a miss: its target's `restore`
+    (a failure: the entry is corrupt, removed and counted as a miss) and `load` on
+    `device` with `options` (a failure: it does not run here; a miss, the entry stays)."""
     entry = _entry(key)
     if entry is None or not entry.is_dir():
         counters.bump("cache_misses")
@@ -226,14 +210,8 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
         if files is None:
             raise ValueError("not whole, or a file does not match its digest")
         meta = json.loads(files["entry.json"])
-        source = files["wrapper.py"].decode()
-        for_triton = meta.get("target", "cpu") == "triton"
-        if not for_triton:
-            call = cpu.load(source, cpu.jit.LoadedKernels(
-                str(entry / "kernels.so"), meta["signatures"], meta["runner_utils"],
-                meta["symbols"]), graph_id)
-        else:
-            kernels_source = files["kernels.py"].decode()
+        target = targets.get(meta["target"])
+        artifact = target.restore(CacheEntry(entry, meta))
     except (OSError, ValueError, KeyError, AttributeError, SyntaxError) as error:
         log.info("graph %d: cache entry %s is corrupt (%s): compiling again", graph_id,
                  key[:12], error)
@@ -241,69 +219,57 @@ def load(key: str, graph_id: int, device=None, autotune: bool = False):
         counters.bump("cache_misses")
         _remove(entry)
         return None
-    if for_triton:
-        try:
-            call = triton.load(kernels_source, source, device, autotune, graph_id)
-        except Exception as error:  # noqa: BLE001 (this machine, not the entry: a miss)
-            log.info("graph %d: cache entry %s did not load here (%s: %s): compiling "
-                     "again", graph_id, key[:12], type(error).__name__, error)
-            counters.bump("cache_misses")
-            return None
+    try:
+        call = target.load(artifact, graph_id, device, options)
+    except Exception as error:  # noqa: BLE001 (this machine, not the entry: a miss)
+        log.info("graph %d: cache entry %s did not load here (%s: %s): compiling "
+                 "again", graph_id, key[:12], type(error).__name__, error)
+        counters.bump("cache_misses")
+        return None
     try:
         os.utime(entry)  # used now: evicted last
     except OSError:
         pass
     counters.bump("cache_hits")
     _used_entries.add(key)
-    return call, meta["kernels"], meta["extern_calls"], meta["library_calls"]
+    return call, artifact
 
 
-def store_cpu(key: str, source: str, kernels, signatures, num_kernels: int,
-              num_externs: int, library_calls, runner_utils: bool,
-              symbols: dict) -> Optional[pathlib.Path]:
-    """Writes the CPU entry `key` (a no-op when another process wrote it first) and
-    returns its directory, or None when it was not stored. `runner_utils`: the kernels
-    call MLIR's C runner utilities; `symbols`: each kernel's symbol in the library."""
-    def write(staging: pathlib.Path) -> bool:
-        if not kernels.save(str(staging / "kernels.so")):
-            log.debug("compile cache: no C compiler driver links the kernels; not stored")
-            return False
-        from ..targets.cpu import jit
+def store(key: str, target, artifact: Artifact) -> Optional[CacheEntry]:
+    """Writes the entry `key` of `artifact`, lowered by `target` (a no-op when another
+    process wrote it first), and returns it; None when it was not stored."""
+    def write(staging: pathlib.Path) -> Optional[dict]:
+        meta = artifact.store(staging)
+        if meta is None:
+            return None
+        return {**meta, "kernels": artifact.num_kernels,
+                "extern_calls": artifact.extern_calls,
+                "library_calls": list(artifact.library_calls)}
 
-        # A library that would not load (a symbol the JIT resolved from somewhere a
-        # later process lacks) is not stored.
-        jit.LoadedKernels(str(staging / "kernels.so"), signatures, runner_utils, symbols)
-        (staging / "wrapper.py").write_text(source)
-        return True
+    entry = _store(key, target, write)
+    return None if entry is None else CacheEntry(entry, stored_meta(entry))
 
-    return _store(key, "cpu", write, {"signatures": signatures, "kernels": num_kernels,
-                                      "extern_calls": num_externs,
-                                      "library_calls": list(library_calls),
-                                      "runner_utils": runner_utils, "symbols": symbols})
+
+def discard(key: str) -> None:
+    """Removes the entry `key`, which did not load, if this process wrote it (one another
+    process wrote may load there)."""
+    entry = _entry(key)
+    if key in _written_entries and entry is not None:
+        _written_entries.discard(key)
+        _used_entries.discard(key)
+        _remove(entry)
 
 
 def stored_meta(entry: pathlib.Path) -> dict:
-    """A stored entry's entry.json (a CPU entry's: the kernels' signatures and symbols in
-    its library, whether it needs the runner utilities)."""
+    """A stored entry's entry.json."""
     return json.loads((entry / "entry.json").read_text())
 
 
-def store_triton(key: str, kernels_source: str, source: str, num_kernels: int,
-                 num_externs: int, library_calls) -> Optional[pathlib.Path]:
-    """Writes the Triton entry `key`: the kernels' Triton source and the wrapper."""
-    def write(staging: pathlib.Path) -> bool:
-        (staging / "kernels.py").write_text(kernels_source)
-        (staging / "wrapper.py").write_text(source)
-        return True
-
-    return _store(key, "triton", write, {"kernels": num_kernels, "extern_calls": num_externs,
-                                         "library_calls": list(library_calls)})
-
-
-def _store(key: str, target: str, write, meta: dict) -> Optional[pathlib.Path]:
-    """Stages an entry (`write(staging)` writes its files; False: nothing to store), adds
-    entry.json with each file's digest and renames it into place; returns the entry's
-    directory (None: not stored)."""
+def _store(key: str, target, write) -> Optional[pathlib.Path]:
+    """Stages an entry (`write(staging)` writes `target`'s files and returns entry.json's
+    contents; None: nothing to store), adds the target's name and each file's digest to
+    entry.json and renames it into place; returns the entry's directory (None: not
+    stored)."""
     directory = root()
     if directory is None:
         return None
@@ -318,10 +284,11 @@ def _store(key: str, target: str, write, meta: dict) -> Optional[pathlib.Path]:
         log.info("compile cache %s not writable: %s", directory, error)
         return None
     try:
-        if not write(staging):
+        meta = write(staging)
+        if meta is None:
             return None
-        meta = {**meta, "target": target,
-                "files": {name: _sha256(staging / name) for name in _ENTRY_FILES[target]}}
+        meta = {**meta, "target": target.name,
+                "files": {name: _sha256(staging / name) for name in target.entry_files}}
         (staging / "entry.json").write_text(json.dumps(meta))
         entry.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -330,6 +297,7 @@ def _store(key: str, target: str, write, meta: dict) -> Optional[pathlib.Path]:
             if not entry.is_dir():
                 return None
         else:
+            _written_entries.add(key)
             _evict(directory, keep=entry)
         _used_entries.add(key)
         return entry
@@ -388,7 +356,7 @@ def _read_entry(entry: Optional[pathlib.Path]) -> Optional[dict]:
         return None
     try:
         files = {"entry.json": (entry / "entry.json").read_bytes()}
-        for name in _ENTRY_FILES[json.loads(files["entry.json"]).get("target", "cpu")]:
+        for name in _entry_files(json.loads(files["entry.json"])):
             files[name] = (entry / name).read_bytes()
         _check_whole(files)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -401,7 +369,7 @@ def _check_whole(files: dict) -> None:
     exactly the files of its target, each matching entry.json's digest."""
     try:
         meta = json.loads(files["entry.json"])
-        expected = _ENTRY_FILES[meta.get("target", "cpu")]
+        expected = _entry_files(meta)
         whole = set(files) == {"entry.json", *expected} and \
             set(meta["files"]) == set(expected) and all(
                 hashlib.sha256(files[name]).hexdigest() == meta["files"][name]
@@ -455,7 +423,8 @@ def load_artifacts(data: bytes) -> int:
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
         for member in archive.getmembers():
             key, _, name = member.name.partition("/")
-            allowed = {"entry.json", *_ENTRY_FILES["cpu"], *_ENTRY_FILES["triton"]}
+            allowed = {"entry.json", *(name for target in targets.names()
+                                       for name in targets.get(target).entry_files)}
             if not member.isfile() or member.size > _ARTIFACT_MEMBER_LIMIT:
                 raise ValueError(f"not a Dyno cache artifact member: {member.name!r}")
             if key == "autotune" and _is_autotune_name(name):

@@ -1,10 +1,12 @@
 """Compiles one ATen FX graph (from AOTAutograd) into a callable, or falls back to eager.
 
-Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/ when set: 00-aten-fx.py (the graph as
-AOTAutograd handed it over); 01-torch.mlir to 04-*.mlir and Triton's 05-kernels.py from
-graph_lowering.lower_graph (its docstring lists them); the generated host wrapper,
-05-wrapper.py (CPU) or 06-wrapper.py (Triton), from the targets' `lower` (targets/cpu,
-targets/triton), which this module calls with their `load`.
+The target (targets/target.py) is chosen from the inputs' device, or named by the
+options; the compile is its `lower`, the compile cache's store and its `load`, or on a
+cache hit the entry's restore and load. Stages, each dumped to DYNO_DEBUG_DIR/graph_<n>/
+when set: 00-aten-fx.py (the graph as AOTAutograd handed it over); 01-torch.mlir to
+04-*.mlir and Triton's 05-kernels.py from lowering/graph_lowering.lower_graph (its
+docstring lists them); the generated host wrapper, 05-wrapper.py (CPU) or 06-wrapper.py
+(Triton), from the targets' `lower`.
 """
 import time
 import warnings
@@ -13,9 +15,10 @@ from typing import Callable, List
 
 import torch
 
-from . import compile_cache, frontend
-from .. import counters
+from . import compile_cache
+from .. import counters, targets
 from ..capture import opaque_inputs
+from ..lowering import frontend
 from ..targets import host_runtime
 from .debug import GraphDump, log
 from ..errors import DynoCompileError
@@ -24,21 +27,20 @@ from ..ops.library_calls import COLLECTIVE_NAMESPACE
 _warned = set()
 
 
-TARGETS = ("auto", "cpu", "triton")
-
-
 @dataclass(frozen=True)
 class CompileOptions:
-    target: str = "auto"  # "auto" (from the inputs' device), "cpu" or "triton"
-    autotune: bool = False  # Triton: time each kernel's block-size configurations once
+    target: str = "auto"  # "auto" (from the inputs' device) or a name of targets.names()
+    # Triton: time each kernel's block-size configurations once (a no-op on the CPU).
+    autotune: bool = False
     # Long float sums in blocks (dyno-block-long-sums). Off only to measure what the
     # blocks cost (benchmarks/accuracy_cost.py): long sums then lose accuracy.
     block_long_sums: bool = True
     # Inference graphs may keep their parameters and buffers in the forms the libraries
-    # run fastest (oneDNN's packed GEMM weights): the user promises not to change them
-    # behind autograd's back (writes through `.data`). See host_runtime.FrozenWeights.
+    # run fastest: the user promises not to change them behind autograd's back (writes
+    # through `.data`). What each target keeps: its package's docstring (CPU: oneDNN's
+    # packed weights, host_runtime.FrozenWeights; Triton: padded GEMM weights).
     freezing: bool = False
-    # CPU graphs are stored in, and loaded from, the on-disk compile cache
+    # Graphs are stored in, and loaded from, the on-disk compile cache
     # (compile_cache.py; also off with DYNO_CACHE=0).
     cache: bool = True
     # Graphs keep their intermediates in a per-graph workspace from call to call
@@ -61,33 +63,13 @@ class CompileOptions:
             raise ValueError(f"dyno: unknown options {sorted(options)}; known: ['autotune', "
                              "'block_long_sums', 'cache', 'causal_masks', 'freezing', "
                              "'target', 'workspace']")
-        if target not in TARGETS:
-            raise ValueError(f"dyno: target must be one of {list(TARGETS)}, got {target!r}")
+        choices = ("auto", *targets.names())
+        if target not in choices:
+            raise ValueError(f"dyno: target must be one of {list(choices)}, got {target!r}")
         for name, value in flags.items():
             if not isinstance(value, bool):
                 raise ValueError(f"dyno: {name} must be True or False, got {value!r}")
         return CompileOptions(target=target, **flags)
-
-    def lowering_pipeline_options(self, target: str, frozen_filters: bool = False) -> str:
-        """The options of dyno-cpu-lowering-pipeline / dyno-triton-lowering-pipeline.
-        `frozen_filters`: the graph's convolution filters are frozen (packed at run time)."""
-        options = [] if self.block_long_sums else ["block-long-sums=false"]
-        if target == "cpu" and torch.backends.cpu.get_cpu_capability() == "AVX512":
-            # PyTorch's kernels use 512-bit vectors here; LLVM's x86 tuning would stop
-            # at 256 (dyno-prefer-vector-width).
-            options.append("vector-width=512")
-        if target == "cpu":
-            # The runtime runs these convolutions channels-last (host_runtime): kernels
-            # read and write their tensors in that order. (Per graph: an f32 convolution
-            # whose filter is not itself a frozen input runs NCHW, and its kernels' views
-            # are copied; correct, slower.)
-            channels_last = [name for name, dtype in (("bf16", torch.bfloat16),
-                                                      ("f16", torch.float16),
-                                                      ("f32", torch.float32))
-                             if host_runtime.convolves_channels_last(dtype, frozen_filters)]
-            if channels_last:
-                options.append("channels-last-convolutions=" + ",".join(channels_last))
-        return " ".join(options)
 
 
 def _boxed(fn: Callable) -> Callable:
@@ -107,83 +89,51 @@ def _warn_once(graph_id: int, error: DynoCompileError, what: str = "runs eagerly
 
 
 def target_and_device(example_inputs, options: CompileOptions):
-    """(target, device): the explicit target, or Triton for CUDA inputs and CPU code for
-    CPU inputs. Triton kernels on CPU tensors run under Triton's interpreter."""
+    """(target, device): the target named by the options, or the device's
+    (targets.for_device: Triton for CUDA inputs, CPU code for CPU inputs). Triton kernels
+    on CPU tensors run under Triton's interpreter."""
     devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
         raise DynoCompileError("frontend", f"inputs on several devices: {sorted(map(str, devices))}")
     device = next(iter(devices)) if devices else torch.device("cpu")
-    target = options.target
-    if target == "auto":
-        target = "triton" if device.type == "cuda" else "cpu"
-    if target == "cpu" and device.type != "cpu":
-        raise DynoCompileError("frontend", f"the CPU target got inputs on {device}")
-    if target == "triton" and device.type not in ("cpu", "cuda"):
-        raise DynoCompileError("frontend", f"the Triton target cannot run on {device}")
+    target = targets.for_device(device) if options.target == "auto" \
+        else targets.get(options.target)
+    if device.type not in target.devices:
+        raise DynoCompileError("frontend", f"the {target.name} target cannot run on {device}")
     return target, device
 
 
-def _compile_cpu(gm: torch.fx.GraphModule, dump: GraphDump, options,
-                 frozen_inputs: frozenset = frozenset(), cache_key=None):
-    """The CPU target's lower and load, with the compile cache's store in between.
-    `frozen_inputs`: positions of the inputs that stay the same from call to call
-    (parameters under `freezing`), whose matmul weights are kept packed. `cache_key`:
-    the compile cache's key for this graph, under which the result is stored."""
-    from ..targets import cpu
-
-    lowered = cpu.lower(gm, dump, options, frozen_inputs)
-    kernels = lowered.kernels
+def _compile(target, gm: torch.fx.GraphModule, dump: GraphDump, device, options,
+             frozen_inputs: frozenset = frozenset(), cache_key=None):
+    """`target`'s lower and load, with the compile cache's store in between (under
+    `cache_key`, this graph's key, when given): (call, the artifact). `frozen_inputs`:
+    positions of the inputs that stay the same from call to call (parameters under
+    `freezing`)."""
+    artifact = target.lower(gm, dump, options, frozen_inputs)
+    stored = False
     if cache_key is not None:
         try:
             with dump.stage("cache store"):
-                entry = compile_cache.store_cpu(
-                    cache_key, lowered.wrapper_source, kernels, lowered.signatures,
-                    lowered.num_kernels, lowered.extern_calls, lowered.library_calls,
-                    lowered.runner_utils, kernels.symbols)
+                entry = compile_cache.store(cache_key, target, artifact)
                 if entry is not None:
-                    # The stored library's code instead of the JIT's: the JIT holds
-                    # an LLVM session per graph (2.4 MB, against 0.1 MB for a library).
-                    # (Another process may have stored this graph first: its
-                    # library names the kernels its own way.)
-                    stored = compile_cache.stored_meta(entry)
-                    kernels = kernels.run_from(str(entry / "kernels.so"),
-                                               stored["runner_utils"], stored["symbols"])
+                    artifact = artifact.stored(entry)
+                    stored = True
         except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
             log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
                      type(error).__name__, error)
-    call = cpu.load(lowered.wrapper_source, kernels, dump.graph_id)
+    try:
+        with dump.stage("load"):
+            call = target.load(artifact, dump.graph_id, device, options)
+    except Exception:
+        if stored:  # an entry that does not load is not kept
+            compile_cache.discard(cache_key)
+        raise
     dump.discard_temporary()
-    return call, lowered.num_kernels, lowered.extern_calls
-
-
-def _compile_triton(gm: torch.fx.GraphModule, dump: GraphDump, device, options,
-                    frozen_inputs: frozenset = frozenset(), cache_key=None):
-    """The Triton target's lower and load, then the compile cache's store (of an entry
-    whose kernels loaded). `frozen_inputs`: as for _compile_cpu (padded GEMM weights are
-    kept). `cache_key`: the compile cache's key for this graph, under which the kernels'
-    and the wrapper's sources are stored."""
-    from ..targets import triton
-
-    lowered = triton.lower(gm, dump, options, frozen_inputs)
-    with dump.stage("Triton load"):
-        call = triton.load(lowered.kernels_source, lowered.wrapper_source, device,
-                           triton.runtime.autotune_requested(options.autotune),
-                           dump.graph_id)
-    if cache_key is not None:
-        try:
-            with dump.stage("cache store"):
-                compile_cache.store_triton(cache_key, lowered.kernels_source,
-                                           lowered.wrapper_source, lowered.num_kernels,
-                                           lowered.extern_calls, lowered.library_calls)
-        except Exception as error:  # noqa: BLE001 (the compiled graph runs all the same)
-            log.info("graph %d: not stored in the compile cache: %s: %s", dump.graph_id,
-                     type(error).__name__, error)
-    dump.discard_temporary()
-    return call, lowered.num_kernels, lowered.extern_calls
+    return call, artifact
 
 
 def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump,
-                            error: DynoCompileError, compile_part, target: str):
+                            error: DynoCompileError, compile_part, target):
     """Per-op fallback: compiles the supported subgraphs, leaves the other ops eager.
     Returns a callable, or None when no part of the graph compiles."""
     from . import partition
@@ -191,9 +141,9 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
     def compile_subgraph(submodule):
         sub_dump = GraphDump()
         sub_dump.write("00-aten-fx.py", submodule.code)
-        call, num_kernels, num_externs = compile_part(submodule, sub_dump)
-        counters.bump("kernels", num_kernels)
-        counters.bump("extern_calls", num_externs)
+        call, artifact = compile_part(submodule, sub_dump)
+        counters.bump("kernels", artifact.num_kernels)
+        counters.bump("extern_calls", artifact.extern_calls)
         return call
 
     try:
@@ -207,7 +157,7 @@ def _compile_with_eager_ops(gm: torch.fx.GraphModule, kind: str, dump: GraphDump
         counters.record_split(f"{kind} graph {dump.graph_id}: {error.stage}: {error.reason}")
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
-        counters.bump(f"{target}_graphs")
+        counters.bump(f"{target.name}_graphs")
         return lambda args: fused(*args)
     counters.bump("partially_compiled_graphs")
     for name in eager_ops:
@@ -243,17 +193,13 @@ def _frozen_inputs(options: CompileOptions, inference: bool) -> frozenset:
 
 
 def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, target, device, dump):
-    """(the compile cache's key for this graph or None, the entry's contents or None).
+    """(the compile cache's key for this graph or None, (call, artifact) or None).
     A failure here is a miss, never the user's error."""
     try:
         with dump.stage("cache lookup"):
             key = compile_cache.graph_key(gm, example_inputs, options, kind, frozen_inputs,
                                           target)
-            autotune = False
-            if target == "triton":
-                from ..targets import triton
-                autotune = triton.runtime.autotune_requested(options.autotune)
-            return key, (compile_cache.load(key, dump.graph_id, device, autotune)
+            return key, (compile_cache.load(key, dump.graph_id, device, options)
                          if key else None)
     except Exception as error:  # noqa: BLE001 (a cache problem costs a compile)
         log.info("graph %d: compile cache lookup failed: %s: %s", dump.graph_id,
@@ -284,11 +230,11 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
         frontend.check_graph_inputs(example_inputs, device.type)
     except DynoCompileError as error:
         return fall_back(error)
+    for note in target.check_options(options):
+        log.info("graph %d: %s", dump.graph_id, note)
 
     def compile_part(graph, part_dump, frozen_inputs=frozenset(), cache_key=None):
-        if target == "cpu":
-            return _compile_cpu(graph, part_dump, options, frozen_inputs, cache_key)
-        return _compile_triton(graph, part_dump, device, options, frozen_inputs, cache_key)
+        return _compile(target, graph, part_dump, device, options, frozen_inputs, cache_key)
 
     # (Objects taken out of the inputs would shift the positions: only DTensor training
     # graphs have them.)
@@ -300,27 +246,27 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
                                         frozen_inputs, target, device, dump)
     try:
         if hit is not None:
-            call, num_kernels, num_externs, library_calls = hit
-            for name in library_calls:
+            call, artifact = hit
+            for name in artifact.library_calls:
                 counters.record_library_call(name)
             log.info("graph %d (%s, %s): loaded from the compile cache in %.3f s",
-                     dump.graph_id, kind, target, time.perf_counter() - dump.started)
+                     dump.graph_id, kind, target.name, time.perf_counter() - dump.started)
         else:
-            call, num_kernels, num_externs = compile_part(compiled_gm, dump, frozen_inputs,
-                                                          cache_key)
+            call, artifact = compile_part(compiled_gm, dump, frozen_inputs, cache_key)
+        num_kernels, num_externs = artifact.num_kernels, artifact.extern_calls
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")
-        counters.bump(f"{target}_graphs")
+        counters.bump(f"{target.name}_graphs")
         if frontend.has_symbolic_sizes(example_inputs):
             counters.bump("dynamic_graphs")
         counters.bump("kernels", num_kernels)
         counters.bump("extern_calls", num_externs)
         log.info("graph %d (%s, %s): %d kernels, %d library calls, compiled in %.2f s: %s",
-                 dump.graph_id, kind, target, num_kernels, num_externs,
+                 dump.graph_id, kind, target.name, num_kernels, num_externs,
                  time.perf_counter() - dump.started, dump.summary())
     except DynoCompileError as error:
         log.info("graph %d (%s, %s): not compiled whole after %.2f s: %s: %s",
-                 dump.graph_id, kind, target, time.perf_counter() - dump.started,
+                 dump.graph_id, kind, target.name, time.perf_counter() - dump.started,
                  error.stage, error.reason)
         call = _compile_with_eager_ops(compiled_gm, kind, dump, error, compile_part, target)
         if call is None:

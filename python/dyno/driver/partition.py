@@ -15,7 +15,7 @@ import torch
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from . import frontend
+from ..lowering import frontend
 from ..errors import DynoCompileError
 from ..ops.eager import ROUTED_TO_EAGER
 
@@ -68,26 +68,16 @@ def _single_op_graph(node: torch.fx.Node, inputs: List[torch.fx.Node] = None
     return torch.fx.GraphModule(torch.nn.Module(), graph)
 
 
-def _lowers_to_triton(directory: pathlib.Path) -> None:
-    """Runs the Triton target's passes and emitter on an imported op (02-linalg.mlir);
-    raises DynoCompileError where the op has no Triton lowering (e.g. an argmax)."""
-    from . import graph_lowering
-
-    graph_lowering.run_dyno_passes("triton", directory / "02-linalg.mlir",
-                             directory / "03-kernels.mlir", directory / "04-triton.mlir",
-                             triton_source_path=directory / "05-kernels.py")
-
-
-def op_is_supported(node: torch.fx.Node, target: str = "cpu") -> bool:
-    """Whether torch-mlir imports this op to linalg and Dyno's MLIR reads the result; for
-    the Triton target, also whether its kernels lower to Triton."""
+def op_is_supported(node: torch.fx.Node, target) -> bool:
+    """Whether torch-mlir imports this op to linalg, Dyno's MLIR reads the result and
+    `target` (a targets.target.Target) lowers it (its check_op)."""
     if node.op != "call_function" or node.target is operator.getitem:
         return node.op == "call_function"
     if node.target in ROUTED_TO_EAGER:
         return False
     if not isinstance(node.meta.get("val"), (torch.Tensor, tuple, list)):
         return False
-    key = (target,) + _signature(node)
+    key = (target.name,) + _signature(node)
     if key not in _support_cache:
         from .. import ir
 
@@ -97,8 +87,7 @@ def op_is_supported(node: torch.fx.Node, target: str = "cpu") -> bool:
                                                  pathlib.Path(directory))
                 with ir.Context():
                     ir.Module.parse(text)
-                if target == "triton":
-                    _lowers_to_triton(pathlib.Path(directory))
+                target.check_op(pathlib.Path(directory))
             _support_cache[key] = True
         except Exception:  # unsupported by torch-mlir, or a dialect Dyno does not have
             _support_cache[key] = False
@@ -106,7 +95,7 @@ def op_is_supported(node: torch.fx.Node, target: str = "cpu") -> bool:
 
 
 class _DynoSupport(OperatorSupportBase):
-    def __init__(self, target: str):
+    def __init__(self, target):
         super().__init__()
         self.target = target
 
@@ -174,9 +163,9 @@ def eager_op_names(gm: torch.fx.GraphModule) -> List[str]:
     return sorted(names)
 
 
-def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable,
-                       target: str = "cpu"):
-    """Returns (graph module, number of partitions compiled, wholly or op by op).
+def compile_partitions(gm: torch.fx.GraphModule, compile_subgraph: Callable, target):
+    """Returns (graph module, number of partitions compiled, wholly or op by op), the ops
+    checked for `target` (a targets.target.Target).
 
     `compile_subgraph(submodule)` returns a boxed callable or raises DynoCompileError.
     """

@@ -100,14 +100,14 @@ def _library_call(aten_name):
     return lower
 
 
-# Sorts of long lines on the Triton target (frontend.with_triton_library_calls marks
-# them; they reach torch-mlir as aten.sort.stable, which it does not lower): the GPU's
+# Sorts of long lines on the Triton target (targets/triton/library_routing.py marks them;
+# they reach torch-mlir as aten.sort.stable, which it does not lower): the GPU's
 # segmented sort. Dyno's bitonic network sorts 64-bit (value, position) keys in
 # registers, several times faster than eager on short lines but 2.2x slower on rows of
 # 1024 float32 (benchmarks/results/gpu-sequential-ops-2026-11-26-h100.md).
 SORT_OPS = ("sort.stable",)
 
-# Scatter-adds on the Triton target (frontend.with_triton_library_calls marks them as
+# Scatter-adds on the Triton target (targets/triton/library_routing.py marks them as
 # dyno::scatter_add): PyTorch's kernel reads each update's index where it is, where
 # torch-mlir's lowering stacks every update's coordinates into an [updates, rank] int64
 # tensor that Dyno's bounds check and scatter kernel read again (0.13x-0.29x eager on an

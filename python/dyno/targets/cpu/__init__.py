@@ -1,18 +1,43 @@
-"""The CPU target: `lower` (Dyno's passes down to the LLVM dialect, the wrapper, the JIT)
-and `load` (the wrapper bound to the kernels). See ../__init__.py for the shape both
-targets share; jit.py runs the kernels."""
+"""The CPU target (target.Target): Dyno's passes down to the LLVM dialect, the wrapper, the
+JIT (jit.py runs the kernels); a compile-cache entry holds the wrapper and the kernels as
+a shared library. See ../target.py for the interface both targets implement.
+
+Its policy:
+- `freezing`: an inference graph's frozen matmul weights and convolution filters are
+  kept packed for oneDNN (host_runtime.FrozenWeights), and convolutions with frozen
+  filters run channels-last where oneDNN computes them (the kernels around them read
+  and write that order: dyno-channels-last-convolutions).
+- `autotune` does nothing here (ignored_options).
+"""
+import dataclasses
+import functools
+import hashlib
+import logging
+import platform
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
+
+import torch
 
 from ... import counters
-from .. import wrapper
+from ...lowering import frontend, graph_lowering
+from .. import host_runtime, wrapper
+from ..target import Artifact, CacheEntry, Target
 from . import jit
+
+log = logging.getLogger("dyno.compile")
+
+PASSES = graph_lowering.DynoPasses(
+    target="cpu",
+    kernel_formation="dyno-kernel-formation-pipeline",
+    lowering="dyno-cpu-lowering-pipeline",
+    lowered_file="04-llvm.mlir")
 
 
 @dataclass
-class Lowered:
+class CpuArtifact(Artifact):
     wrapper_source: str
-    kernels: Any  # jit.CpuKernels: compiled, not yet bound to a wrapper
+    kernels: Any  # jit.CpuKernels (compiled, not yet bound to a wrapper) or jit.LoadedKernels
     signatures: Dict[str, int]  # kernel -> number of pointer arguments
     extern_calls: int
     library_calls: List[str]
@@ -22,42 +47,125 @@ class Lowered:
     def num_kernels(self) -> int:
         return len(self.signatures)
 
+    def store(self, directory) -> Optional[Dict]:
+        """wrapper.py and kernels.so (the JIT's object code linked by the system's `cc`;
+        None, nothing stored, without one)."""
+        if not self.kernels.save(str(directory / "kernels.so")):
+            log.debug("compile cache: no C compiler driver links the kernels; not stored")
+            return None
+        # A library that would not load (a symbol the JIT resolved from somewhere a
+        # later process lacks) is not stored.
+        jit.LoadedKernels(str(directory / "kernels.so"), self.signatures, self.runner_utils,
+                          self.kernels.symbols)
+        (directory / "wrapper.py").write_text(self.wrapper_source)
+        return {"signatures": self.signatures, "runner_utils": self.runner_utils,
+                "symbols": self.kernels.symbols}
 
-def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
-    """ATen graph -> the CPU's compiled kernels and wrapper source. `options`: the
-    compiler's CompileOptions; `frozen_inputs`: positions of the inputs that stay the
-    same from call to call (parameters under `freezing`), whose weights stay packed."""
-    from ...driver import frontend, graph_lowering
-    from ... import ir
-
-    outputs = frontend.graph_outputs(gm)
-    lowered = graph_lowering.lower_graph(gm, dump, "cpu", options.lowering_pipeline_options(
-        "cpu", frozen_filters=bool(frozen_inputs)), causal_masks=options.causal_masks)
-    # One parse of the lowered module: its host function makes the wrapper, then its
-    # kernels go to the JIT.
-    with ir.Context():
-        with dump.stage("wrapper"):
-            module, host = graph_lowering.host_function(lowered)
-            builder = wrapper.WrapperBuilder(host, ir.AsmState(host),
-                                             frozen_inputs=frozen_inputs,
-                                             workspace=options.workspace)
-            source = builder.emit(outputs)
-        dump.write("05-wrapper.py", source)
-        with dump.stage("JIT"):
-            kernels = jit.CpuKernels(module, builder.kernel_signatures)
-    if kernels.shared:
-        counters.bump("shared_kernels", kernels.shared)
-    if kernels.parts > 1:
-        counters.bump("jit_parts", kernels.parts)
-    # (Kernels taken from other graphs' units are linked in whole when stored.)
-    runner_utils = "@memrefCopy" in lowered or kernels.runner_utils
-    return Lowered(source, kernels, builder.kernel_signatures, builder.extern_calls,
-                   list(builder.library_calls), runner_utils)
+    def stored(self, entry: CacheEntry) -> "CpuArtifact":
+        """The kernels from the stored library instead of the JIT: the JIT holds an LLVM
+        session per graph (2.4 MB, against 0.1 MB for a library). (Another process may
+        have stored this graph first: its library names the kernels its own way.)"""
+        kernels = self.kernels.run_from(str(entry.directory / "kernels.so"),
+                                        entry.meta["runner_utils"], entry.meta["symbols"])
+        return dataclasses.replace(self, kernels=kernels)
 
 
-def load(wrapper_source: str, kernels, graph_id: int):
-    """The graph's `call(args)`: its wrapper bound to `kernels` (jit.CpuKernels, or
-    jit.LoadedKernels from the compile cache)."""
-    namespace = wrapper.wrapper_globals(kernels, jit.sync_threads)
-    exec(compile(wrapper_source, f"<dyno graph {graph_id}>", "exec"), namespace)
-    return namespace["call"]
+@functools.lru_cache(maxsize=None)
+def _host_cpu() -> str:
+    """The CPU the JIT compiled for (its model and instruction set extensions): a cache
+    shared by several machines must not hand one a library with instructions it lacks."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            lines = info.read().split("\n\n")[0].splitlines()
+        wanted = ("vendor_id", "model name", "cpu family", "model", "flags")
+        return hashlib.sha256("\n".join(line for line in lines
+                                         if line.split(":")[0].strip() in wanted)
+                              .encode()).hexdigest()
+    except OSError:
+        return f"{platform.machine()}|{platform.processor()}"
+
+
+def pipeline_options(options, frozen_filters: bool = False) -> str:
+    """dyno-cpu-lowering-pipeline's options for a graph. `frozen_filters`: the graph's
+    convolution filters are frozen (packed at run time)."""
+    pipeline = [] if options.block_long_sums else ["block-long-sums=false"]
+    if torch.backends.cpu.get_cpu_capability() == "AVX512":
+        # PyTorch's kernels use 512-bit vectors here; LLVM's x86 tuning would stop at
+        # 256 (dyno-prefer-vector-width).
+        pipeline.append("vector-width=512")
+    # The runtime runs these convolutions channels-last (host_runtime): kernels read and
+    # write their tensors in that order. (Per graph: an f32 convolution whose filter is
+    # not itself a frozen input runs NCHW, and its kernels' views are copied; correct,
+    # slower.)
+    channels_last = [name for name, dtype in (("bf16", torch.bfloat16),
+                                              ("f16", torch.float16),
+                                              ("f32", torch.float32))
+                     if host_runtime.convolves_channels_last(dtype, frozen_filters)]
+    if channels_last:
+        pipeline.append("channels-last-convolutions=" + ",".join(channels_last))
+    return " ".join(pipeline)
+
+
+class CpuTarget(Target):
+    name = "cpu"
+    devices = ("cpu",)
+    entry_files = ("wrapper.py", "kernels.so")
+    ignored_options = {
+        "autotune": "the CPU kernels have no launch configurations to time (their tiles "
+                    "and vectors are chosen by dyno-cpu-lowering-pipeline)",
+    }
+
+    def cache_key(self) -> str:
+        """Machine code for this CPU: its vector capability, model and extensions."""
+        return f"{torch.backends.cpu.get_cpu_capability()}|{_host_cpu()}"
+
+    def lower(self, gm, dump, options, frozen_inputs: frozenset = frozenset()) -> CpuArtifact:
+        """ATen graph -> the compiled kernels (jit.CpuKernels) and the wrapper's source;
+        frozen inputs' weights stay packed."""
+        from ... import ir
+
+        outputs = frontend.graph_outputs(gm)
+        lowered = graph_lowering.lower_graph(
+            gm, dump, PASSES, pipeline_options(options, frozen_filters=bool(frozen_inputs)),
+            causal_masks=options.causal_masks)
+        # One parse of the lowered module: its host function makes the wrapper, then its
+        # kernels go to the JIT.
+        with ir.Context():
+            with dump.stage("wrapper"):
+                module, host = graph_lowering.host_function(lowered)
+                builder = wrapper.WrapperBuilder(host, ir.AsmState(host),
+                                                 frozen_inputs=frozen_inputs,
+                                                 workspace=options.workspace)
+                source = builder.emit(outputs)
+            dump.write("05-wrapper.py", source)
+            with dump.stage("JIT"):
+                kernels = jit.CpuKernels(module, builder.kernel_signatures)
+        if kernels.shared:
+            counters.bump("shared_kernels", kernels.shared)
+        if kernels.parts > 1:
+            counters.bump("jit_parts", kernels.parts)
+        # (Kernels taken from other graphs' units are linked in whole when stored.)
+        runner_utils = "@memrefCopy" in lowered or kernels.runner_utils
+        return CpuArtifact(source, kernels, builder.kernel_signatures, builder.extern_calls,
+                           list(builder.library_calls), runner_utils)
+
+    def restore(self, entry: CacheEntry) -> CpuArtifact:
+        meta = entry.meta
+        kernels = jit.LoadedKernels(str(entry.directory / "kernels.so"), meta["signatures"],
+                                    meta["runner_utils"], meta["symbols"])
+        return CpuArtifact((entry.directory / "wrapper.py").read_text(), kernels,
+                           meta["signatures"], meta["extern_calls"],
+                           list(meta["library_calls"]), meta["runner_utils"])
+
+    def load(self, artifact: CpuArtifact, graph_id: int, device=None, options=None):
+        """The wrapper bound to the artifact's kernels."""
+        namespace = wrapper.wrapper_globals(artifact.kernels, jit.sync_threads)
+        exec(compile(artifact.wrapper_source, f"<dyno graph {graph_id}>", "exec"), namespace)
+        return namespace["call"]
+
+    def check_op(self, directory) -> None:
+        """Nothing more: an op torch-mlir imports and Dyno's MLIR parses lowers to the CPU
+        (what does not, in a whole graph, falls back op by op then)."""
+
+
+TARGET = CpuTarget()

@@ -1,66 +1,131 @@
-"""The Triton target: `lower` (Dyno's passes to Triton-level block programs, printed as
-@triton.jit Python, and the wrapper) and `load` (the kernels imported and launched by
-runtime.py, the wrapper bound to them). See ../__init__.py for the shape both targets
-share. Triton kernels on CPU tensors run under Triton's interpreter."""
+"""The Triton target (target.Target): Dyno's passes to Triton-level block programs, printed
+as @triton.jit Python, and the wrapper; runtime.py imports and launches the kernels. A
+compile-cache entry holds both sources (Triton caches what it compiles from them per
+device). Triton kernels on CPU tensors run under Triton's interpreter. See ../target.py
+for the interface both targets implement.
+
+Its policy:
+- Library routing (library_routing.py): long sorts, 64-bit sorts and scatter-adds are
+  PyTorch's GPU kernels.
+- Convolutions run channels-last in bf16/f16 (cuDNN's order), frozen filters or not; a
+  convolution's bias is added by the Triton kernels that read its result.
+- `freezing`: frozen bf16/f16 matmul weights whose sizes make cuBLAS slow are padded once
+  and kept (host_runtime.PaddedProducts); no other weight is packed (cuBLAS and cuDNN
+  take them as they are).
+- `autotune` (or DYNO_AUTOTUNE=1): each kernel's block sizes are timed on its first
+  launch (runtime.py).
+"""
+import logging
 from dataclasses import dataclass
-from typing import List
+from typing import Dict, List
 
 from ... import counters
+from ...lowering import frontend, graph_lowering
 from .. import host_runtime, wrapper
-from . import runtime
+from ..target import Artifact, CacheEntry, Target
+from . import library_routing, runtime
 
+log = logging.getLogger("dyno.compile")
 
+# cuDNN adds a convolution's bias in a kernel of its own, so on GPUs the Triton kernels
+# that read the result add it (oneDNN adds it in the accumulator: on CPUs it stays the
+# call's operand).
+PASSES = graph_lowering.DynoPasses(
+    target="triton",
+    kernel_formation="dyno-kernel-formation-pipeline{convolution-bias-in-library=false}",
+    lowering="dyno-triton-lowering-pipeline",
+    lowered_file="04-triton.mlir",
+    source_writer="dyno-write-triton",
+    source_file="05-kernels.py")
+
+# cuDNN runs bf16/f16 convolutions channels-last (host_runtime.conv2d): the kernels
+# around them read and write that order (dyno-channels-last-convolutions).
 CHANNELS_LAST_CONVOLUTIONS = "channels-last-convolutions=bf16,f16"
 
 
 @dataclass
-class Lowered:
+class TritonArtifact(Artifact):
     kernels_source: str  # the @triton.jit kernels and their KERNELS launch table
     wrapper_source: str
     num_kernels: int
     extern_calls: int
     library_calls: List[str]
 
-
-def lower(gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Lowered:
-    """ATen graph -> the Triton kernels' and the wrapper's Python sources, not run (export
-    ships them). `options`: the compiler's CompileOptions. `frozen_inputs`: positions of
-    the inputs that are frozen parameters (`freezing`), whose padded copies for the
-    products cuBLAS runs slowly (host_runtime.PaddedProducts) are kept between calls."""
-    from ...driver import frontend, graph_lowering
-    from ... import ir
-
-    outputs = frontend.graph_outputs(gm)
-    # cuDNN runs bf16/f16 convolutions channels-last (host_runtime.conv2d): the kernels
-    # around them read and write that order (dyno-channels-last-convolutions).
-    pipeline_options = " ".join(filter(None, [options.lowering_pipeline_options("triton"),
-                                              CHANNELS_LAST_CONVOLUTIONS]))
-    lowered = graph_lowering.lower_graph(frontend.with_triton_library_calls(gm), dump,
-                                         "triton", pipeline_options,
-                                         causal_masks=options.causal_masks)
-    kernels_source = (dump.directory() / "05-kernels.py").read_text()
-    dump.write("05-kernels.py", kernels_source, on_disk=False)
-    with dump.stage("wrapper"), ir.Context():
-        module, host = graph_lowering.host_function(lowered)  # module keeps host alive
-        builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True,
-                                         frozen_inputs=frozen_inputs,
-                                         workspace=options.workspace)
-        source = builder.emit(outputs)
-    dump.write("06-wrapper.py", source)
-    return Lowered(kernels_source, source, len(builder.kernel_signatures),
-                   builder.extern_calls, list(builder.library_calls))
+    def store(self, directory) -> Dict:
+        (directory / "kernels.py").write_text(self.kernels_source)
+        (directory / "wrapper.py").write_text(self.wrapper_source)
+        return {}
 
 
-def load(kernels_source: str, wrapper_source: str, device, autotune: bool, graph_id: int):
-    """The graph's `call(args)`: the kernels imported for `device` (autotuned on their
-    first launch with `autotune`), the wrapper bound to them."""
-    kernels = runtime.TritonKernels(runtime.write_kernels(kernels_source), device,
-                                    autotune=autotune,
-                                    compile_threads=host_runtime.compile_threads())
-    if kernels.shared:
-        counters.bump("shared_kernels", kernels.shared)
-    if kernels.compiled_ahead:
-        counters.bump("kernels_compiled_ahead", kernels.compiled_ahead)
-    namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
-    exec(compile(wrapper_source, f"<dyno graph {graph_id}>", "exec"), namespace)
-    return namespace["call"]
+def pipeline_options(options) -> str:
+    """dyno-triton-lowering-pipeline's options for a graph."""
+    return " ".join([*([] if options.block_long_sums else ["block-long-sums=false"]),
+                     CHANNELS_LAST_CONVOLUTIONS])
+
+
+class TritonTarget(Target):
+    name = "triton"
+    devices = ("cpu", "cuda")  # CPU tensors: under Triton's interpreter
+    entry_files = ("wrapper.py", "kernels.py")
+
+    def cache_key(self) -> str:
+        """Triton source, compiled by Triton for each device (Triton caches that)."""
+        import importlib.metadata
+
+        try:
+            return f"triton={importlib.metadata.version('triton')}"
+        except importlib.metadata.PackageNotFoundError:
+            return "triton=none"
+
+    def lower(self, gm, dump, options,
+              frozen_inputs: frozenset = frozenset()) -> TritonArtifact:
+        """ATen graph -> the Triton kernels' and the wrapper's Python sources, not run
+        (export ships them). Frozen inputs' padded copies for the products cuBLAS runs
+        slowly (host_runtime.PaddedProducts) are kept between calls."""
+        from ... import ir
+
+        outputs = frontend.graph_outputs(gm)
+        lowered = graph_lowering.lower_graph(library_routing.with_triton_library_calls(gm),
+                                             dump, PASSES, pipeline_options(options),
+                                             causal_masks=options.causal_masks)
+        kernels_source = (dump.directory() / PASSES.source_file).read_text()
+        dump.write(PASSES.source_file, kernels_source, on_disk=False)
+        with dump.stage("wrapper"), ir.Context():
+            module, host = graph_lowering.host_function(lowered)  # module keeps host alive
+            builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True,
+                                             frozen_inputs=frozen_inputs,
+                                             workspace=options.workspace)
+            source = builder.emit(outputs)
+        dump.write("06-wrapper.py", source)
+        return TritonArtifact(kernels_source, source, len(builder.kernel_signatures),
+                              builder.extern_calls, list(builder.library_calls))
+
+    def restore(self, entry: CacheEntry) -> TritonArtifact:
+        meta = entry.meta
+        return TritonArtifact((entry.directory / "kernels.py").read_text(),
+                              (entry.directory / "wrapper.py").read_text(),
+                              meta["kernels"], meta["extern_calls"],
+                              list(meta["library_calls"]))
+
+    def load(self, artifact: TritonArtifact, graph_id: int, device, options):
+        """The kernels imported for `device` (autotuned on their first launch with
+        `options.autotune` or DYNO_AUTOTUNE), the wrapper bound to them."""
+        kernels = runtime.TritonKernels(runtime.write_kernels(artifact.kernels_source),
+                                        device,
+                                        autotune=runtime.autotune_requested(options.autotune),
+                                        compile_threads=host_runtime.compile_threads())
+        if kernels.shared:
+            counters.bump("shared_kernels", kernels.shared)
+        if kernels.compiled_ahead:
+            counters.bump("kernels_compiled_ahead", kernels.compiled_ahead)
+        namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
+        exec(compile(artifact.wrapper_source, f"<dyno graph {graph_id}>", "exec"), namespace)
+        return namespace["call"]
+
+    def check_op(self, directory) -> None:
+        """Runs the Triton passes and emitter on the op: raises DynoCompileError where it
+        has no Triton lowering (e.g. an argmax)."""
+        graph_lowering.run_dyno_passes(PASSES, directory)
+
+
+TARGET = TritonTarget()
