@@ -228,10 +228,10 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     try:
         target, device = target_and_device(example_inputs, options)
         frontend.check_graph_inputs(example_inputs, device.type)
+        for note in target.check_options(options):
+            log.info("graph %d: %s", dump.graph_id, note)
     except DynoCompileError as error:
         return fall_back(error)
-    for note in target.check_options(options):
-        log.info("graph %d: %s", dump.graph_id, note)
 
     def compile_part(graph, part_dump, frozen_inputs=frozenset(), cache_key=None):
         return _compile(target, graph, part_dump, device, options, frozen_inputs, cache_key)

@@ -59,8 +59,9 @@ class Target(abc.ABC):
     ignored_options: Mapping[str, str] = {}
 
     def check_options(self, options) -> List[str]:
-        """Raises ValueError for CompileOptions this target refuses; returns a note for
-        each option set that does nothing here (ignored_options), which the driver logs."""
+        """A note for each CompileOptions field set that does nothing here
+        (ignored_options), which the driver logs. A target that refuses an option raises
+        DynoCompileError here (the graph then runs eagerly, with a warning)."""
         return [f"{name} does nothing on the {self.name} target: {reason}"
                 for name, reason in self.ignored_options.items()
                 if getattr(options, name)]
