@@ -185,16 +185,49 @@ def _exported_and_eager(model, x):
 def test_an_lm_head_of_odd_width_exports_padded_and_matches_eager(monkeypatch):
     """A bf16 linear layer of 1001 outputs (the LM heads of GPT-2 and BERT have 50257 and
     30522) is a padded product in the exported GPU program, and its result, read by a
-    kernel (the softmax) and returned with eager's strides, matches eager."""
+    kernel (the softmax), matches eager; the program's output, the last product's result
+    reshaped to [2, 2, 1001], is returned with its rows padded to 1008 elements (as
+    Inductor returns its padded products), not copied into eager's strides."""
     monkeypatch.setattr(host_runtime, "PAD_PER_CALL_MIN_VOLUME", 1)  # (small here)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 1001), torch.nn.Softmax(-1),
                                 torch.nn.Linear(1001, 1001, bias=False)).bfloat16().eval()
-    x = torch.randn(4, 64).bfloat16()
+    x = torch.randn(2, 2, 64).bfloat16()
     wrapper, got, want = _exported_and_eager(model, x)
     assert wrapper.count("_padded.mm(") == 2, wrapper
-    assert got.shape == want.shape and got.stride() == want.stride()
+    assert "padded_rows=True" in wrapper, wrapper
+    assert got.shape == want.shape and got.stride() == (2 * 1008, 1008, 1)
     torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+
+
+def test_padded_rows_are_returned_only_as_eager_lays_them_out_otherwise():
+    """as_eager keeps a padded product's rows padded only where the view is eager's
+    row-major layout with a longer pitch; anything else is copied into eager's strides."""
+    padded = torch.randn(12, 1008)
+    rows = padded[:, :1001].reshape(3, 4, 1001)
+    dense = (4 * 1001, 1001, 1)
+    assert host_runtime.as_eager(rows, dense, torch.float32, padded_rows=True) is rows
+    copied = host_runtime.as_eager(rows, dense, torch.float32)  # not a padded product's
+    assert copied.stride() == dense and torch.equal(copied, rows)
+    columns = padded[:, :1001].t()  # rows padded, but eager's order is another
+    kept = host_runtime.as_eager(columns, (12, 1), torch.float32, padded_rows=True)
+    assert kept.stride() == (12, 1) and torch.equal(kept, columns)
+
+
+def test_a_cuda_graphs_padded_output_is_copied_in_its_own_layout():
+    """A CUDA graph's outputs are copied after each replay; a view with padded rows is
+    copied as its memory whole (one memcpy), keeping its strides, and owns new memory."""
+    padded = torch.randn(12, 1008)
+    rows = padded[:, :1001].reshape(3, 4, 1001)
+    copy = triton_runtime._fresh_copy(rows)
+    assert copy.stride() == rows.stride() and torch.equal(copy, rows)
+    assert copy.untyped_storage().data_ptr() != padded.untyped_storage().data_ptr()
+    padded.zero_()
+    assert copy.abs().sum() > 0
+    dense = torch.randn(3, 5)
+    assert triton_runtime._fresh_copy(dense).stride() == (5, 1)
+    sparse = torch.randn(12, 4000)[:, :1001]  # most of its memory is not its own: dense copy
+    assert triton_runtime._fresh_copy(sparse).stride() == (1001, 1)
 
 
 def test_bf16_convolutions_export_with_channels_last_kernels():
@@ -210,3 +243,23 @@ def test_bf16_convolutions_export_with_channels_last_kernels():
     wrapper, got, want = _exported_and_eager(model, x)
     assert ".permute([0, 2, 3, 1])" in wrapper, wrapper
     torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+
+
+def test_a_program_that_cannot_be_recorded_runs_without_a_cuda_graph(monkeypatch):
+    """Where recording the CUDA graph fails (a library routine that synchronizes with the
+    host, as fp32 grouped GEMMs do on a GPU), the program warns once and runs without a
+    graph, with the same results."""
+    spec = {"inputs": [{"kind": "user_input", "index": 0}], "single_output": True}
+    program = triton_runtime.Program(lambda args: [args[0] * 2], spec, {}, "cpu")
+    program.cuda_graphs = True  # (as on a CUDA device)
+
+    def refuse(inputs):
+        raise RuntimeError("Cannot copy between CPU and CUDA tensors during CUDA graph "
+                           "capture unless the CPU tensor is pinned.")
+
+    monkeypatch.setattr(program, "_capture", refuse)
+    x = torch.arange(4.0)
+    with pytest.warns(RuntimeWarning, match="cannot be recorded in a CUDA graph"):
+        assert torch.equal(program(x), x * 2)
+    assert not program.cuda_graphs
+    assert torch.equal(program(x + 1), (x + 1) * 2)

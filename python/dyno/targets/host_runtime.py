@@ -25,11 +25,32 @@ def _dense_layout(shape, stride) -> bool:
     return True
 
 
-def as_eager(tensor: torch.Tensor, stride, dtype) -> torch.Tensor:
+def rows_padded(tensor: torch.Tensor, stride) -> bool:
+    """Whether `tensor` is laid out row-major as eager's dense row-major `stride`, except
+    that its rows (the last dimension) are padded to a longer pitch: the view of a padded
+    product's result (PaddedProducts)."""
+    shape, actual = tensor.shape, tensor.stride()
+    if tensor.dim() < 2 or actual[-1] != 1 or tuple(stride) != dense_strides(
+            shape, range(tensor.dim())):
+        return False
+    pitch = expected = actual[-2]
+    for dim in range(tensor.dim() - 2, -1, -1):
+        if shape[dim] != 1 and actual[dim] != expected:
+            return False
+        expected *= shape[dim]
+    return pitch >= shape[-1]
+
+
+def as_eager(tensor: torch.Tensor, stride, dtype, padded_rows: bool = False) -> torch.Tensor:
     """Gives `tensor` the dtype and strides eager PyTorch produces for this output. An
-    effect token (an input passed through, None at run time) is returned as it is."""
+    effect token (an input passed through, None at run time) is returned as it is.
+    `padded_rows`: the output is a view of a padded product's result, returned with its
+    rows padded (as Inductor's padded products are) where it is laid out as eager's
+    otherwise: copying GPT-2's logits into eager's strides took as long as the LM head."""
     if tensor is None:
         return None
+    if padded_rows and tensor.dtype == dtype and rows_padded(tensor, stride):
+        return tensor
     if tensor.dtype != dtype:
         tensor = tensor.view(dtype) if tensor.element_size() == torch.empty(
             (), dtype=dtype).element_size() else tensor.to(dtype)

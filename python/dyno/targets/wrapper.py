@@ -168,6 +168,9 @@ class WrapperBuilder:
         self.constants: List[str] = []  # module-level: tensors made once, not per call
         self.kernel_signatures: Dict[str, int] = {}
         self.padded_slots = 0  # products padded by `_padded` (PaddedProducts)
+        # Names of padded products' results with padded rows, and their reshapes that
+        # keep the rows: returned as they are (host_runtime.as_eager's padded_rows).
+        self.rows_padded = set()
         self.extern_calls = 0
         self.library_calls: List[str] = []  # ATen routines called (dyno.stats()), in order
         self.counter = 0
@@ -269,6 +272,9 @@ class WrapperBuilder:
                 shape = self.reshaped_shape(op, source)
                 name = self.define(op.results[0], contiguous=source in self.contiguous)
                 self.lines.append(f"{name} = {source}.reshape({shape})")
+                if source in self.rows_padded and \
+                        _shape(op.results[0])[-1:] == _shape(op.operands[0])[-1:]:
+                    self.rows_padded.add(name)  # (a view: the rows are kept whole)
         elif kind == "tensor.from_elements":  # the shape of a host tensor.reshape
             name = self.define(op.results[0], prefix="shape")
             self.lines.append(f"{name} = {_tuple([self.name(v) for v in op.operands])}")
@@ -502,6 +508,7 @@ class WrapperBuilder:
         callee = str(op.attributes["name"]).strip('"')
         operands = [self.name(v) for v in op.operands]
         contiguous = True
+        padded_rows = False
         layout = None  # a matmul result's static (shape, dtype): planned (`out=`)
         epilogue = ir_string(op.attributes["epilogue"]) \
             if "epilogue" in op.attributes else None
@@ -518,6 +525,7 @@ class WrapperBuilder:
             expression = (f"_padded.mm({slot}, {operands[0]}, {operands[1]}, {bias}, "
                           f"{epilogue!r}, frozen={operands[1] in self.frozen_weights})")
             contiguous = not padding[1]  # (a view of rows padded to N')
+            padded_rows = bool(padding[1])
         elif callee == "matmul" and operands[1] in self.frozen_weights \
                 and (bias_vector or len(operands) == 2) and not self.pass_tensors:
             # A linear layer with a frozen weight: oneDNN's linear on the weight packed
@@ -562,6 +570,8 @@ class WrapperBuilder:
         else:
             raise DynoCompileError("wrapper", f"unknown library operation {callee}")
         name = self.define(op.results[0], contiguous=contiguous)
+        if padded_rows:
+            self.rows_padded.add(name)
         if layout is not None:
             self.result_layouts[name] = layout
             self.layouts[name] = (name, layout[0], view_layouts.dense_strides(layout[0]), 0)
@@ -658,7 +668,8 @@ class WrapperBuilder:
             name = next(values)
             stride = expected.stride()
             if all(isinstance(s, int) for s in stride):
-                results.append(f"_as_eager({name}, {tuple(stride)}, {expected.dtype})")
+                padded = ", padded_rows=True" if name in self.rows_padded else ""
+                results.append(f"_as_eager({name}, {tuple(stride)}, {expected.dtype}{padded})")
             else:  # symbolic strides: eager's dimension order, applied to this call's sizes
                 order = _stride_order(stride)
                 results.append(f"_as_eager({name}, _dense_strides({name}.shape, {order}), "

@@ -680,6 +680,19 @@ def autotune_requested(option) -> bool:
     return bool(option) or os.environ.get("DYNO_AUTOTUNE", "") not in ("", "0")
 
 
+def _fresh_copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy of a CUDA graph's output that later replays leave alone, laid out as the
+    output: a view that spans most of its memory but is not dense (a padded product's
+    rows, PaddedProducts) is copied as its memory whole, one memcpy, where `clone` would
+    copy it element by element into dense strides."""
+    storage = tensor.untyped_storage()
+    if tensor.is_contiguous() or tensor.dim() < 2 or tensor.stride()[-1] != 1 \
+            or storage.nbytes() > 1.25 * tensor.numel() * tensor.element_size():
+        return tensor.clone()
+    return torch.empty((0,), dtype=tensor.dtype, device=tensor.device).set_(
+        storage.clone(), tensor.storage_offset(), tensor.shape, tensor.stride())
+
+
 class Program:
     """A model exported for the Triton target (dyno.export_triton): call it with the
     model's inputs; parameters and buffers come from the export's weights file or from
@@ -764,11 +777,20 @@ class Program:
             return self._run(inputs)  # (entering the regions costs microseconds per call)
 
     def _run(self, inputs):
+        if self.cuda_graphs and self.graph is None:
+            try:
+                self._capture(inputs)
+            except RuntimeError as error:
+                # A library routine synchronized with the host after all (PyTorch refuses
+                # the copy or the sync before CUDA records it; fp32 grouped GEMMs copy
+                # their offsets to the host): the program runs without a graph.
+                self.graph, self.cuda_graphs = None, False
+                warnings.warn(f"dyno: this program cannot be recorded in a CUDA graph "
+                              f"({str(error).splitlines()[0]}); it runs without one",
+                              RuntimeWarning, stacklevel=3)
         if not self.cuda_graphs:
             outputs = self.call(self._arguments(inputs))
         else:
-            if self.graph is None:
-                self._capture(inputs)
             for index, (static, value) in enumerate(zip(self.static_inputs, inputs)):
                 if value.shape != static.shape or value.dtype != static.dtype:
                     # copy_ would broadcast a smaller input into the recorded buffer
@@ -777,7 +799,7 @@ class Program:
                         f"program was exported for {tuple(static.shape)} {static.dtype}")
                 static.copy_(value)
             self.graph.replay()
-            outputs = [None if o is None else o.clone() for o in self.static_outputs]
+            outputs = [None if o is None else _fresh_copy(o) for o in self.static_outputs]
         outputs = outputs[self.spec.get("output_tokens", 0):]
         if "training" in self.spec:
             return self._finish_step(outputs)
@@ -816,10 +838,11 @@ def _sibling_module(directory: str, name: str):
         return module
 
 
-# Library routines that never read results on the host (sorts, scatter-adds, attention):
-# CUDA graphs capture them.
+# Library routines that never read results on the host (sorts, scatter-adds, attention,
+# grouped GEMMs, whose group offsets stay on the device): CUDA graphs capture them.
 _GRAPH_SAFE_LIBRARY_CALLS = ("torch.ops.aten.sort.stable", "torch.ops.aten.scatter_add.default",
-                             "torch.ops.aten.scaled_dot_product_attention.default")
+                             "torch.ops.aten.scaled_dot_product_attention.default",
+                             "torch.ops.aten._grouped_mm.default")
 
 
 def _synchronizing_library_calls(source: str) -> bool:
