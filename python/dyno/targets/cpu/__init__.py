@@ -124,6 +124,7 @@ class CpuTarget(Target):
         frozen inputs' weights stay packed."""
         from ... import ir
 
+        jit.codegen_worker.start()  # LLVM's worker starts while the pass pipelines run
         outputs = frontend.graph_outputs(gm)
         lowered = graph_lowering.lower_graph(
             gm, dump, PASSES, pipeline_options(options, frozen_filters=bool(frozen_inputs)),

@@ -1,11 +1,18 @@
-"""CPU kernels: JIT-compiled by MLIR's ExecutionEngine, run on PyTorch's OpenMP thread pool.
+"""CPU kernels: compiled by MLIR's ExecutionEngine in a worker process
+(codegen_worker.py), linked into a shared library, run on PyTorch's OpenMP thread pool.
+
+No LLVM code generation runs in the user's process: a crash or assertion there (LLVM
+meeting a CPU's features for the first time) ends the worker, and the graph runs eagerly
+with a warning (DynoCompileError). The object code the worker returns is linked by the
+system's C compiler driver (`cc -shared`) and loaded with ctypes, as the compile cache
+loads its libraries.
 
 Kernels use the bare-pointer calling convention (one pointer per argument and result,
 all statically shaped and contiguous), so a launch is one ctypes call with the tensors'
 data pointers.
 
 Kernels equal up to their names are compiled once per process: a graph's kernel that an
-earlier graph's JIT already compiled (the same function, and the same globals and
+earlier graph already compiled (the same function, and the same globals and
 declarations it refers to) is taken from that graph's `KernelUnit` instead (see
 `_sharing_keys`). Every compiled kernel is named after its graph's unit or, when it can
 be shared, after its content, so the units' object code links into one library without
@@ -31,6 +38,7 @@ from typing import Dict, List, Optional
 
 from ...errors import DynoCompileError
 from .. import host_runtime
+from . import codegen_worker
 
 _lock = threading.Lock()
 _runtime = None
@@ -139,40 +147,85 @@ def sync_threads(torch_threads: int) -> None:
 
 
 class KernelUnit:
-    """Kernels one JIT compile made (those of a graph that no earlier graph of this
-    process had compiled): their object code, which the compile cache links into its
-    libraries, and what runs them: the JIT's engine, until a library holding the same
-    code is loaded (`run_from`), which costs a twentieth of the memory."""
+    """Kernels one compile made (those of a graph that no earlier graph of this process
+    had compiled): their object code, which the compile cache links into its libraries,
+    and the loaded library that runs them: the one linked after the compile, until one
+    the compile cache stored with the same code is loaded (`run_from`)."""
 
-    def __init__(self, engine, runner_utils: bool):
-        self.engine = engine
-        self.library = None
+    def __init__(self, library, object_code: bytes, runner_utils: bool):
+        self.library = library
+        self.object_code = object_code
         self.runner_utils = runner_utils  # its code calls MLIR's C runner utilities
-        self._object_code = None
-
-    @property
-    def object_code(self) -> Optional[bytes]:
-        """Written out when first asked for (a third of a second for GPT-2's kernels):
-        by the compile cache, which asks before the engine goes."""
-        engine = self.engine
-        if self._object_code is None and engine is not None:
-            self._object_code = _object_code(engine)
-        return self._object_code
 
     def address(self, symbol: str):
-        """(address of `symbol`'s packed wrapper, what holds its code). Under
+        """(address of `symbol`'s packed wrapper or None, what holds its code). Under
         _sharing_lock, as run_from is."""
-        if self.library is not None:
-            return (ctypes.cast(getattr(self.library, "_mlir_" + symbol),
-                                ctypes.c_void_p).value, self.library)
-        return self.engine.raw_lookup(symbol), self.engine
+        return _symbol_address(self.library, symbol), self.library
 
     def run_from(self, library) -> None:
-        """Runs the kernels from `library` (which holds this unit's code) and drops the
-        engine, keeping the object code: later graphs link it into their entries."""
+        """Runs the kernels from `library` (which holds this unit's code); the library
+        linked after the compile is unloaded once no launcher holds it."""
         with _sharing_lock:
-            self.object_code  # noqa: B018 (written out while the engine is there)
-            self.library, self.engine = library, None
+            self.library = library
+
+
+def _symbol_address(library, symbol: str) -> Optional[int]:
+    """The address of `symbol`'s packed wrapper (`_mlir_<symbol>`, which the
+    ExecutionEngine adds) in `library`. By item, not attribute: an attribute would
+    keep a function object that holds the library in a cycle."""
+    try:
+        return ctypes.cast(library["_mlir_" + symbol], ctypes.c_void_p).value
+    except AttributeError:
+        return None
+
+
+def _link(objects: List[bytes], path: str) -> Optional[str]:
+    """Links `objects` (position-independent object code) into the shared library
+    `path` with the system's C compiler driver; None when done, else why not."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    linker = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if linker is None:
+        return "no C compiler driver (cc, gcc or clang) on PATH links the kernels"
+    with tempfile.TemporaryDirectory() as scratch:
+        paths = []
+        for index, code in enumerate(objects):
+            paths.append(os.path.join(scratch, f"kernels{index}.o"))
+            with open(paths[-1], "wb") as handle:
+                handle.write(code)
+        if not paths:  # no kernels: an empty library
+            paths.append(os.path.join(scratch, "empty.c"))
+            with open(paths[-1], "w") as handle:
+                handle.write("int dyno_graph_without_kernels;\n")
+        command = [linker, "-shared", "-o", path, *paths, "-lm"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0 or not os.path.exists(path):
+        return f"{' '.join(command[:2])} failed: {done.stderr.strip()[-2000:]}"
+    return None
+
+
+def _load_compiled(objects: List[bytes], runner_utils: bool):
+    """`objects` linked into one library and loaded (RTLD_LOCAL); the file is removed
+    once loaded, and the library unloaded when the last of its users goes."""
+    import _ctypes
+    import tempfile
+
+    if runner_utils:
+        ctypes.CDLL(runner_utils_library(), mode=ctypes.RTLD_GLOBAL)
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "kernels.so")
+        failure = _link(objects, path)
+        if failure:
+            raise DynoCompileError("jit", failure)
+        try:
+            library = ctypes.CDLL(path)
+        except OSError as error:
+            raise DynoCompileError("jit", f"the linked kernels did not load: {error}") \
+                from None
+    weakref.finalize(library, _ctypes.dlclose, library._handle)
+    return library
 
 
 # Units by the sharing key of each kernel they compiled. Weak: a unit lives while a graph
@@ -224,7 +277,7 @@ def _sharing_keys(module, kernel_names) -> Dict[str, Optional[str]]:
 
 
 # A part smaller than this much LLVM-dialect text (about two GPT-2 kernels) is not worth
-# its own engine and thread.
+# its own engine and thread (in the worker).
 MIN_PART_TEXT = 20_000
 
 
@@ -296,13 +349,13 @@ def _split_for_threads(module, kernel_symbols: set, threads: int):
 
 
 class CpuKernels:
-    """The JIT-compiled `module @kernels` of one graph, less the kernels an earlier graph
+    """The compiled `module @kernels` of one graph, less the kernels an earlier graph
     of this process compiled, which it launches from that graph's unit. `shared`: how
     many kernels it took so."""
 
     def __init__(self, lowered, signatures: Dict[str, int]):
         """`lowered`: the lowered graph (its host function and, nested, `module @kernels`
-        in the LLVM dialect), parsed (an `ir.Module`, whose kernels move to the JIT's
+        in the LLVM dialect), parsed (an `ir.Module`, whose kernels move to the compiled
         module) or as text; or the kernels alone as a module. Pass the whole graph: a
         nested module printed alone loses the `dense_resource` constants, which live in
         the top-level module's resources."""
@@ -314,13 +367,13 @@ class CpuKernels:
         self._own: List[KernelUnit] = []  # the units of the parts it compiled
         self.shared = 0
         if not signatures:
-            # A graph of library calls and views alone: nothing to compile (the JIT
+            # A graph of library calls and views alone: nothing to compile (the engine
             # would emit no object, which its object cache cannot write out).
             return
         runtime = openmp_runtime()
-        # The MLIR context is not kept: once the JIT has translated the module it runs
-        # LLVM's code alone, and the context was half of what a compiled graph kept in
-        # memory (4.7 -> 2.4 MB per graph; benchmarks/recompile_memory.py).
+        # The MLIR context is not kept: once the module is compiled its library runs
+        # alone, and the context was half of what a compiled graph kept in memory
+        # (benchmarks/recompile_memory.py).
         with contextlib.ExitStack() as scope:
             if isinstance(lowered, str):
                 scope.enter_context(ir.Context())
@@ -341,7 +394,6 @@ class CpuKernels:
 
     def _compile(self, module, signatures, runtime):
         from ... import ir
-        from ..._mlir_libs._dynoParallelJit import compile_at_once
 
         keys = _sharing_keys(module, signatures)
         # Names of this unit's own: unique in any process (a library another process
@@ -382,16 +434,15 @@ class CpuKernels:
         if len(self.symbols):
             kernels_in = {symbol: name for name, symbol in self.symbols.items()}
             parts = _split_for_threads(module, set(kernels_in), host_runtime.compile_threads())
-            try:
-                # (Position-independent code: the compile cache links it into a library.)
-                engines = compile_at_once(
-                    [part for part, _ in parts], [symbols[0] for _, symbols in parts],
-                    opt_level=3, shared_libs=[runtime.library, runner_utils_library()],
-                    enable_pic=True)
-            except Exception as error:
-                raise DynoCompileError("jit", str(error)) from None
-            for engine, (part, symbols) in zip(engines, parts):
-                unit = KernelUnit(engine, "memrefCopy" in _defined_or_declared(part))
+            # (Position-independent code: it is linked into a library.)
+            objects = codegen_worker.compile_objects(
+                [_bytecode(part) for part, _ in parts], [symbols[0] for _, symbols in parts],
+                opt_level=3, shared_libs=[runtime.library, runner_utils_library()],
+                enable_pic=True)
+            runner_utils = ["memrefCopy" in _defined_or_declared(part) for part, _ in parts]
+            library = _load_compiled(objects, any(runner_utils))
+            for code, calls_runner_utils, (part, symbols) in zip(objects, runner_utils, parts):
+                unit = KernelUnit(library, code, calls_runner_utils)
                 self._own.append(unit)
                 self.units.append(unit)
                 for symbol in symbols:
@@ -410,8 +461,8 @@ class CpuKernels:
         for name, num_pointers in signatures.items():
             address, owner = unit_of[name].address(self.symbols[name])
             if not address:
-                raise DynoCompileError("jit", f"kernel {name} is missing after JIT "
-                                       "compilation")
+                raise DynoCompileError("jit", f"kernel {name} is missing from the "
+                                       "compiled library")
             self.functions[name] = packed_launcher(address, num_pointers, owner)
 
     @property
@@ -423,28 +474,9 @@ class CpuKernels:
         """Writes the compiled kernels, its own and those it took from other units, as
         one shared library at `path` (for the compile cache): their object code, linked
         by the system's C compiler driver. False where there is none, or linking failed."""
-        import shutil
-        import subprocess
-        import tempfile
-
-        linker = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
         with _sharing_lock:
             codes = [unit.object_code for unit in self.units]
-        if linker is None or any(code is None for code in codes):
-            return False
-        with tempfile.TemporaryDirectory() as scratch:
-            objects = []
-            for index, code in enumerate(codes):
-                objects.append(os.path.join(scratch, f"kernels{index}.o"))
-                with open(objects[-1], "wb") as handle:
-                    handle.write(code)
-            if not objects:  # no kernels: an empty library
-                objects.append(os.path.join(scratch, "empty.c"))
-                with open(objects[-1], "w") as handle:
-                    handle.write("int dyno_graph_without_kernels;\n")
-            command = [linker, "-shared", "-o", path, *objects, "-lm"]
-            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-        return done.returncode == 0 and os.path.exists(path)
+        return _link(codes, path) is None
 
     @property
     def runner_utils(self) -> bool:
@@ -455,8 +487,9 @@ class CpuKernels:
     def run_from(self, path: str, runner_utils: bool, symbols: Dict[str, str]):
         """The same graph's kernels from the compile cache's library at `path`, whose
         kernels are `symbols`. Where `save` wrote it (its symbols are these), the
-        library also runs this graph's own unit for later graphs that share its kernels
-        (the JIT's engine is dropped); another process's library is only loaded."""
+        library also runs this graph's own units for later graphs that share its kernels
+        (the library linked after the compile is unloaded once nothing launches from
+        it); another process's library is only loaded."""
         loaded = LoadedKernels(path, {name: launch.num_pointers
                                       for name, launch in self.functions.items()},
                                runner_utils, symbols, keep_alive=self.units)
@@ -469,23 +502,19 @@ class CpuKernels:
         return self.functions[name]
 
 
-def _object_code(engine) -> Optional[bytes]:
-    """The machine code the JIT made for `engine`, as an object file."""
-    import tempfile
+def _bytecode(module) -> bytes:
+    """`module` as MLIR bytecode, with the `dense_resource` constants it holds (GPT-2's
+    kernels: 3 ms to write, 7 ms to parse)."""
+    import io
 
-    with tempfile.TemporaryDirectory() as scratch:
-        path = os.path.join(scratch, "kernels.o")
-        try:
-            engine.dump_to_object_file(path)
-            with open(path, "rb") as handle:
-                return handle.read()
-        except (OSError, RuntimeError):
-            return None
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return buffer.getvalue()
 
 
 def packed_launcher(address: int, num_pointers: int, keep_alive):
     """A Python callable that runs the packed wrapper at `address` on data pointers;
-    `keep_alive` is what holds the code (an ExecutionEngine, a loaded library)."""
+    `keep_alive` is what holds the code (a loaded library)."""
     packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
     Pointers = ctypes.c_void_p * num_pointers
     stride = ctypes.sizeof(ctypes.c_void_p)
@@ -519,8 +548,8 @@ class LoadedKernels:
                  symbols: Optional[Dict[str, str]] = None, keep_alive=()):
         """`runner_utils`: the kernels call MLIR's C runner utilities (memrefCopy), which
         load libMLIR and libLLVM (40 ms): only then are they loaded. `symbols`: each
-        kernel's symbol in the library, where it is not the kernel's name (the JIT names
-        its kernels apart); `keep_alive`: what else lives as long as these kernels."""
+        kernel's symbol in the library, where it is not the kernel's name (CpuKernels
+        names its kernels apart); `keep_alive`: what else lives as long as these kernels."""
         runtime = openmp_runtime()  # __kmpc_* (RTLD_GLOBAL) before the kernels need them
         if runner_utils:
             ctypes.CDLL(runner_utils_library(), mode=ctypes.RTLD_GLOBAL)
