@@ -6,6 +6,7 @@ import json
 import shlex
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import torch
@@ -30,8 +31,10 @@ def _graph(x):
 
 
 @pytest.mark.parametrize("fault", ["abort", "segfault"])
-def test_a_crash_in_code_generation_is_an_eager_fallback(fault, monkeypatch, fresh_worker):
+def test_a_crash_in_code_generation_is_an_eager_fallback(fault, monkeypatch, fresh_worker,
+                                                        tmp_path):
     monkeypatch.setenv("DYNO_CODEGEN_FAULT", fault)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the reproducer goes
     x = torch.randn(4, 16)
     with pytest.warns(RuntimeWarning, match="jit: LLVM's code generation died") as caught:
         out = torch.compile(_graph, backend="mlir")(x)
@@ -54,8 +57,9 @@ def test_a_crash_in_code_generation_is_an_eager_fallback(fault, monkeypatch, fre
 
 
 def test_a_failed_compile_raises_with_the_reason_and_the_worker_serves_on(
-        monkeypatch, fresh_worker):
+        monkeypatch, fresh_worker, tmp_path):
     monkeypatch.setenv("DYNO_CODEGEN_FAULT", "error")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the reproducer goes
     with pytest.raises(DynoCompileError, match="DYNO_CODEGEN_FAULT=error") as raised:
         codegen_worker.compile_objects([b""], ["f"], 3, [], True)
     assert raised.value.stage == "jit"
