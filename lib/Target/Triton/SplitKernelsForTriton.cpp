@@ -34,9 +34,28 @@ using namespace mlir::dyno;
 
 namespace {
 
+/// Whether a generic of `kernel` gathers (`tensor.extract` in its body) from a tensor the
+/// kernel computes: a Triton program reads gathered elements from memory only.
+bool gathersFromComputed(func::FuncOp kernel) {
+  return kernel
+      .walk([&](tensor::ExtractOp extract) {
+        if (!extract->getParentOfType<linalg::GenericOp>())
+          return WalkResult::advance();
+        Value source = extract.getTensor();
+        while (Operation *def = source.getDefiningOp()) {
+          if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
+                   tensor::CastOp>(def))
+            return WalkResult::interrupt();
+          source = def->getOperand(0);
+        }
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 bool fitsOneSpace(func::FuncOp kernel) {
   ScopedDiagnosticHandler silence(kernel.getContext(), [](Diagnostic &) { return success(); });
-  return succeeded(IterationSpace::build(kernel));
+  return !gathersFromComputed(kernel) && succeeded(IterationSpace::build(kernel));
 }
 
 bool isScanScatterOrSort(Operation *op) { return isa<ScanOp, ScatterOp, SortOp>(op); }
@@ -152,8 +171,67 @@ FailureOr<Value> tensorToHost(Value value, OpBuilder &hostBuilder, IRMapping &ho
   return hostBuilder.clone(*def, host)->getResult(0);
 }
 
-/// Splits `kernel`, launched by `launch`, into one kernel per computing op (and host ops
-/// between them).
+/// Whether `value`, computed by an op of `group`, is read by anything but the ops of
+/// `group` (through views, which each piece clones): a later piece, the host, the
+/// kernel's return.
+bool neededOutside(Value value, const llvm::SmallPtrSetImpl<Operation *> &group) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (group.contains(user))
+      continue;
+    if (isView(user) && !isHostOp(user) &&
+        llvm::none_of(user->getResults(),
+                      [&](Value view) { return neededOutside(view, group); }))
+      continue;
+    return true;
+  }
+  return false;
+}
+
+/// A piece of a split kernel: a kernel function of the computing ops `ops` (in order)
+/// returning their results needed outside them. Views, fills and constants are cloned;
+/// computed tensors from elsewhere become arguments (`kernelValues` says which).
+struct Piece {
+  func::FuncOp function;
+  SmallVector<Value> kernelValues; // per argument, the value of the split kernel
+  SmallVector<Value> results;      // values of the split kernel it returns
+};
+
+Piece buildPiece(ArrayRef<Operation *> ops, StringRef name, func::ReturnOp returned,
+                 OpBuilder &moduleBuilder) {
+  MLIRContext *ctx = moduleBuilder.getContext();
+  Piece piece;
+  piece.function = func::FuncOp::create(moduleBuilder, ops.front()->getLoc(), name,
+                                        FunctionType::get(ctx, {}, {}));
+  Block *entry = piece.function.addEntryBlock();
+  IRMapping mapping;
+  cloneIntoKernel(ops, entry, mapping, piece.kernelValues, [&](Operation *def) {
+    return !isComputeOp(def, returned) && !isHostOp(def);
+  });
+  llvm::SmallPtrSet<Operation *, 8> group(ops.begin(), ops.end());
+  SmallVector<Value> cloned;
+  SmallVector<Type> resultTypes;
+  for (Operation *op : ops)
+    for (Value result : op->getResults())
+      if (neededOutside(result, group)) {
+        piece.results.push_back(result);
+        cloned.push_back(mapping.lookup(result));
+        resultTypes.push_back(result.getType());
+      }
+  OpBuilder builder = OpBuilder::atBlockEnd(entry);
+  func::ReturnOp::create(builder, ops.back()->getLoc(), cloned);
+  piece.function.setFunctionType(
+      FunctionType::get(ctx, entry->getArgumentTypes(), resultTypes));
+  for (unsigned i = 0, e = piece.function.getNumArguments(); i < e; ++i)
+    if (isa<TensorType>(piece.function.getArgument(i).getType()))
+      piece.function.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
+  return piece;
+}
+
+/// Splits `kernel`, launched by `launch`, into pieces: runs of its computing ops, in
+/// order, each as long as it still fits one Triton index space (scans, scatters and
+/// sorts alone), with host ops between them. (Until 2026-12-02 every computing op was a
+/// piece of its own: a layer norm next to a window partition was five kernels.)
 LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
   MLIRContext *ctx = kernel.getContext();
   Block &body = kernel.getBody().front();
@@ -171,9 +249,63 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
   OpBuilder hostBuilder(launch);
   OpBuilder moduleBuilder(kernel);
   unsigned part = 0;
+
+  auto fits = [&](ArrayRef<Operation *> ops) {
+    Piece trial = buildPiece(ops, (kernel.getName() + "_trial").str(), returned,
+                             moduleBuilder);
+    bool fit = fitsOneSpace(trial.function);
+    trial.function.erase();
+    return fit;
+  };
+  auto launchPiece = [&](ArrayRef<Operation *> ops) -> LogicalResult {
+    std::string name = (kernel.getName() + "_" + Twine(part++)).str();
+    Piece piece = buildPiece(ops, name, returned, moduleBuilder);
+    SmallVector<Value> launchArgs;
+    for (Value value : piece.kernelValues)
+      launchArgs.push_back(host.lookup(value));
+    SmallVector<Value> dims;
+    SmallVector<Type> resultTypes;
+    for (Value original : piece.results) {
+      resultTypes.push_back(original.getType());
+      if (failed(hostSizesOf(original, hostBuilder, host, dims)))
+        return failure();
+    }
+    auto callee = SymbolRefAttr::get(ctx, kernels.getSymName().value_or("kernels"),
+                                     {FlatSymbolRefAttr::get(ctx, name)});
+    auto pieceLaunch =
+        LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs, dims,
+                         /*initial_values=*/DenseI64ArrayAttr());
+    // A scatter updates a copy of its original (an earlier piece's result or an argument);
+    // one into an uninitialized tensor (an inverse permutation scattered into
+    // `empty_like`) starts from the launch's fresh result.
+    auto scatter = ops.size() == 1 ? dyn_cast<ScatterOp>(ops.front()) : ScatterOp();
+    if (scatter && !scatter.getOriginal().getDefiningOp<tensor::EmptyOp>()) {
+      auto position = llvm::find(piece.kernelValues, scatter.getOriginal()) -
+                      piece.kernelValues.begin();
+      if (position == static_cast<long>(piece.kernelValues.size()))
+        return scatter.emitOpError("updates a tensor its Triton kernel cannot start from"),
+               failure();
+      pieceLaunch.setInitialValuesAttr(
+          DenseI64ArrayAttr::get(ctx, SmallVector<int64_t>(resultTypes.size(), position)));
+    }
+    for (auto [original, result] : llvm::zip(piece.results, pieceLaunch.getResults()))
+      host.map(original, result);
+    return success();
+  };
+
+  SmallVector<Operation *> group;
+  auto flush = [&]() -> LogicalResult {
+    if (group.empty())
+      return success();
+    LogicalResult launched = launchPiece(group);
+    group.clear();
+    return launched;
+  };
   for (Operation &opRef : body.without_terminator()) {
     Operation *op = &opRef;
     if (isHostOp(op)) {
+      if (failed(flush()))
+        return failure();
       for (Value operand : op->getOperands())
         if (failed(tensorToHost(operand, hostBuilder, host)))
           return op->emitOpError("reads a tensor the host cannot compute; cannot split its "
@@ -185,60 +317,23 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
     }
     if (!isComputeOp(op, returned))
       continue;
-    std::string name = (kernel.getName() + "_" + Twine(part++)).str();
-    auto piece = func::FuncOp::create(moduleBuilder, op->getLoc(), name,
-                                      FunctionType::get(ctx, {}, {}));
-    Block *entry = piece.addEntryBlock();
-    IRMapping mapping;
-    SmallVector<Value> kernelValues;
-    // Views, fills and constants are cloned; computed tensors come from earlier pieces.
-    cloneIntoKernel(op, entry, mapping, kernelValues, [&](Operation *def) {
-      return !isComputeOp(def, returned) && !isHostOp(def);
-    });
-    SmallVector<Value> launchArgs;
-    for (Value value : kernelValues)
-      launchArgs.push_back(host.lookup(value));
-    OpBuilder builder = OpBuilder::atBlockEnd(entry);
-    Operation *clone = mapping.lookup(op->getResult(0)).getDefiningOp();
-    SmallVector<Value> results;
-    SmallVector<Type> resultTypes;
-    for (auto [original, cloned] : llvm::zip(op->getResults(), clone->getResults())) {
-      if (original.use_empty())
-        continue;
-      results.push_back(cloned);
-      resultTypes.push_back(cloned.getType());
-    }
-    SmallVector<Value> dims;
-    for (Value original : op->getResults())
-      if (!original.use_empty() && failed(hostSizesOf(original, hostBuilder, host, dims)))
+    if (isScanScatterOrSort(op) ||
+        (!group.empty() && isScanScatterOrSort(group.front()))) {
+      if (failed(flush()))
         return failure();
-    func::ReturnOp::create(builder, op->getLoc(), results);
-    piece.setFunctionType(FunctionType::get(ctx, entry->getArgumentTypes(), resultTypes));
-    for (unsigned i = 0, e = piece.getNumArguments(); i < e; ++i)
-      if (isa<TensorType>(piece.getArgument(i).getType()))
-        piece.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
-    auto callee = SymbolRefAttr::get(ctx, kernels.getSymName().value_or("kernels"),
-                                     {FlatSymbolRefAttr::get(ctx, name)});
-    auto pieceLaunch =
-        LaunchOp::create(hostBuilder, launch.getLoc(), resultTypes, callee, launchArgs, dims,
-                         /*initial_values=*/DenseI64ArrayAttr());
-    // A scatter updates a copy of its original (an earlier piece's result or an argument);
-    // one into an uninitialized tensor (an inverse permutation scattered into
-    // `empty_like`) starts from the launch's fresh result.
-    auto scatter = dyn_cast<ScatterOp>(op);
-    if (scatter && !scatter.getOriginal().getDefiningOp<tensor::EmptyOp>()) {
-      auto position = llvm::find(kernelValues, scatter.getOriginal()) - kernelValues.begin();
-      if (position == static_cast<long>(kernelValues.size()))
-        return scatter.emitOpError("updates a tensor its Triton kernel cannot start from"),
-               failure();
-      pieceLaunch.setInitialValuesAttr(
-          DenseI64ArrayAttr::get(ctx, SmallVector<int64_t>(resultTypes.size(), position)));
+      group.push_back(op);
+      continue;
     }
-    unsigned next = 0;
-    for (Value original : op->getResults())
-      if (!original.use_empty())
-        host.map(original, pieceLaunch.getResult(next++));
+    group.push_back(op);
+    if (group.size() > 1 && !fits(group)) {
+      group.pop_back();
+      if (failed(flush()))
+        return failure();
+      group.push_back(op);
+    }
   }
+  if (failed(flush()))
+    return failure();
   // Results the pieces computed, or the host (an argument, a view of one: torch-mlir's
   // adaptive max pooling returns its input reshaped).
   for (auto [result, value] : llvm::zip(launch.getResults(), returned.getOperands())) {

@@ -160,3 +160,55 @@ module @kernels {
     return %r, %p : tensor<4x2x3xf32>, tensor<6x6xf32>
   }
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// Pieces are runs of ops that fit one index space: the row sums and the division of
+// every element by its row's sum (a normalization: one row space) stay one piece, which
+// returns only the quotient; the column sums of the quotient need another space and
+// read it from memory. (Until 2026-12-02 each op was a piece: a layer norm beside a
+// window partition was five kernels.)
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[NORMED:.*]] = dyno.launch @kernels::@kernel_0_0(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK:         %[[COLS:.*]] = dyno.launch @kernels::@kernel_0_1(%[[NORMED]]) : (tensor<4x8xf32>) -> tensor<8xf32>
+// CHECK:         return %[[COLS]]
+// CHECK:       module @kernels
+// CHECK:         func.func @kernel_0_0(%{{.*}}: tensor<4x8xf32> {bufferization.writable = false}) -> tensor<4x8xf32>
+// CHECK-COUNT-2:   linalg.generic
+// CHECK:           return
+// CHECK:         func.func @kernel_0_1(%{{.*}}: tensor<4x8xf32> {bufferization.writable = false}) -> tensor<8xf32>
+// CHECK-NOT:     func.func @kernel_0(
+func.func @main(%x: tensor<4x8xf32>) -> tensor<8xf32> {
+  %0 = dyno.launch @kernels::@kernel_0(%x) : (tensor<4x8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+module @kernels {
+  func.func @kernel_0(%x: tensor<4x8xf32>) -> tensor<8xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e4 = tensor.empty() : tensor<4xf32>
+    %e8 = tensor.empty() : tensor<8xf32>
+    %e48 = tensor.empty() : tensor<4x8xf32>
+    %f4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+    %f8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<8xf32>) -> tensor<8xf32>
+    %rows = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%f4 : tensor<4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    %normed = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %rows : tensor<4x8xf32>, tensor<4xf32>) outs(%e48 : tensor<4x8xf32>) {
+    ^bb0(%a: f32, %s: f32, %o: f32):
+      %q = arith.divf %a, %s : f32
+      linalg.yield %q : f32
+    } -> tensor<4x8xf32>
+    %cols = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]} ins(%normed : tensor<4x8xf32>) outs(%f8 : tensor<8xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<8xf32>
+    return %cols : tensor<8xf32>
+  }
+}

@@ -6,12 +6,13 @@
 // tensor.insert_slice, all in one kernel: each scan, sort and scatter gets a kernel of
 // its own; the scatter's result starts as a copy of its original (argument 2). The
 // sort's indices start as positions (an iota), which its kernel computes, not loads.
+// The stack's two inserts (elementwise selects) share one piece: pieces are runs of ops
+// that fit one index space.
 // HOST-LABEL: func.func @main
 // HOST:         %[[SCAN:.*]] = dyno.launch @kernels::@kernel_0_0(%arg0)
 // HOST:         %[[SORT:.*]]:2 = dyno.launch @kernels::@kernel_0_1(%[[SCAN]]) :
-// HOST:         %[[FIRST:.*]] = dyno.launch @kernels::@kernel_0_2(%arg1)
-// HOST:         %[[STACK:.*]] = dyno.launch @kernels::@kernel_0_3(%[[FIRST]], %arg2)
-// HOST:         %[[SCATTER:.*]] = dyno.launch @kernels::@kernel_0_4(%arg3, %[[STACK]], %arg4) {initial_values = array<i64: 2>}
+// HOST:         %[[STACK:.*]] = dyno.launch @kernels::@kernel_0_2(%arg1, %arg2)
+// HOST:         %[[SCATTER:.*]] = dyno.launch @kernels::@kernel_0_3(%arg3, %[[STACK]], %arg4) {initial_values = array<i64: 2>}
 // HOST:         return %[[SORT]]#0, %[[SORT]]#1, %[[SCATTER]]
 
 // The prelude's sorting network, then the kernels.
@@ -25,7 +26,7 @@
 // CHECK:         tl.store(arg2 + v{{[0-9]+}}, [[FROM]], mask=v{{[0-9]+}})
 // CHECK-LABEL: def kernel_0_2(
 // CHECK:         tl.where(
-// CHECK-LABEL: def kernel_0_4(arg0, arg1, arg2, arg3, XBLOCK: tl.constexpr):
+// CHECK-LABEL: def kernel_0_3(arg0, arg1, arg2, arg3, XBLOCK: tl.constexpr):
 // CHECK:         tl.atomic_add(arg3 + v{{[0-9]+}}, v{{[0-9]+}}, mask=v{{[0-9]+}})
 // CHECK:       KERNELS = {
 // CHECK:         "kernel_0_0": {"args": ["float32", "float32"], "xnumel": 3, "rnumel": 10,

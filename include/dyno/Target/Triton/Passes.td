@@ -104,9 +104,10 @@ def DynoSplitKernelsForTriton : Pass<"dyno-split-kernels-for-triton", "ModuleOp"
     A Triton program walks one index space: blocks of rows, and at most one reduced
     extent. Kernel formation groups ops by data flow, so a kernel can hold, say, a column
     reduction and a row reduction of the same tensor. Each kernel that
-    `dyno-convert-kernels-to-triton-level` could not lower whole is split into one
-    kernel per computing op, in program order; intermediates go through memory and the
-    host schedule launches the pieces in order. Kernels that fit one space are left
+    `dyno-convert-kernels-to-triton-level` could not lower whole is split into pieces:
+    runs of its computing ops, in program order, each as long as it still fits one index
+    space (no gather from a tensor the piece computes; scans, scatters and sorts alone);
+    intermediates go through memory and the host schedule launches the pieces in order. Kernels that fit one space are left
     alone. Splat tensor constants in kernels (a folded `torch.full`) become fills first,
     which the lowering reads as scalars. A kernel that returns a pad or concatenation,
     an argument or a view (reshape, slice) is split too: those are the host's.
