@@ -2,11 +2,13 @@
 zoo against each other and Inductor's default, in one process.
 
     python3 benchmarks/gpu_host_ab.py --size bench --dtype bfloat16 --models llama,gpt2 \
-        --artifacts .gpu/old,.gpu/new [--rounds 40]
+        --artifacts .gpu/old,.gpu/new [--rounds 40] [--graphs] [--no-inductor]
 
 Each round times 20 calls of every program (and of Inductor's default) in a shuffled
 order; printed: per build the median ms per call and the median over rounds of
-Inductor's time / the build's. Small models are bound by the host's launches, whose
+Inductor's time / the build's (or the first build's, with --no-inductor), and before
+the rounds each program's error from eager, kernels and GPU ms per call
+(torch.profiler). `--graphs` also times each build's CUDA-graph program ("+g"). Small models are bound by the host's launches, whose
 speed drifts within a process on the GPU machines: only rounds taken side by side tell
 a change of 10% apart (gpu_zoo.py's do_bench medians of whole runs moved 30% for one
 program).
@@ -23,14 +25,16 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
-from gpu_run import load_file  # noqa: E402
+from gpu_run import load_file, relative_error  # noqa: E402
+from gpu_zoo import gpu_profile  # noqa: E402
 
 CALLS = 20  # per program per round
 
 
-def programs(name, dtype_name, size, artifacts):
-    """The exported builds of zoo model `name` (without CUDA graphs) and Inductor's
-    default, by label, with the inputs."""
+def programs(name, dtype_name, size, artifacts, graphs=False, inductor=True):
+    """The exported builds of zoo model `name` (without CUDA graphs, and with them as
+    "<label>+g" when `graphs`) and Inductor's default, by label, with the inputs and
+    eager's result."""
     model, inputs = zoo.build(name, getattr(torch, dtype_name), size=size)
     model = model.cuda().eval()
     inputs = tuple(x.cuda() for x in inputs)
@@ -41,8 +45,11 @@ def programs(name, dtype_name, size, artifacts):
         runtime = load_file(os.path.join(export, "triton_runtime.py"), f"rt_{name}_{index}")
         label = os.path.basename(directory.rstrip("/"))
         result[label] = runtime.load(export, device="cuda", cuda_graphs=False).bind(state)
-    result["inductor"] = torch.compile(model)
-    return result, inputs
+        if graphs:
+            result[label + "+g"] = runtime.load(export, device="cuda").bind(state)
+    if inductor:
+        result["inductor"] = torch.compile(model)
+    return result, inputs, model(*inputs)
 
 
 def timed_rounds(programs, inputs, rounds):
@@ -71,19 +78,27 @@ def main():
     parser.add_argument("--models", required=True)
     parser.add_argument("--artifacts", required=True, help="comma-separated export folders")
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--graphs", action="store_true")
+    parser.add_argument("--no-inductor", action="store_true")
     args = parser.parse_args()
-    print(f"| model | {' | '.join(os.path.basename(a.rstrip('/')) for a in args.artifacts.split(','))}"
-          " | inductor |")
     for name in args.models.split(","):
         with torch.no_grad():
-            built, inputs = programs(name, args.dtype, args.size, args.artifacts.split(","))
+            built, inputs, expected = programs(name, args.dtype, args.size,
+                                               args.artifacts.split(","), args.graphs,
+                                               not args.no_inductor)
+            for label, program in built.items():
+                error = relative_error(program(*inputs), expected)
+                kernels, gpu_ms = gpu_profile(program, inputs)
+                print(f"{name} {label}: error {error:.1e}, {kernels:.0f} kernels, "
+                      f"{gpu_ms:.3f} GPU ms per call", flush=True)
             times = timed_rounds(built, inputs, args.rounds)
+        reference = "inductor" if "inductor" in built else next(iter(built))
         cells = []
         for label in built:
-            ratio = statistics.median(i / t for i, t in zip(times["inductor"], times[label]))
-            cells.append(f"{statistics.median(times[label]):.3f} ms (/ind {ratio:.2f})")
+            ratio = statistics.median(i / t for i, t in zip(times[reference], times[label]))
+            cells.append(f"{label} {statistics.median(times[label]):.3f} ms "
+                         f"(/{reference} {ratio:.2f})")
         print(f"| {name} | {' | '.join(cells)} |", flush=True)
-
 
 if __name__ == "__main__":
     main()
