@@ -98,8 +98,8 @@ def remsi(a: int, b: int) -> int:
     return a - divsi(a, b) * b
 
 
-# At most this many compile threads by default. On the CPU target each is an LLVM
-# session while its graph runs from the JIT (compile cache off), 2.4 MB.
+# At most this many compile threads by default (on the CPU target, threads of the
+# codegen worker process, each an LLVM session while it compiles its part).
 DEFAULT_MAX_COMPILE_THREADS = 8
 
 
