@@ -189,6 +189,7 @@ def test_an_lm_head_of_odd_width_exports_padded_and_matches_eager(monkeypatch):
     reshaped to [2, 2, 1001], is returned with its rows padded to 1008 elements (as
     Inductor returns its padded products), not copied into eager's strides."""
     monkeypatch.setattr(host_runtime, "PAD_PER_CALL_MIN_VOLUME", 1)  # (small here)
+    monkeypatch.setattr(host_runtime, "PADDED_ROWS_MIN_ELEMENTS", 1)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 1001), torch.nn.Softmax(-1),
                                 torch.nn.Linear(1001, 1001, bias=False)).bfloat16().eval()
@@ -200,10 +201,15 @@ def test_an_lm_head_of_odd_width_exports_padded_and_matches_eager(monkeypatch):
     torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
 
 
-def test_padded_rows_are_returned_only_as_eager_lays_them_out_otherwise():
-    """as_eager keeps a padded product's rows padded only where the view is eager's
-    row-major layout with a longer pitch; anything else is copied into eager's strides."""
+def test_padded_rows_are_returned_only_as_eager_lays_them_out_otherwise(monkeypatch):
+    """as_eager keeps a large padded product's rows padded only where the view is eager's
+    row-major layout with a longer pitch; anything else, or a small output, is copied
+    into eager's strides."""
     padded = torch.randn(12, 1008)
+    small = padded[:, :1001]
+    assert host_runtime.as_eager(small, (1001, 1), torch.float32,
+                                 padded_rows=True).stride() == (1001, 1)
+    monkeypatch.setattr(host_runtime, "PADDED_ROWS_MIN_ELEMENTS", 1)
     rows = padded[:, :1001].reshape(3, 4, 1001)
     dense = (4 * 1001, 1001, 1)
     assert host_runtime.as_eager(rows, dense, torch.float32, padded_rows=True) is rows

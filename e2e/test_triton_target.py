@@ -59,6 +59,7 @@ def test_debug_dir_holds_every_triton_stage(tmp_path, monkeypatch):
     assert code.startswith("import triton") and code in kernels
 
 
+@pytest.mark.long  # (105 s of Triton's interpreter on 2 cores, 2026-12-02)
 def test_argmax_and_max_with_indices_compile():
     # Reductions that pick an element (PickReduction): whole rows in one block, and rows
     # longer than a block walked in a loop; with NaN (the first NaN wins), ties (the
@@ -193,6 +194,7 @@ def test_export_without_weights_binds_a_state_dict(tmp_path):
                                rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.long  # (65 s on 2 cores, 2026-12-02)
 def test_export_under_cuda_autocast_takes_cudas_casts(tmp_path):
     """CUDA autocast, not CPU autocast (whose lists differ): the linear runs in bf16,
     exp, softmax and layer norm in float32 on its result; traced without a GPU. The

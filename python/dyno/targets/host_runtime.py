@@ -41,15 +41,23 @@ def rows_padded(tensor: torch.Tensor, stride) -> bool:
     return pitch >= shape[-1]
 
 
+# A padded product's output of at least this many elements keeps its padded rows; a
+# smaller one is copied into eager's strides (the copy costs microseconds, and a caller
+# that flattens it keeps working).
+PADDED_ROWS_MIN_ELEMENTS = 1 << 20
+
+
 def as_eager(tensor: torch.Tensor, stride, dtype, padded_rows: bool = False) -> torch.Tensor:
     """Gives `tensor` the dtype and strides eager PyTorch produces for this output. An
     effect token (an input passed through, None at run time) is returned as it is.
     `padded_rows`: the output is a view of a padded product's result, returned with its
     rows padded (as Inductor's padded products are) where it is laid out as eager's
-    otherwise: copying GPT-2's logits into eager's strides took as long as the LM head."""
+    otherwise and large (PADDED_ROWS_MIN_ELEMENTS): copying GPT-2's logits into eager's
+    strides took as long as the LM head."""
     if tensor is None:
         return None
-    if padded_rows and tensor.dtype == dtype and rows_padded(tensor, stride):
+    if padded_rows and tensor.dtype == dtype and tensor.numel() >= PADDED_ROWS_MIN_ELEMENTS \
+            and rows_padded(tensor, stride):
         return tensor
     if tensor.dtype != dtype:
         tensor = tensor.view(dtype) if tensor.element_size() == torch.empty(
