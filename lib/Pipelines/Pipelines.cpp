@@ -27,6 +27,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm,
   // asserted on the host, before the ops.
   pm.addNestedPass<func::FuncOp>(createDynoCheckGatherBounds());
   pm.addNestedPass<func::FuncOp>(createDynoHoistKernelAssertions());
+  // Checks that the indices' ranges prove (sort positions, bins, loop indices) go.
+  pm.addNestedPass<func::FuncOp>(createDynoRemoveProvenAssertions());
   // bf16/f16 bodies compute in f32 and round once per op, as eager does.
   pm.addNestedPass<func::FuncOp>(createDynoWidenLowPrecisionFloats());
   // Sizes of computed tensors in terms of the graph's inputs (dynamic shapes).

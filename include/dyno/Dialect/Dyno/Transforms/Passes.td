@@ -446,6 +446,44 @@ def DynoHoistKernelAssertions : Pass<"dyno-hoist-kernel-assertions", "func::Func
                            "linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
+def DynoRemoveProvenAssertions : Pass<"dyno-remove-proven-assertions", "func::FuncOp"> {
+  let summary = "Remove index checks that the values' ranges prove";
+  let description = [{
+    Bounds scalars and tensor elements (integer ranges by upstream's
+    `InferIntRangeInterface`, float intervals rounded outward) and removes each
+    `cf.assert` whose condition holds for every value in those bounds, with the check's
+    own computation (a hoisted reduction and its extract). On a GPU each hoisted check
+    costs two launches (the reduction, then the device-side assert); a mixture of
+    experts gathers and scatters at indices that are sort positions, sort positions
+    divided by k, and histogram bins of expert numbers, all provably in range.
+
+    Bounds come from: constants (scalar and dense), `linalg.index` (below the loop's
+    static size), `tensor.extract` and tensor reshapes and slices (their tensor's
+    elements), linalg bodies (their yields, with outputs read by the body taken to a
+    fixed point), `dyno.sort` (a permutation of its operands), `dyno.scatter` and
+    `dyno.scan` (their combiner to a fixed point), `aten.sort`/`aten.topk` library calls
+    (values of the input, positions below its largest size), integer ops through their
+    range inference, and monotone float ops (conversions, add, subtract, multiply,
+    divide by a range without zero, floor/ceil/trunc/round, min/max), each rounded
+    outward and quotients widened by two units in the last place (a GPU's f32
+    division). Anything else (function arguments, library results, transcendental
+    functions) is unbounded: the checks of user-given indices stay.
+
+    ```mlir
+    // Before: a gather at sort positions (dyno-hoist-kernel-assertions' form)
+    %s:2 = dyno.library_call "aten.sort.stable"(%x) ... -> (tensor<8xi64>, tensor<8xi64>)
+    %all = linalg.generic {iterator_types = ["reduction"]} ins(%s#1 : tensor<8xi64>)
+        outs(%true : tensor<i1>) { ... 0 <= i < 8 ... }
+    %holds = tensor.extract %all[] : tensor<i1>
+    cf.assert %holds, "index out of range: dyno checks gather indices like eager"
+    // After: no reduction, no assertion
+    ```
+
+    Input and output: linalg-on-tensors.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect"];
+}
+
 def DynoCheckGatherBounds : Pass<"dyno-check-gather-bounds", "func::FuncOp"> {
   let summary = "Assert the bounds of reads at data-dependent indices";
   let description = [{

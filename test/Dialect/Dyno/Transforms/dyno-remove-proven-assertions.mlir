@@ -1,0 +1,279 @@
+// RUN: dyno-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(dyno-check-gather-bounds,dyno-hoist-kernel-assertions,dyno-remove-proven-assertions))" | FileCheck %s
+
+// The checks come from dyno-check-gather-bounds and are hoisted to the host by
+// dyno-hoist-kernel-assertions; this pass removes those the values' bounds prove.
+
+#id = affine_map<(d0) -> (d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+
+// Sort positions gather rows of the sorted tensor: in range, no check left.
+// CHECK-LABEL: func.func @gather$sort_positions
+// CHECK-NOT:     cf.assert
+// CHECK-NOT:     iterator_types = ["reduction"]
+// CHECK:         tensor.extract
+func.func @gather$sort_positions(%x: tensor<8xi64>, %w: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %s:2 = dyno.library_call "aten.sort.stable"(%x) {arguments = [unit, true, -1, false]} : (tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>)
+  %e = tensor.empty() : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [#row, #all], iterator_types = ["parallel", "parallel"]} ins(%s#1 : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %col = linalg.index 1 : index
+    %row = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%row, %col] : tensor<8x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+
+// A mixture of experts' token of each sorted slot: floor(position / 2) computed in f64
+// (torch-mlir's integer floor division), a wrapped negative index, into 4 rows.
+// CHECK-LABEL: func.func @gather$floor_divided_positions
+// CHECK-NOT:     cf.assert
+func.func @gather$floor_divided_positions(%x: tensor<8xi64>, %w: tensor<4x4xf32>) -> tensor<8x4xf32> {
+  %two = arith.constant 2.0 : f64
+  %c0 = arith.constant 0 : i64
+  %c4 = arith.constant 4 : i64
+  %s:2 = dyno.library_call "aten.sort.stable"(%x) {arguments = [unit, true, -1, false]} : (tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>)
+  %ei = tensor.empty() : tensor<8xi64>
+  %tok = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%s#1 : tensor<8xi64>) outs(%ei : tensor<8xi64>) {
+  ^bb0(%p: i64, %o: i64):
+    %f = arith.sitofp %p : i64 to f64
+    %q = arith.divf %f, %two : f64
+    %fl = math.floor %q : f64
+    %t = arith.fptosi %fl : f64 to i64
+    linalg.yield %t : i64
+  } -> tensor<8xi64>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [#row, #all], iterator_types = ["parallel", "parallel"]} ins(%tok : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %neg = arith.cmpi slt, %i, %c0 : i64
+    %wrapped = arith.addi %i, %c4 : i64
+    %sel = arith.select %neg, %wrapped, %i : i64
+    %col = linalg.index 1 : index
+    %row = arith.index_cast %sel : i64 to index
+    %v = tensor.extract %w[%row, %col] : tensor<4x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+
+// The same positions divided by 2 reach row 3: a table of 3 rows keeps its check.
+// CHECK-LABEL: func.func @gather$floor_divided_positions_too_far
+// CHECK:         cf.assert {{.*}} "index out of range
+func.func @gather$floor_divided_positions_too_far(%x: tensor<8xi64>, %w: tensor<3x4xf32>) -> tensor<8x4xf32> {
+  %two = arith.constant 2.0 : f64
+  %s:2 = dyno.library_call "aten.sort.stable"(%x) {arguments = [unit, true, -1, false]} : (tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>)
+  %ei = tensor.empty() : tensor<8xi64>
+  %tok = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%s#1 : tensor<8xi64>) outs(%ei : tensor<8xi64>) {
+  ^bb0(%p: i64, %o: i64):
+    %f = arith.sitofp %p : i64 to f64
+    %q = arith.divf %f, %two : f64
+    %fl = math.floor %q : f64
+    %t = arith.fptosi %fl : f64 to i64
+    linalg.yield %t : i64
+  } -> tensor<8xi64>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [#row, #all], iterator_types = ["parallel", "parallel"]} ins(%tok : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %col = linalg.index 1 : index
+    %row = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%row, %col] : tensor<3x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+#row = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+
+// Indices the user passes are unbounded: the check stays.
+// CHECK-LABEL: func.func @gather$argument_indices
+// CHECK:         cf.assert {{.*}} "index out of range
+func.func @gather$argument_indices(%idx: tensor<8xi64>, %w: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [#row, #all], iterator_types = ["parallel", "parallel"]} ins(%idx : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %col = linalg.index 1 : index
+    %row = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%row, %col] : tensor<8x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// Constant indices: proven when every element is in range, kept otherwise.
+// CHECK-LABEL: func.func @gather$constant_indices
+// CHECK-COUNT-1: cf.assert
+// CHECK-NOT:     cf.assert
+func.func @gather$constant_indices(%w: tensor<4xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %in = arith.constant dense<[0, 3, 2]> : tensor<3xi64>
+  %out = arith.constant dense<[0, 4, 2]> : tensor<3xi64>
+  %e = tensor.empty() : tensor<3xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%in : tensor<3xi64>) outs(%e : tensor<3xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %k = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%k] : tensor<4xf32>
+    linalg.yield %v : f32
+  } -> tensor<3xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%out : tensor<3xi64>) outs(%e : tensor<3xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %k = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%k] : tensor<4xf32>
+    linalg.yield %v : f32
+  } -> tensor<3xf32>
+  return %a, %b : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A histogram of expert numbers (topk positions among 4, through a sort): the bin
+// (x - 0) * 4 / 3 of each value lies in [0, 4], the scatter writes into 5 bins.
+// CHECK-LABEL: func.func @scatter$histogram_bins
+// CHECK-NOT:     cf.assert
+// CHECK:         dyno.scatter
+func.func @scatter$histogram_bins(%scores: tensor<8x4xf32>) -> tensor<5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %four = arith.constant 4.0 : f32
+  %three = arith.constant 3.0 : f32
+  %ep = tensor.empty() : tensor<8x4xi64>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%ep : tensor<8x4xi64>) {
+  ^bb0(%o: i64):
+    %j = linalg.index 1 : index
+    %p = arith.index_cast %j : index to i64
+    linalg.yield %p : i64
+  } -> tensor<8x4xi64>
+  %sorted:2 = dyno.sort dimension(1) outs(%scores, %pos : tensor<8x4xf32>, tensor<8x4xi64>) {
+  ^bb0(%a: f32, %b: f32, %ia: i64, %ib: i64):
+    %ge = arith.cmpf oge, %a, %b : f32
+    dyno.yield %ge : i1
+  } -> tensor<8x4xf32>, tensor<8x4xi64>
+  %flat = tensor.collapse_shape %sorted#1 [[0, 1]] : tensor<8x4xi64> into tensor<32xi64>
+  %ei = tensor.empty() : tensor<32xi64>
+  %bins = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%flat : tensor<32xi64>) outs(%ei : tensor<32xi64>) {
+  ^bb0(%v: i64, %o: i64):
+    %f = arith.sitofp %v : i64 to f32
+    %shifted = arith.subf %f, %zero : f32
+    %scaled = arith.mulf %shifted, %four : f32
+    %bin = arith.divf %scaled, %three : f32
+    %b = arith.fptosi %bin : f32 to i64
+    linalg.yield %b : i64
+  } -> tensor<32xi64>
+  %idx = tensor.expand_shape %bins [[0, 1]] output_shape [32, 1] : tensor<32xi64> into tensor<32x1xi64>
+  %ones = arith.constant dense<1.0> : tensor<32x1xf32>
+  %init = arith.constant dense<0.0> : tensor<5xf32>
+  %h = dyno.scatter dimension_map([0]) unique_indices(false) ins(%ones, %idx : tensor<32x1xf32>, tensor<32x1xi64>) outs(%init : tensor<5xf32>) {
+  ^bb0(%u: f32, %o: f32):
+    %s = arith.addf %o, %u : f32
+    dyno.yield %s : f32
+  } -> tensor<5xf32>
+  return %h : tensor<5xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A divisor whose range holds zero gives no bound (the quotient may be infinite or NaN).
+// CHECK-LABEL: func.func @scatter$divisor_may_be_zero
+// CHECK:         cf.assert {{.*}} "index out of range: dyno checks scatter indices
+func.func @scatter$divisor_may_be_zero(%d: f32) -> tensor<5xf32> {
+  %ep = tensor.empty() : tensor<4xi64>
+  %pos = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%ep : tensor<4xi64>) {
+  ^bb0(%o: i64):
+    %j = linalg.index 0 : index
+    %p = arith.index_cast %j : index to i64
+    linalg.yield %p : i64
+  } -> tensor<4xi64>
+  %bins = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%pos : tensor<4xi64>) outs(%ep : tensor<4xi64>) {
+  ^bb0(%v: i64, %o: i64):
+    %f = arith.sitofp %v : i64 to f32
+    %q = arith.divf %f, %d : f32
+    %b = arith.fptosi %q : f32 to i64
+    linalg.yield %b : i64
+  } -> tensor<4xi64>
+  %idx = tensor.expand_shape %bins [[0, 1]] output_shape [4, 1] : tensor<4xi64> into tensor<4x1xi64>
+  %ones = arith.constant dense<1.0> : tensor<4x1xf32>
+  %init = arith.constant dense<0.0> : tensor<5xf32>
+  %h = dyno.scatter dimension_map([0]) unique_indices(false) ins(%ones, %idx : tensor<4x1xf32>, tensor<4x1xi64>) outs(%init : tensor<5xf32>) {
+  ^bb0(%u: f32, %o: f32):
+    %s = arith.addf %o, %u : f32
+    dyno.yield %s : f32
+  } -> tensor<5xf32>
+  return %h : tensor<5xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A running sum (cumsum) has no fixed point: its elements are unbounded, the check stays.
+// CHECK-LABEL: func.func @gather$cumulative_sum
+// CHECK:         cf.assert {{.*}} "index out of range
+func.func @gather$cumulative_sum(%w: tensor<16xf32>) -> tensor<4xf32> {
+  %ones = arith.constant dense<1> : tensor<4xi64>
+  %zero = arith.constant 0 : i64
+  %eo = tensor.empty() : tensor<4xi64>
+  %ea = tensor.empty() : tensor<i64>
+  %acc = linalg.fill ins(%zero : i64) outs(%ea : tensor<i64>) -> tensor<i64>
+  %c:2 = dyno.scan dimension(0) inclusive(true) ins(%ones : tensor<4xi64>) outs(%eo, %acc : tensor<4xi64>, tensor<i64>) {
+  ^bb0(%prev: i64, %in: i64):
+    %s = arith.addi %prev, %in : i64
+    dyno.yield %s : i64
+  } -> tensor<4xi64>, tensor<i64>
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%c#0 : tensor<4xi64>) outs(%e : tensor<4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %k = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%k] : tensor<16xf32>
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+#row = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+
+// Positions scattered into an uninitialized tensor: its other elements are unknown.
+// CHECK-LABEL: func.func @gather$scattered_into_empty
+// CHECK:         cf.assert {{.*}} "index out of range: dyno checks gather indices
+func.func @gather$scattered_into_empty(%x: tensor<8xi64>, %w: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %s:2 = dyno.library_call "aten.sort.stable"(%x) {arguments = [unit, true, -1, false]} : (tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>)
+  %idx = tensor.expand_shape %s#1 [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
+  %upd = tensor.expand_shape %s#0 [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
+  %empty = tensor.empty() : tensor<8xi64>
+  %inv = dyno.scatter dimension_map([0]) unique_indices(true) ins(%upd, %idx : tensor<8x1xi64>, tensor<8x1xi64>) outs(%empty : tensor<8xi64>) {
+  ^bb0(%u: i64, %o: i64):
+    dyno.yield %u : i64
+  } -> tensor<8xi64>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [#row, #all], iterator_types = ["parallel", "parallel"]} ins(%inv : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %col = linalg.index 1 : index
+    %row = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%row, %col] : tensor<8x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
