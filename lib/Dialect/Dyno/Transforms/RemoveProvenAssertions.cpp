@@ -447,6 +447,22 @@ Bounds ValueBounds::elements(Value tensor) {
   Bounds bounds =
       TypeSwitch<Operation *, Bounds>(def)
           .Case([&](arith::ConstantOp constant) {
+            // Index tensors of a graph's constants (torch-mlir's dense resources).
+            auto ofValues = [](auto values, unsigned width) {
+              if (values.empty() || values.size() > (1u << 20))
+                return Bounds::unknown();
+              auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+              return Bounds::ofInts(ConstantIntRanges::fromSigned(
+                  APInt(width, *lo, /*isSigned=*/true), APInt(width, *hi, true)));
+            };
+            if (auto resource = dyn_cast<DenseI64ResourceElementsAttr>(constant.getValue())) {
+              std::optional<ArrayRef<int64_t>> values = resource.tryGetAsArrayRef();
+              return values ? ofValues(*values, 64) : Bounds::unknown();
+            }
+            if (auto resource = dyn_cast<DenseI32ResourceElementsAttr>(constant.getValue())) {
+              std::optional<ArrayRef<int32_t>> values = resource.tryGetAsArrayRef();
+              return values ? ofValues(*values, 32) : Bounds::unknown();
+            }
             auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
             if (!dense || dense.getNumElements() > (1 << 20) || dense.empty())
               return Bounds::unknown();

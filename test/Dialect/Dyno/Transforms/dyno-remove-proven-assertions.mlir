@@ -277,3 +277,31 @@ func.func @gather$scattered_into_empty(%x: tensor<8xi64>, %w: tensor<8x4xf32>) -
   } -> tensor<8x4xf32>
   return %r : tensor<8x4xf32>
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A graph constant's index tensor (a dense resource, as torch-mlir imports buffers):
+// its values [0, 3] are in range of 4 elements.
+// CHECK-LABEL: func.func @gather$resource_indices
+// CHECK-NOT:     cf.assert
+func.func @gather$resource_indices(%w: tensor<4xf32>) -> tensor<2xf32> {
+  %in = arith.constant dense_resource<indices_0_3> : tensor<2xi64>
+  %e = tensor.empty() : tensor<2xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%in : tensor<2xi64>) outs(%e : tensor<2xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %k = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%k] : tensor<4xf32>
+    linalg.yield %v : f32
+  } -> tensor<2xf32>
+  return %a : tensor<2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      indices_0_3: "0x0800000000000000000000000300000000000000"
+    }
+  }
+#-}
