@@ -2,7 +2,8 @@
 zoo against each other and Inductor's default, in one process.
 
     python3 benchmarks/gpu_host_ab.py --size bench --dtype bfloat16 --models llama,gpt2 \
-        --artifacts .gpu/old,.gpu/new [--rounds 40] [--graphs] [--no-inductor]
+        --artifacts .gpu/old,.gpu/new [--rounds 40] [--graphs] [--no-inductor] \
+        [--kernels kernels.md]
 
 Each round times 20 calls of every program (and of Inductor's default) in a shuffled
 order; printed: per build the median ms per call and the median over rounds of
@@ -26,7 +27,7 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
 from gpu_run import load_file, relative_error  # noqa: E402
-from gpu_zoo import gpu_profile  # noqa: E402
+from gpu_zoo import gpu_profile, profile_kernels  # noqa: E402
 
 CALLS = 20  # per program per round
 
@@ -80,6 +81,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--graphs", action="store_true")
     parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--kernels", default="",
+                        help="also append each program's costliest kernels to this file")
     args = parser.parse_args()
     for name in args.models.split(","):
         with torch.no_grad():
@@ -91,6 +94,8 @@ def main():
                 kernels, gpu_ms = gpu_profile(program, inputs)
                 print(f"{name} {label}: error {error:.1e}, {kernels:.0f} kernels, "
                       f"{gpu_ms:.3f} GPU ms per call", flush=True)
+            if args.kernels:
+                profile_kernels(args.kernels, name, built, inputs, rows=40)
             times = timed_rounds(built, inputs, args.rounds)
         reference = "inductor" if "inductor" in built else next(iter(built))
         cells = []
