@@ -115,6 +115,10 @@ private:
   Bounds combined(Region &region, Bounds current, const Bounds &update,
                   bool updateFirst);
   Bounds libraryCall(dyno::LibraryCallOp call, unsigned result);
+  /// Whether `indices` holds a permutation of 0 .. size - 1, and whether `scatter`
+  /// overwrites every element of its original (an inverse permutation).
+  bool isPermutation(Value indices, int64_t size);
+  bool replacesEveryElement(dyno::ScatterOp scatter);
 
   DenseMap<Value, Bounds> scalars, tensors;
   DenseMap<Operation *, BodyBounds> bodies;
@@ -435,6 +439,72 @@ Bounds ValueBounds::libraryCall(dyno::LibraryCallOp call, unsigned result) {
   return positions(getElementTypeOrSelf(call.getResult(result).getType()), largest);
 }
 
+/// The sort positions of a whole 1-D tensor of `size` elements (`aten.sort` of it), seen
+/// through reshapes and through elementwise generics that pass them on unchanged (a
+/// negative index's wraparound, `i < 0 ? i + n : i`, whose condition the bounds decide).
+bool ValueBounds::isPermutation(Value indices, int64_t size) {
+  for (int step = 0; step < 16; ++step) {
+    Operation *def = indices.getDefiningOp();
+    if (!def)
+      return false;
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(def)) {
+      indices = def->getOperand(0);
+      continue;
+    }
+    if (auto call = dyn_cast<dyno::LibraryCallOp>(def)) {
+      if (call.getArgs().empty() || !call.getName().starts_with("aten.sort.") ||
+          cast<OpResult>(indices).getResultNumber() != 1)
+        return false;
+      auto input = cast<RankedTensorType>(call.getArgs()[0].getType());
+      return input.getRank() == 1 && input.getDimSize(0) == size;
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(def);
+    if (!generic || generic.getNumLoops() != generic.getNumParallelLoops() ||
+        !llvm::all_of(generic.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return false;
+    // Follow the yielded value through selects whose condition is decided.
+    const BodyBounds &body = linalgBody(generic);
+    Value yielded =
+        generic.getBody()->getTerminator()->getOperand(cast<OpResult>(indices).getResultNumber());
+    while (auto select = yielded.getDefiningOp<arith::SelectOp>()) {
+      auto it = body.values.find(select.getCondition());
+      if (it == body.values.end() || !it->second.ints)
+        return false;
+      std::optional<APInt> condition = it->second.ints->getConstantValue();
+      if (!condition)
+        return false;
+      yielded = condition->isOne() ? select.getTrueValue() : select.getFalseValue();
+    }
+    auto argument = dyn_cast<BlockArgument>(yielded);
+    if (!argument || argument.getOwner() != generic.getBody() ||
+        argument.getArgNumber() >= generic.getNumDpsInputs())
+      return false;
+    indices = generic.getDpsInputs()[argument.getArgNumber()];
+  }
+  return false;
+}
+
+/// One index column into a 1-D original of n elements, n single-element updates at a
+/// permutation of 0 .. n - 1, and a region that yields the update.
+bool ValueBounds::replacesEveryElement(dyno::ScatterOp scatter) {
+  auto original = cast<RankedTensorType>(scatter.getOriginal().getType());
+  auto updates = cast<RankedTensorType>(scatter.getUpdates().getType());
+  auto indices = cast<RankedTensorType>(scatter.getIndices().getType());
+  if (original.getRank() != 1 || !original.hasStaticShape() ||
+      scatter.getDimensionMap().size() != 1 || scatter.getDimensionMap()[0] != 0)
+    return false;
+  SmallVector<int64_t> column = {original.getDimSize(0), 1};
+  if (updates.getShape() != ArrayRef<int64_t>(column) ||
+      indices.getShape() != ArrayRef<int64_t>(column))
+    return false;
+  Block &body = scatter.getRegion().front();
+  if (body.getNumArguments() != 2 || body.getTerminator()->getNumOperands() != 1 ||
+      body.getTerminator()->getOperand(0) != body.getArgument(0))
+    return false;
+  return isPermutation(scatter.getIndices(), original.getDimSize(0));
+}
+
 Bounds ValueBounds::elements(Value tensor) {
   if (auto it = tensors.find(tensor); it != tensors.end())
     return it->second;
@@ -495,6 +565,9 @@ Bounds ValueBounds::elements(Value tensor) {
             return elements(sort.getOutputs()[result]);
           })
           .Case([&](dyno::ScatterOp scatter) {
+            // Every element replaced (an inverse permutation): the updates' bounds.
+            if (replacesEveryElement(scatter))
+              return elements(scatter.getUpdates());
             return combined(scatter.getRegion(), elements(scatter.getOriginal()),
                             elements(scatter.getUpdates()), /*updateFirst=*/true);
           })

@@ -281,6 +281,73 @@ func.func @gather$scattered_into_empty(%x: tensor<8xi64>, %w: tensor<8x4xf32>) -
 // -----
 
 #id = affine_map<(d0) -> (d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+
+// A mixture of experts' inverse permutation: positions 0..7 scattered at the sort
+// positions (wrapped where negative) into an uninitialized tensor overwrite every
+// element, so the gather at its values is in range. Halved positions are not a
+// permutation: that gather keeps its check.
+// CHECK-LABEL: func.func @gather$inverse_permutation
+// CHECK-COUNT-1: cf.assert {{.*}} "index out of range: dyno checks gather indices
+// CHECK-NOT:     cf.assert {{.*}} "index out of range: dyno checks gather indices
+func.func @gather$inverse_permutation(%x: tensor<8xi64>, %w: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c0 = arith.constant 0 : i64
+  %c8 = arith.constant 8 : i64
+  %c2 = arith.constant 2 : i64
+  %s:2 = dyno.library_call "aten.sort.stable"(%x) {arguments = [unit, true, -1, false]} : (tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>)
+  %ei = tensor.empty() : tensor<8xi64>
+  %wrapped = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%s#1 : tensor<8xi64>) outs(%ei : tensor<8xi64>) {
+  ^bb0(%p: i64, %o: i64):
+    %neg = arith.cmpi slt, %p, %c0 : i64
+    %up = arith.addi %p, %c8 : i64
+    %sel = arith.select %neg, %up, %p : i64
+    linalg.yield %sel : i64
+  } -> tensor<8xi64>
+  %halved = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%s#1 : tensor<8xi64>) outs(%ei : tensor<8xi64>) {
+  ^bb0(%p: i64, %o: i64):
+    %h = arith.divsi %p, %c2 : i64
+    linalg.yield %h : i64
+  } -> tensor<8xi64>
+  %arange = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%ei : tensor<8xi64>) {
+  ^bb0(%o: i64):
+    %i = linalg.index 0 : index
+    %v = arith.index_cast %i : index to i64
+    linalg.yield %v : i64
+  } -> tensor<8xi64>
+  %upd = tensor.expand_shape %arange [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
+  %idx = tensor.expand_shape %wrapped [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
+  %half = tensor.expand_shape %halved [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
+  %empty = tensor.empty() : tensor<8xi64>
+  %inv = dyno.scatter dimension_map([0]) unique_indices(true) ins(%upd, %idx : tensor<8x1xi64>, tensor<8x1xi64>) outs(%empty : tensor<8xi64>) {
+  ^bb0(%u: i64, %o: i64):
+    dyno.yield %u : i64
+  } -> tensor<8xi64>
+  %partial = dyno.scatter dimension_map([0]) unique_indices(true) ins(%upd, %half : tensor<8x1xi64>, tensor<8x1xi64>) outs(%empty : tensor<8xi64>) {
+  ^bb0(%u: i64, %o: i64):
+    dyno.yield %u : i64
+  } -> tensor<8xi64>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [#row, #all], iterator_types = ["parallel", "parallel"]} ins(%inv : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %col = linalg.index 1 : index
+    %row = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%row, %col] : tensor<8x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  %q = linalg.generic {indexing_maps = [#row, #all], iterator_types = ["parallel", "parallel"]} ins(%partial : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %col = linalg.index 1 : index
+    %row = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%row, %col] : tensor<8x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  return %r, %q : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
 
 // A graph constant's index tensor (a dense resource, as torch-mlir imports buffers):
 // its values [0, 3] are in range of 4 elements.
