@@ -9,7 +9,8 @@ Each round times 20 calls of every program (and of Inductor's default) in a shuf
 order; printed: per build the median ms per call and the median over rounds of
 Inductor's time / the build's (or the first build's, with --no-inductor), and before
 the rounds each program's error from eager, kernels and GPU ms per call
-(torch.profiler). `--graphs` also times each build's CUDA-graph program ("+g"). Small models are bound by the host's launches, whose
+(torch.profiler). `--graphs` also times each build's CUDA-graph program ("+g"), against
+Inductor's mode="reduce-overhead" ("inductor-ro"). Small models are bound by the host's launches, whose
 speed drifts within a process on the GPU machines: only rounds taken side by side tell
 a change of 10% apart (gpu_zoo.py's do_bench medians of whole runs moved 30% for one
 program).
@@ -50,7 +51,19 @@ def programs(name, dtype_name, size, artifacts, graphs=False, inductor=True):
             result[label + "+g"] = runtime.load(export, device="cuda").bind(state)
     if inductor:
         result["inductor"] = torch.compile(model)
+        if graphs:  # like for like with the builds' CUDA graphs
+            result["inductor-ro"] = torch.compile(model, mode="reduce-overhead")
     return result, inputs, model(*inputs)
+
+
+def reference_for(label, built):
+    """Like for like: a CUDA-graph program against Inductor's reduce-overhead, the others
+    against Inductor's default (or the first build, without Inductor)."""
+    if "inductor" not in built:
+        return next(iter(built))
+    if (label.endswith("+g") or label == "inductor-ro") and "inductor-ro" in built:
+        return "inductor-ro"
+    return "inductor"
 
 
 def timed_rounds(programs, inputs, rounds):
@@ -97,9 +110,9 @@ def main():
             if args.kernels:
                 profile_kernels(args.kernels, name, built, inputs, rows=40)
             times = timed_rounds(built, inputs, args.rounds)
-        reference = "inductor" if "inductor" in built else next(iter(built))
         cells = []
         for label in built:
+            reference = reference_for(label, built)
             ratio = statistics.median(i / t for i, t in zip(times[reference], times[label]))
             cells.append(f"{label} {statistics.median(times[label]):.3f} ms "
                          f"(/{reference} {ratio:.2f})")
