@@ -389,16 +389,6 @@ class WrapperBuilder:
             self.layouts[name] = (name, shape, view_layouts.dense_strides(shape), 0)
         return name
 
-    def _last_read_of_fresh_buffer(self, value, name: str) -> bool:
-        """Whether `value` (named `name`) is a dense buffer a kernel launch made whose
-        only reader is the launch at hand: not a graph input, not returned, not viewed."""
-        from .. import ir
-
-        owner = value.owner if isinstance(value, ir.OpResult) else None
-        return (owner is not None and owner.name == "dyno.launch"
-                and name == self.name(value) and name in self.contiguous
-                and sum(1 for _ in value.uses) == 1)
-
     def emit_static_view(self, op, source: str, layout_of) -> bool:
         """Emits `op`'s result as `_view` of the dense buffer under `source` when
         `source`'s layout is static and `layout_of(layout)` gives the view's (None: not
@@ -432,13 +422,8 @@ class WrapperBuilder:
             sizes = [next(dim_names) for _ in range(count)]
             if source >= 0:
                 name = self.define(result, contiguous=True)
-                if self._last_read_of_fresh_buffer(args[source], inputs[source]):
-                    # Nothing reads the argument after this launch: the kernel updates
-                    # its buffer in place (a histogram's zeros, scattered into).
-                    self.lines.append(f"{name} = {inputs[source]}")
-                else:
-                    self.lines.append(f"{name} = {inputs[source]}"
-                                      ".clone(memory_format=torch.contiguous_format)")
+                self.lines.append(
+                    f"{name} = {inputs[source]}.clone(memory_format=torch.contiguous_format)")
                 results.append(name)
                 continue
             results.append(self.allocate(result, sizes))

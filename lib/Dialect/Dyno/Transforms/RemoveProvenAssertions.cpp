@@ -162,7 +162,8 @@ Bounds ValueBounds::evaluate(Operation *op, unsigned result,
   if (auto dim = dyn_cast<tensor::DimOp>(op)) {
     auto shaped = cast<ShapedType>(dim.getSource().getType());
     std::optional<int64_t> index = dim.getConstantIndex();
-    if (index && *index < shaped.getRank() && !shaped.isDynamicDim(*index)) {
+    if (index && shaped.hasRank() && *index >= 0 && *index < shaped.getRank() &&
+        !shaped.isDynamicDim(*index)) {
       int64_t size = shaped.getDimSize(*index);
       return Bounds::ofInts(ConstantIntRanges::constant(APInt(64, size)));
     }
@@ -190,9 +191,16 @@ Bounds ValueBounds::evaluate(Operation *op, unsigned result,
   }
   Bounds inferred;
   Value wanted = op->getResult(result);
+  // Triton kernels compute `index` in 32 bits where every size fits: an index range
+  // beyond i32 may wrap there, so it proves nothing.
+  auto fitsInt32 = [](const ConstantIntRanges &range) {
+    return range.smin().sge(APInt::getSignedMinValue(32).sext(range.smin().getBitWidth())) &&
+           range.smax().sle(APInt::getSignedMaxValue(32).sext(range.smax().getBitWidth()));
+  };
   infer.inferResultRangesFromOptional(arguments,
                                       [&](Value value, const IntegerValueRange &range) {
-                                        if (value == wanted && !range.isUninitialized())
+                                        if (value == wanted && !range.isUninitialized() &&
+                                            (!type.isIndex() || fitsInt32(range.getValue())))
                                           inferred = Bounds::ofInts(range.getValue());
                                       });
   return inferred;
@@ -297,15 +305,24 @@ Bounds ValueBounds::evaluateFloat(Operation *op, function_ref<Bounds(Value)> ope
                                    APFloat::roundingMode mode) { a.divide(b, mode); });
         if (!bounds.floats)
           return bounds;
-        // A GPU's f32 division may be off by up to two units in the last place; its
-        // sign is exact all the same.
+        // A GPU's f32 division may be off by two units in the last place, and
+        // dyno-multiply-by-reciprocals later turns x / s into x * (1 / s) (about five):
+        // the bounds widen by 2^-19 of their magnitude (16 units of an f32), plus one
+        // unit for a bound near zero. The quotient's sign is exact all the same.
         APFloat lo = bounds.floats->first, hi = bounds.floats->second;
         bool nonNegative = !lo.isNegative() || lo.isZero();
         bool nonPositive = hi.isNegative() || hi.isZero();
-        for (int i = 0; i < 2; ++i) {
-          lo.next(/*nextDown=*/true);
-          hi.next(/*nextDown=*/false);
-        }
+        auto widened = [](APFloat bound, bool down) {
+          APFloat margin = abs(bound);
+          margin.multiply(APFloat(bound.getSemantics(), "0x1p-19"),
+                          APFloat::rmTowardPositive);
+          bound.add(down ? neg(margin) : margin,
+                    down ? APFloat::rmTowardNegative : APFloat::rmTowardPositive);
+          bound.next(/*nextDown=*/down);
+          return bound;
+        };
+        lo = widened(lo, /*down=*/true);
+        hi = widened(hi, /*down=*/false);
         if (nonNegative && lo.isNegative())
           lo = APFloat::getZero(lo.getSemantics());
         if (nonPositive && !hi.isNegative())
@@ -374,6 +391,8 @@ const ValueBounds::BodyBounds &ValueBounds::linalgBody(linalg::LinalgOp op) {
   // Seeded before evaluating, so that a cycle through this body ends as unknown.
   bodies[op];
   Block *body = op.getBlock();
+  if (body->getNumArguments() != op->getNumOperands())
+    return bodies[op]; // linalg.map and the like: no block argument per output
   auto operandBounds = [&](Value value) {
     return isa<ShapedType>(value.getType()) ? elements(value) : scalar(value);
   };
@@ -404,9 +423,16 @@ const ValueBounds::BodyBounds &ValueBounds::linalgBody(linalg::LinalgOp op) {
     if (!grew)
       break;
   }
-  bool reduces = op.getNumReductionLoops() > 0;
+  // Each output element is written by exactly one iteration only where every loop maps
+  // to an output dimension; otherwise (reductions, a loop of size zero that no output
+  // spans) an element may keep its initial value.
+  bool writesEveryElementOnce =
+      op.getNumReductionLoops() == 0 &&
+      llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+        return op.getMatchingIndexingMap(&init).isPermutation();
+      });
   for (auto [yield, init] : llvm::zip(yields, inits))
-    result.results.push_back(reduces ? join(yield, init) : yield);
+    result.results.push_back(writesEveryElementOnce ? yield : join(yield, init));
   return bodies[op] = std::move(result);
 }
 
@@ -573,7 +599,12 @@ Bounds ValueBounds::elements(Value tensor) {
           })
           .Case([&](dyno::ScanOp scan) {
             Bounds input = elements(scan.getInputs()[0]);
-            Bounds start = scan.getInclusive()
+            // An exclusive scan starts from the accumulator; a scan of zero length
+            // returns it.
+            auto scanned = cast<RankedTensorType>(scan.getInputs()[0].getType());
+            int64_t length = scanned.getDimSize(scan.getDimension());
+            bool mayBeEmpty = ShapedType::isDynamic(length) || length < 1;
+            Bounds start = scan.getInclusive() && !mayBeEmpty
                                ? input
                                : join(input, elements(scan.getOutputs()[1]));
             return combined(scan.getRegion(), start, input, /*updateFirst=*/false);
@@ -592,6 +623,8 @@ Bounds ValueBounds::elements(Value tensor) {
             return all;
           })
           .Case([&](tensor::FromElementsOp fromElements) {
+            if (fromElements.getElements().empty())
+              return Bounds::unknown();
             Bounds all = scalar(fromElements.getElements()[0]);
             for (Value element : fromElements.getElements().drop_front())
               all = join(all, scalar(element));

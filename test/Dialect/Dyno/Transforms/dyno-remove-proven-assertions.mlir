@@ -349,6 +349,29 @@ func.func @gather$inverse_permutation(%x: tensor<8xi64>, %w: tensor<8x4xf32>) ->
 
 #id = affine_map<(d0) -> (d0)>
 
+// linalg.map: its elements are those its body yields (here user data: unbounded).
+// CHECK-LABEL: func.func @gather$mapped_indices
+// CHECK:         cf.assert {{.*}} "index out of range
+func.func @gather$mapped_indices(%x: tensor<4xi64>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  %ei = tensor.empty() : tensor<4xi64>
+  %m = linalg.map ins(%x : tensor<4xi64>) outs(%ei : tensor<4xi64>)
+    (%v: i64, %o: i64) {
+      linalg.yield %v : i64
+    }
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%m : tensor<4xi64>) outs(%e : tensor<4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %k = arith.index_cast %i : i64 to index
+    %v = tensor.extract %w[%k] : tensor<4xf32>
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
 // A graph constant's index tensor (a dense resource, as torch-mlir imports buffers):
 // its values [0, 3] are in range of 4 elements.
 // CHECK-LABEL: func.func @gather$resource_indices
