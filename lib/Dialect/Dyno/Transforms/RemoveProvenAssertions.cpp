@@ -149,27 +149,13 @@ Bounds ValueBounds::scalar(Value value) {
 Bounds ValueBounds::evaluate(Operation *op, unsigned result,
                              function_ref<Bounds(Value)> operand) {
   Type type = op->getResult(result).getType();
+  // Integer constants and tensor.dim: their own range inference, below.
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-    if (auto attr = dyn_cast<IntegerAttr>(constant.getValue()))
-      return Bounds::ofInts(ConstantIntRanges::constant(
-          type.isIndex() ? attr.getValue().sextOrTrunc(64) : attr.getValue()));
     if (auto attr = dyn_cast<FloatAttr>(constant.getValue()))
       return Bounds::ofFloats(attr.getValue(), attr.getValue());
-    return Bounds::unknown();
   }
   if (auto extract = dyn_cast<tensor::ExtractOp>(op))
     return elements(extract.getTensor());
-  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
-    auto shaped = cast<ShapedType>(dim.getSource().getType());
-    std::optional<int64_t> index = dim.getConstantIndex();
-    if (index && shaped.hasRank() && *index >= 0 && *index < shaped.getRank() &&
-        !shaped.isDynamicDim(*index)) {
-      int64_t size = shaped.getDimSize(*index);
-      return Bounds::ofInts(ConstantIntRanges::constant(APInt(64, size)));
-    }
-    return Bounds::ofInts(ConstantIntRanges::fromSigned(
-        APInt(64, 0), APInt::getSignedMaxValue(64)));
-  }
   if (auto select = dyn_cast<arith::SelectOp>(op)) {
     Bounds condition = operand(select.getCondition());
     if (condition.ints) {
