@@ -314,6 +314,33 @@ def test_concatenation_and_padding_between_kernels():
     assert dyno.stats()["partially_compiled_graphs"] == 0
 
 
+def test_rolls_are_reads_at_rotated_indices(tmp_path, monkeypatch):
+    # torch.roll decomposes into concats of slices, which a Triton kernel cannot read: each
+    # was a torch.cat on the host (Swin's shifted windows: 8 per call). A rotation is now
+    # a read at (i + a) mod n in the kernel that consumes it, through a window partition's
+    # reshape too; rolls of either sign, of several dimensions, of the last dimension.
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+
+    def fn(x, w):
+        b, h, wd, c = x.shape
+        y = torch.nn.functional.layer_norm(x, (c,))
+        y = torch.roll(y, shifts=(-2, -2), dims=(1, 2))
+        windows = y.view(b, h // 4, 4, wd // 4, 4, c).permute(0, 1, 3, 2, 4, 5)
+        out = windows.reshape(-1, 16, c) @ w
+        out = out.view(b, h // 4, wd // 4, 4, 4, c).permute(0, 1, 3, 2, 4, 5)
+        out = torch.roll(out.reshape(b, h, wd, c), shifts=(2, 2), dims=(1, 2))
+        return x + out, torch.roll(x, 3, -1) * 2
+    x, w = torch.randn(2, 8, 12, 16), torch.randn(16, 16)
+    assert_compiled_matches(fn, x, w, options={"target": "triton"})
+    assert dyno.stats()["partially_compiled_graphs"] == 0
+    wrapper = next(tmp_path.iterdir()) / "06-wrapper.py"
+    assert "torch.cat" not in wrapper.read_text()
+    kernels = (next(tmp_path.iterdir()) / "05-kernels.py").read_text()
+    assert " % 8)" in kernels and " % 12)" in kernels and " % 16)" in kernels
+    # The CPU target writes a concat's pieces in place (its tiling needs monotonic maps).
+    assert_compiled_matches(fn, x, w, options={"target": "cpu"})
+
+
 def test_square_roots_of_every_float_type():
     # Regression: tl.sqrt_rn takes float32 only, so a float64 sqrt failed at run time
     # (the graph went eager: "Expected dtype ['fp32'] but got fp64").

@@ -36,12 +36,14 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm,
   // Keep-dim reductions write through (d0, 0) maps, which tiling cannot slice.
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   // Fuse elementwise chains (recomputing cheap producers) before partitioning.
-  pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
+  DynoFuseElementwiseOptions fusion;
+  fusion.rotationsAsReads = options.rotationsAsReads;
+  pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise(fusion));
   // Returned results computed from shared intermediates: one generic, whose shared
   // producers then fuse in (CSE first: siblings read one tensor through equal reshapes).
   pm.addNestedPass<func::FuncOp>(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createDynoMergeSiblingGenerics());
-  pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
+  pm.addNestedPass<func::FuncOp>(createDynoFuseElementwise(fusion));
   // One division per element of a broadcast divisor, not per element of the loop.
   pm.addNestedPass<func::FuncOp>(createDynoMultiplyByReciprocals());
   // bf16/f16 values that stay inside a fused body are not rounded.
@@ -90,6 +92,7 @@ void dyno::registerDynoPipelines() {
       [](OpPassManager &pm, const LoweringPipelineOptions &options) {
         KernelFormationOptions formation;
         formation.convolutionBiasInLibrary = false;
+        formation.rotationsAsReads = true;
         buildKernelFormationPipeline(pm, formation);
         buildTritonLoweringPipeline(pm, options);
       });

@@ -35,6 +35,12 @@ struct KernelFormationOptions : public PassPipelineOptions<KernelFormationOption
                      "false: the kernels that read its result add it (cuDNN adds a bias "
                      "in a kernel of its own)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> rotationsAsReads{
+      *this, "rotations-as-reads",
+      llvm::cl::desc("torch.roll's concats become reads at rotated indices that fuse into "
+                     "their readers (dyno-fuse-elementwise's rotations-as-reads): the "
+                     "Triton target, whose kernels cannot read a concat"),
+      llvm::cl::init(false)};
 };
 
 /// linalg-on-tensors graph -> host schedule + `module @kernels` on tensors.

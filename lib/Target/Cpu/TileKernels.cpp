@@ -33,6 +33,28 @@ static std::optional<unsigned> firstParallelLoop(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
+/// Whether an indexing map of `op` reads out of order: through a mod (a rotation reads
+/// x[(i + a) mod n]) or a negative coefficient (a flip, or a mod simplified into
+/// `i - (i floordiv n) * n`). Upstream tiling computes an operand's slice from the map's values
+/// at a tile's ends (an untiled loop's tile is its whole range), which holds only for
+/// maps monotonic in every loop: such an op is neither tiled nor fused into a tile, but
+/// computed whole.
+static bool readsOutOfOrder(linalg::LinalgOp op) {
+  bool outOfOrder = false;
+  for (AffineMap map : op.getIndexingMapsArray())
+    for (AffineExpr result : map.getResults())
+      result.walk([&](AffineExpr expr) {
+        if (expr.getKind() == AffineExprKind::Mod)
+          outOfOrder = true;
+        if (auto product = dyn_cast<AffineBinaryOpExpr>(expr);
+            product && product.getKind() == AffineExprKind::Mul)
+          if (auto factor = dyn_cast<AffineConstantExpr>(product.getRHS());
+              factor && factor.getValue() < 0)
+            outOfOrder = true;
+      });
+  return outOfOrder;
+}
+
 /// Producers whose slice for one block of the root's tiled loop is itself a block of one
 /// of their parallel loops, mapped to that loop. The root maps to `rootLoop`.
 static DenseMap<Operation *, unsigned> findRowFusibleCluster(linalg::LinalgOp root,
@@ -124,7 +146,7 @@ struct TileKernelsPass : mlir::dyno::impl::DynoTileKernelsBase<TileKernelsPass> 
     while (linalg::LinalgOp root = nextRoot(kernel, done)) {
       done.insert(root);
       std::optional<unsigned> loop = firstParallelLoop(root);
-      if (!loop || isa<linalg::FillOp>(root))
+      if (!loop || isa<linalg::FillOp>(root) || readsOutOfOrder(root))
         continue;
       SmallVector<int64_t> ranges = root.getStaticLoopRanges();
       // An empty iteration space (a zero-size dimension) has nothing to share out.
@@ -170,6 +192,9 @@ struct TileKernelsPass : mlir::dyno::impl::DynoTileKernelsBase<TileKernelsPass> 
           [&](tensor::ExtractSliceOp, OpResult producer,
               bool isDestination) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
             Operation *owner = producer.getOwner();
+            auto producerOp = dyn_cast<linalg::LinalgOp>(owner);
+            if (producerOp && readsOutOfOrder(producerOp))
+              return std::nullopt;
             if (isa<linalg::FillOp>(owner) || cluster.count(owner))
               return scf::SCFTileAndFuseOptions::ControlFnResult{false};
             return std::nullopt;

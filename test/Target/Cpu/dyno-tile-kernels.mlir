@@ -117,3 +117,21 @@ func.func @tile$transpose_rows_of_a_cache_line(%x: tensor<1024x1024xf32>) -> ten
   } -> tensor<1024x1024xf32>
   return %r : tensor<1024x1024xf32>
 }
+
+// A read through a mod (a rotation) is not monotonic: upstream would slice its operand
+// by the map's values at a tile's ends, the wrong rows. Such an op is computed whole.
+// CHECK-LABEL: func.func @tile$rotated_read_is_not_tiled
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.generic {{.*}}ins(%arg0 : tensor<256x1024xf32>)
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+#rot = affine_map<(d0, d1) -> ((d0 + 3) mod 256, d1)>
+func.func @tile$rotated_read_is_not_tiled(%x: tensor<256x1024xf32>) -> tensor<256x1024xf32> {
+  %e = tensor.empty() : tensor<256x1024xf32>
+  %r = linalg.generic {indexing_maps = [#rot, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<256x1024xf32>) outs(%e : tensor<256x1024xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<256x1024xf32>
+  return %r : tensor<256x1024xf32>
+}

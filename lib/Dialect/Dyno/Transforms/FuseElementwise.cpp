@@ -202,6 +202,84 @@ static void stackEqualConcatenation(tensor::ConcatOp concat, IRRewriter &rewrite
                                                        groups);
 }
 
+/// `value` without the tensor.casts that refine or erase its static sizes.
+static Value stripCasts(Value value) {
+  while (auto cast = value.getDefiningOp<tensor::CastOp>())
+    value = cast.getSource();
+  return value;
+}
+
+/// A rotation (torch.roll along one dimension, as torch-mlir decomposes it) is the
+/// concatenation of two slices of one tensor x along `dim`, x[a:n] then x[0:a], with
+/// every other dimension whole: element i along `dim` is x[(i + a) mod n]. It becomes an
+/// all-parallel generic reading x through that map, which fuses into its consumers (and
+/// a second roll's rotation into the first) where a concat is a copy of its own: on the
+/// Triton target a torch.cat on the host between kernels. n must be static.
+static void rotationAsGeneric(tensor::ConcatOp concat, IRRewriter &rewriter) {
+  int64_t dim = concat.getDim();
+  if (concat.getInputs().size() != 2)
+    return;
+  auto head = stripCasts(concat.getInputs()[0]).getDefiningOp<tensor::ExtractSliceOp>();
+  auto tail = stripCasts(concat.getInputs()[1]).getDefiningOp<tensor::ExtractSliceOp>();
+  if (!head || !tail || head.getSource() != tail.getSource() || !head.hasUnitStride() ||
+      !tail.hasUnitStride() || head.getType().getRank() != head.getSourceType().getRank() ||
+      tail.getType().getRank() != tail.getSourceType().getRank())
+    return;
+  Value source = head.getSource();
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  int64_t n = sourceType.getDimSize(dim);
+  if (ShapedType::isDynamic(n))
+    return;
+  // Every other dimension whole, in both slices.
+  auto isWhole = [&](tensor::ExtractSliceOp slice, int64_t d) {
+    std::optional<int64_t> offset = getConstantIntValue(slice.getMixedOffsets()[d]);
+    if (!offset || *offset != 0)
+      return false;
+    OpFoldResult size = slice.getMixedSizes()[d];
+    if (std::optional<int64_t> constant = getConstantIntValue(size))
+      return *constant == sourceType.getDimSize(d);
+    auto dimOp = dyn_cast<Value>(size) ? cast<Value>(size).getDefiningOp<tensor::DimOp>()
+                                       : tensor::DimOp();
+    return dimOp && dimOp.getSource() == source && dimOp.getConstantIndex() == d;
+  };
+  for (int64_t d = 0; d < sourceType.getRank(); ++d)
+    if (d != dim && (!isWhole(head, d) || !isWhole(tail, d)))
+      return;
+  std::optional<int64_t> headOffset = getConstantIntValue(head.getMixedOffsets()[dim]);
+  std::optional<int64_t> headSize = getConstantIntValue(head.getMixedSizes()[dim]);
+  std::optional<int64_t> tailOffset = getConstantIntValue(tail.getMixedOffsets()[dim]);
+  std::optional<int64_t> tailSize = getConstantIntValue(tail.getMixedSizes()[dim]);
+  if (!headOffset || !headSize || !tailOffset || !tailSize || *tailOffset != 0 ||
+      *tailSize != *headOffset || *headOffset + *headSize != n || *headOffset <= 0 ||
+      *headSize <= 0)
+    return;
+  int64_t shift = *headOffset;
+  MLIRContext *ctx = concat.getContext();
+  Location loc = concat.getLoc();
+  int64_t rank = sourceType.getRank();
+  SmallVector<AffineExpr> sourceIndex;
+  for (int64_t loop = 0; loop < rank; ++loop) {
+    AffineExpr index = getAffineDimExpr(loop, ctx);
+    sourceIndex.push_back(loop == dim ? (index + shift) % n : index);
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, sourceIndex, ctx),
+                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  rewriter.setInsertionPoint(concat);
+  Value init = tensor::EmptyOp::create(rewriter, loc,
+                                       tensor::getMixedSizes(rewriter, loc, source),
+                                       sourceType.getElementType());
+  auto rotation = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{source}, ValueRange{init}, maps,
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        linalg::YieldOp::create(b, loc, args[0]);
+      });
+  Value result = rotation.getResult(0);
+  if (result.getType() != concat.getType())
+    result = tensor::CastOp::create(rewriter, loc, concat.getType(), result);
+  rewriter.replaceOp(concat, result);
+}
+
 namespace {
 /// A slice of a generic that is cheap to recompute (the policy elementwise fusion
 /// uses): the generic computed on the slices of its operands. A transpose that rotary
@@ -261,6 +339,67 @@ struct SliceRecomputableGeneric : OpRewritePattern<tensor::ExtractSliceOp> {
   unsigned maxOps;
 };
 
+/// Whether `op` only moves elements (its body yields its one input) and reads them out of
+/// order: a rotation's generic, whose mod map upstream cannot expand through a reshape.
+static bool isOutOfOrderMove(linalg::GenericOp op) {
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != op.getNumParallelLoops())
+    return false;
+  OpOperand *input = op.getDpsInputOperand(0);
+  auto yield = cast<linalg::YieldOp>(op.getRegion().front().getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == op.getMatchingBlockArgument(input) &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() &&
+         !op.getMatchingIndexingMap(input).isProjectedPermutation();
+}
+
+/// A generic reading an out-of-order move (a rotation) through an expand_shape (Swin's
+/// window partition of its shifted image) reads the move's input instead: its map is
+/// the move's map after the expansion's linearization, so the rotation and the window
+/// partition are one read, not two copies. (Upstream propagates a reshape only through
+/// projected permutations.) Static expansions only.
+struct ReadMoveThroughExpansion : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (!consumer.hasPureTensorSemantics())
+      return failure();
+    MLIRContext *ctx = consumer.getContext();
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
+      if (!expand || !expand.getResultType().hasStaticShape())
+        continue;
+      auto move = expand.getSrc().getDefiningOp<linalg::GenericOp>();
+      if (!isOutOfOrderMove(move))
+        continue;
+      RankedTensorType expanded = expand.getResultType();
+      SmallVector<AffineExpr> linearized;
+      for (const ReassociationIndices &group : expand.getReassociationIndices()) {
+        AffineExpr index = getAffineConstantExpr(0, ctx);
+        int64_t stride = 1;
+        for (int64_t dim : llvm::reverse(group)) {
+          index = index + getAffineDimExpr(dim, ctx) * stride;
+          stride *= expanded.getDimSize(dim);
+        }
+        linearized.push_back(index);
+      }
+      AffineMap linearization = AffineMap::get(expanded.getRank(), 0, linearized, ctx);
+      AffineMap moveMap = move.getMatchingIndexingMap(move.getDpsInputOperand(0));
+      AffineMap map =
+          moveMap.compose(linearization.compose(consumer.getMatchingIndexingMap(operand)));
+      SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
+      maps[operand->getOperandNumber()] = map;
+      Value source = move.getDpsInputOperand(0)->get();
+      rewriter.modifyOpInPlace(consumer, [&] {
+        operand->set(source);
+        consumer.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      });
+      return success();
+    }
+    return failure();
+  }
+};
+
 /// A generic whose body yields its inits unchanged computes nothing: its results are its
 /// inits. (A bounds check whose condition folds to true once its gather fuses in reduces
 /// `and(acc, true)` = `acc`; the Triton target recognizes no combiner in it.)
@@ -304,6 +443,9 @@ struct FuseElementwisePass
       if (failed(linalg::generalizeNamedOp(rewriter, op)))
         return signalPassFailure();
     }
+    if (rotationsAsReads)
+      for (auto concat : llvm::make_early_inc_range(func.getOps<tensor::ConcatOp>()))
+        rotationAsGeneric(concat, rewriter);
     for (auto concat : llvm::make_early_inc_range(func.getOps<tensor::ConcatOp>()))
       stackEqualConcatenation(concat, rewriter);
 
@@ -345,6 +487,8 @@ struct FuseElementwisePass
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     patterns.add<FoldGenericYieldingItsInits>(context);
     patterns.add<SliceRecomputableGeneric>(context, maxOps);
+    if (rotationsAsReads)
+      patterns.add<ReadMoveThroughExpansion>(context);
 
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);

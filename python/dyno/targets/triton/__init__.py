@@ -29,10 +29,12 @@ log = logging.getLogger("dyno.compile")
 
 # cuDNN adds a convolution's bias in a kernel of its own, so on GPUs the Triton kernels
 # that read the result add it (oneDNN adds it in the accumulator: on CPUs it stays the
-# call's operand).
+# call's operand). A Triton kernel cannot read a concat: torch.roll's become reads at
+# rotated indices in the kernels that read them.
 PASSES = graph_lowering.DynoPasses(
     target="triton",
-    kernel_formation="dyno-kernel-formation-pipeline{convolution-bias-in-library=false}",
+    kernel_formation=("dyno-kernel-formation-pipeline{convolution-bias-in-library=false "
+                      "rotations-as-reads=true}"),
     lowering="dyno-triton-lowering-pipeline",
     lowered_file="04-triton.mlir",
     source_writer="dyno-write-triton",

@@ -65,7 +65,12 @@ def DynoFuseElementwise : Pass<"dyno-fuse-elementwise", "func::FuncOp"> {
   }];
   let options = [
     Option<"maxRecomputeOps", "max-recompute-ops", "unsigned", "8",
-           "Largest producer body (in ops) that is recomputed in several consumers">
+           "Largest producer body (in ops) that is recomputed in several consumers">,
+    Option<"rotationsAsReads", "rotations-as-reads", "bool", "false",
+           "A rotation (torch.roll: the concat of x[a:] and x[:a]) becomes a generic "
+           "reading x[(i + a) mod n], which its readers take in (through reshapes): "
+           "the Triton target, whose kernels cannot read a concat. The CPU target "
+           "writes concats' pieces into place and tiles only monotonic maps">
   ];
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect",
                            "affine::AffineDialect"];
