@@ -400,6 +400,29 @@ struct ReadMoveThroughExpansion : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Equal expand_shapes of one tensor are one: a producer read through several (a layer
+/// norm's mean, read by the variance and by the normalization, each through the view of
+/// Swin's windows) then has one user, and upstream's reshape propagation expands it, so
+/// that the whole norm is computed in the windows' order (one Triton index space, not a
+/// kernel for the statistics and one for the rest).
+struct MergeEqualExpansions : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    for (Operation *user : expand.getSrc().getUsers()) {
+      auto other = dyn_cast<tensor::ExpandShapeOp>(user);
+      if (!other || other == expand || other->getBlock() != expand->getBlock() ||
+          !other->isBeforeInBlock(expand) || other.getType() != expand.getType() ||
+          other.getReassociationIndices() != expand.getReassociationIndices() ||
+          other.getMixedOutputShape() != expand.getMixedOutputShape())
+        continue;
+      rewriter.replaceOp(expand, other.getResult());
+      return success();
+    }
+    return failure();
+  }
+};
+
 /// A generic whose body yields its inits unchanged computes nothing: its results are its
 /// inits. (A bounds check whose condition folds to true once its gather fuses in reduces
 /// `and(acc, true)` = `acc`; the Triton target recognizes no combiner in it.)
@@ -485,13 +508,14 @@ struct FuseElementwisePass
     context->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(
         patterns);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-    patterns.add<FoldGenericYieldingItsInits>(context);
+    patterns.add<FoldGenericYieldingItsInits, MergeEqualExpansions>(context);
     patterns.add<SliceRecomputableGeneric>(context, maxOps);
     if (rotationsAsReads)
       patterns.add<ReadMoveThroughExpansion>(context);
 
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
+    config.setMaxIterations(64);
     FrozenRewritePatternSet frozen(std::move(patterns));
     // Fusion, then shape operands where a gather producer could not fuse into a
     // reduction, then fusion again (a chain of producers reaches the gather one fusion

@@ -364,3 +364,46 @@ func.func @slice$of_a_generic_read_through_floordiv(%x: tensor<4xf32>) -> tensor
   %s = tensor.extract_slice %t[1] [2] [1] : tensor<8xf32> to tensor<2xf32>
   return %s : tensor<2xf32>
 }
+
+// -----
+
+// A row mean read through two equal expand_shapes (a layer norm's statistics, read in
+// the order of Swin's windows by the variance and by the normalization): the expansions
+// are one, the mean has one user, and reshape propagation computes it in the expanded
+// shape, so that the norm needs no reshape of a computed tensor (one Triton index space).
+// CHECK-LABEL: func.func @equal_expansions_of_a_reduction_are_one
+// CHECK:         tensor.expand_shape %arg0 {{\[}}[0, 1], [2]]
+// CHECK:         %[[MEAN:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<2x4xf32>)
+// CHECK-NOT:     tensor.expand_shape %[[MEAN]]
+// CHECK:         linalg.generic {{.*}}ins(%{{.*}}, %[[MEAN]]
+#r3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#r3row = affine_map<(d0, d1, d2) -> (d0, d1)>
+#r2 = affine_map<(d0, d1) -> (d0, d1)>
+#r2row = affine_map<(d0, d1) -> (d0)>
+#r3tr = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+#r3rowtr = affine_map<(d0, d1, d2) -> (d1, d0)>
+func.func @equal_expansions_of_a_reduction_are_one(%x: tensor<8x16xf32>, %xw: tensor<4x2x16xf32>) -> (tensor<4x2x16xf32>, tensor<4x2x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %mean = linalg.generic {indexing_maps = [#r2, #r2row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x16xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  %m1 = tensor.expand_shape %mean [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  %m2 = tensor.expand_shape %mean [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  %e3 = tensor.empty() : tensor<4x2x16xf32>
+  %c = linalg.generic {indexing_maps = [#r3, #r3rowtr, #r3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xw, %m1 : tensor<4x2x16xf32>, tensor<2x4xf32>) outs(%e3 : tensor<4x2x16xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %s = arith.mulf %d, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x16xf32>
+  %n = linalg.generic {indexing_maps = [#r3, #r3rowtr, #r3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xw, %m2 : tensor<4x2x16xf32>, tensor<2x4xf32>) outs(%e3 : tensor<4x2x16xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<4x2x16xf32>
+  return %c, %n : tensor<4x2x16xf32>, tensor<4x2x16xf32>
+}
