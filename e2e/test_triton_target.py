@@ -329,7 +329,10 @@ def test_rolls_are_reads_at_rotated_indices(tmp_path, monkeypatch):
         out = windows.reshape(-1, 16, c) @ w
         out = out.view(b, h // 4, wd // 4, 4, 4, c).permute(0, 1, 3, 2, 4, 5)
         out = torch.roll(out.reshape(b, h, wd, c), shifts=(2, 2), dims=(1, 2))
-        return x + out, torch.roll(x, 3, -1) * 2
+        # Reductions read a rotation's copy (long sums stay blocked), also over a
+        # dimension a view splits off the rotated one.
+        summed = torch.roll(x, 1, 1).view(b, 2, h // 2, wd, c).sum(2)
+        return x + out, torch.roll(x, 3, -1) * 2, summed, torch.roll(x, 5, 2).sum()
     x, w = torch.randn(2, 8, 12, 16), torch.randn(16, 16)
     assert_compiled_matches(fn, x, w, options={"target": "triton"})
     assert dyno.stats()["partially_compiled_graphs"] == 0

@@ -219,11 +219,26 @@ static void rotationAsGeneric(tensor::ConcatOp concat, IRRewriter &rewriter) {
   int64_t dim = concat.getDim();
   if (concat.getInputs().size() != 2)
     return;
-  auto head = stripCasts(concat.getInputs()[0]).getDefiningOp<tensor::ExtractSliceOp>();
-  auto tail = stripCasts(concat.getInputs()[1]).getDefiningOp<tensor::ExtractSliceOp>();
+  // A slice of the source, of the source's rank: through casts, and through the
+  // expand_shape that gives a rank-reducing slice its unit dimensions back
+  // (linalg-fold-unit-extent-dims makes a roll by 1 so).
+  auto sliceOfSource = [](Value piece) -> tensor::ExtractSliceOp {
+    piece = stripCasts(piece);
+    if (auto expand = piece.getDefiningOp<tensor::ExpandShapeOp>()) {
+      auto slice = expand.getSrc().getDefiningOp<tensor::ExtractSliceOp>();
+      if (!slice || expand.getResultType().getShape() != slice.getStaticSizes())
+        return {};
+      return slice;
+    }
+    auto slice = piece.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice.getType().getRank() != slice.getSourceType().getRank())
+      return {};
+    return slice;
+  };
+  auto head = sliceOfSource(concat.getInputs()[0]);
+  auto tail = sliceOfSource(concat.getInputs()[1]);
   if (!head || !tail || head.getSource() != tail.getSource() || !head.hasUnitStride() ||
-      !tail.hasUnitStride() || head.getType().getRank() != head.getSourceType().getRank() ||
-      tail.getType().getRank() != tail.getSourceType().getRank())
+      !tail.hasUnitStride())
     return;
   Value source = head.getSource();
   auto sourceType = cast<RankedTensorType>(source.getType());
@@ -339,6 +354,17 @@ struct SliceRecomputableGeneric : OpRewritePattern<tensor::ExtractSliceOp> {
   unsigned maxOps;
 };
 
+/// Whether an indexing map of `op` has a mod (a rotation's read, fused into it or not).
+static bool readsThroughMod(linalg::GenericOp op) {
+  return llvm::any_of(op.getIndexingMapsArray(), [](AffineMap map) {
+    return llvm::any_of(map.getResults(), [](AffineExpr result) {
+      bool mod = false;
+      result.walk([&](AffineExpr expr) { mod |= expr.getKind() == AffineExprKind::Mod; });
+      return mod;
+    });
+  });
+}
+
 /// Whether `op` only moves elements (its body yields its one input) and reads them out of
 /// order: a rotation's generic, whose mod map upstream cannot expand through a reshape.
 static bool isOutOfOrderMove(linalg::GenericOp op) {
@@ -362,7 +388,10 @@ struct ReadMoveThroughExpansion : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
-    if (!consumer.hasPureTensorSemantics())
+    // (Not into a reduction: dyno-block-long-sums and the Triton target's split of full
+    // reductions need projected-permutation reads; a reduction reads the moved copy.)
+    if (!consumer.hasPureTensorSemantics() ||
+        consumer.getNumLoops() != consumer.getNumParallelLoops())
       return failure();
     MLIRContext *ctx = consumer.getContext();
     for (OpOperand *operand : consumer.getDpsInputOperands()) {
@@ -389,6 +418,9 @@ struct ReadMoveThroughExpansion : OpRewritePattern<linalg::GenericOp> {
           moveMap.compose(linearization.compose(consumer.getMatchingIndexingMap(operand)));
       SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
       maps[operand->getOperandNumber()] = map;
+      // Every loop must still be some operand's plain dimension (its size).
+      if (!inversePermutation(concatAffineMaps(maps, ctx)))
+        continue;
       Value source = move.getDpsInputOperand(0)->get();
       rewriter.modifyOpInPlace(consumer, [&] {
         operand->set(source);
@@ -480,6 +512,11 @@ struct FuseElementwisePass
       // A transcendental producer read with broadcasting (a per-row rsqrt feeding a
       // per-element op) would be recomputed for every element of the broadcast dims.
       auto consumer = cast<linalg::LinalgOp>(fusedOperand->getOwner());
+      // A reduction reads a rotation's copy: the long-sum blocking and the Triton
+      // target's split of full reductions need projected-permutation reads.
+      if (readsThroughMod(producer) &&
+          consumer.getNumLoops() != consumer.getNumParallelLoops())
+        return false;
       bool broadcast = !consumer.getMatchingIndexingMap(fusedOperand).isPermutation();
       if (hasTranscendental(producer) && (broadcast || !producer->hasOneUse()))
         return false;

@@ -76,3 +76,59 @@ func.func @not_rotations(%x: tensor<8x4xf32>, %y: tensor<8x4xf32>) -> (tensor<8x
   %r3 = tensor.concat dim(0) %d, %f : (tensor<5x2xf32>, tensor<3x2xf32>) -> tensor<8x2xf32>
   return %r1, %r2, %r3 : tensor<8x4xf32>, tensor<7x4xf32>, tensor<8x2xf32>
 }
+
+// -----
+
+// A reduction reads a rotation's copy, not x through the mod map (dyno-block-long-sums
+// and the Triton target's split of full reductions need projected-permutation reads),
+// also when the rotation is read through an expand_shape whose split-off dimension the
+// reduction sums (the mod map would leave that loop without a size).
+// CHECK-LABEL: func.func @reductions_read_the_rotation
+// CHECK:         %[[ROT:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<8x4xf32>)
+// CHECK:         %[[W:.*]] = tensor.expand_shape %[[ROT]]
+// CHECK:         linalg.generic {{.*}}ins(%[[W]] : tensor<2x4x4xf32>)
+// CHECK:         linalg.generic {{.*}}ins(%[[ROT]] : tensor<8x4xf32>)
+#w3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#w3out = affine_map<(d0, d1, d2) -> (d0, d2)>
+#s2 = affine_map<(d0, d1) -> (d0, d1)>
+#s2out = affine_map<(d0, d1) -> ()>
+func.func @reductions_read_the_rotation(%x: tensor<8x4xf32>) -> (tensor<2x4xf32>, tensor<f32>) {
+  %a = tensor.extract_slice %x[3, 0] [5, 4] [1, 1] : tensor<8x4xf32> to tensor<5x4xf32>
+  %b = tensor.extract_slice %x[0, 0] [3, 4] [1, 1] : tensor<8x4xf32> to tensor<3x4xf32>
+  %r = tensor.concat dim(0) %a, %b : (tensor<5x4xf32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+  %w = tensor.expand_shape %r [[0, 1], [2]] output_shape [2, 4, 4] : tensor<8x4xf32> into tensor<2x4x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#w3, #w3out], iterator_types = ["parallel", "reduction", "parallel"]} ins(%w : tensor<2x4x4xf32>) outs(%f : tensor<2x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = arith.addf %v, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<2x4xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %t = linalg.generic {indexing_maps = [#s2, #s2out], iterator_types = ["reduction", "reduction"]} ins(%r : tensor<8x4xf32>) outs(%f0 : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %u = arith.addf %v, %o : f32
+    linalg.yield %u : f32
+  } -> tensor<f32>
+  return %s, %t : tensor<2x4xf32>, tensor<f32>
+}
+
+// -----
+
+// A roll by one: linalg-fold-unit-extent-dims has made the one-row slice rank-reducing,
+// with an expand_shape giving its unit dimension back.
+// CHECK-DAG:   #[[BY1:.*]] = affine_map<(d0, d1) -> ((d0 + 7) mod 8, d1)>
+// CHECK-LABEL: func.func @roll_by_one
+// CHECK-NOT:     tensor.concat
+// CHECK:         linalg.generic {indexing_maps = [#[[BY1]], {{.*}}]{{.*}} ins(%arg0 : tensor<8x4xf32>)
+func.func @roll_by_one(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %a = tensor.extract_slice %x[7, 0] [1, 4] [1, 1] : tensor<8x4xf32> to tensor<4xf32>
+  %ae = tensor.expand_shape %a [[0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
+  %ac = tensor.cast %ae : tensor<1x4xf32> to tensor<?x4xf32>
+  %b = tensor.extract_slice %x[0, 0] [7, 4] [1, 1] : tensor<8x4xf32> to tensor<7x4xf32>
+  %bc = tensor.cast %b : tensor<7x4xf32> to tensor<?x4xf32>
+  %r = tensor.concat dim(0) %ac, %bc : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
