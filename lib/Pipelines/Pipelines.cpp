@@ -35,6 +35,9 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm,
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   // Keep-dim reductions write through (d0, 0) maps, which tiling cannot slice.
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
+  // GPUs: histograms sum their few bins as rows, not with atomics on the same addresses.
+  if (options.scatterAddsAsReductions)
+    pm.addNestedPass<func::FuncOp>(createDynoScatterAddsAsReductions());
   // Fuse elementwise chains (recomputing cheap producers) before partitioning.
   DynoFuseElementwiseOptions fusion;
   fusion.rotationsAsReads = options.rotationsAsReads;
@@ -93,6 +96,7 @@ void dyno::registerDynoPipelines() {
         KernelFormationOptions formation;
         formation.convolutionBiasInLibrary = false;
         formation.rotationsAsReads = true;
+        formation.scatterAddsAsReductions = true;
         buildKernelFormationPipeline(pm, formation);
         buildTritonLoweringPipeline(pm, options);
       });

@@ -41,6 +41,13 @@ struct KernelFormationOptions : public PassPipelineOptions<KernelFormationOption
                      "their readers (dyno-fuse-elementwise's rotations-as-reads): the "
                      "Triton target, whose kernels cannot read a concat"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> scatterAddsAsReductions{
+      *this, "scatter-adds-as-reductions",
+      llvm::cl::desc("Scatter-adds into a few elements (histograms) become one-row-per-"
+                     "element sums that their index producers fuse into "
+                     "(dyno-scatter-adds-as-reductions): the Triton target, where each "
+                     "update would be an atomic add on the same few addresses"),
+      llvm::cl::init(false)};
 };
 
 /// linalg-on-tensors graph -> host schedule + `module @kernels` on tensors.

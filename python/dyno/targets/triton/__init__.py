@@ -30,11 +30,12 @@ log = logging.getLogger("dyno.compile")
 # cuDNN adds a convolution's bias in a kernel of its own, so on GPUs the Triton kernels
 # that read the result add it (oneDNN adds it in the accumulator: on CPUs it stays the
 # call's operand). A Triton kernel cannot read a concat: torch.roll's become reads at
-# rotated indices in the kernels that read them.
+# rotated indices in the kernels that read them. Histograms (scatter-adds into a few
+# elements) sum their bins as rows instead of adding atomically on the same addresses.
 PASSES = graph_lowering.DynoPasses(
     target="triton",
     kernel_formation=("dyno-kernel-formation-pipeline{convolution-bias-in-library=false "
-                      "rotations-as-reads=true}"),
+                      "rotations-as-reads=true scatter-adds-as-reductions=true}"),
     lowering="dyno-triton-lowering-pipeline",
     lowered_file="04-triton.mlir",
     source_writer="dyno-write-triton",
