@@ -630,25 +630,49 @@ struct RemoveProvenAssertionsPass
       if (bounds.scalar(assertion.getArg()).isTrue())
         proven.push_back(assertion);
     });
+    // Selects in kernel bodies whose condition the bounds decide (a negative index's
+    // wraparound, `i < 0 ? i + n : i`, of sort positions, also with its comparison in
+    // a generic of its own): the value they always pick. Decided before anything is erased (the bounds cache values).
+    SmallVector<std::pair<arith::SelectOp, Value>> decided;
+    getOperation()->walk([&](arith::SelectOp select) {
+      if (!isa<linalg::GenericOp>(select->getParentOp()) ||
+          !select.getCondition().getType().isInteger(1))
+        return;
+      Bounds condition = bounds.scalar(select.getCondition());
+      if (!condition.ints || condition.ints->umin().getBitWidth() != 1)
+        return;
+      if (std::optional<APInt> value = condition.ints->getConstantValue())
+        decided.push_back(
+            {select, value->isOne() ? select.getTrueValue() : select.getFalseValue()});
+    });
     DenseSet<Operation *> erased;
+    SmallVector<Operation *> worklist;
+    for (auto [select, value] : decided) {
+      LLVM_DEBUG(llvm::dbgs() << "decided: " << select << "\n");
+      select.getResult().replaceAllUsesWith(value);
+      for (Value operand : select->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          worklist.push_back(def);
+      select.erase();
+    }
     for (cf::AssertOp assertion : proven) {
       LLVM_DEBUG(llvm::dbgs() << "proven: " << assertion << "\n");
       Operation *condition = assertion.getArg().getDefiningOp();
       assertion.erase();
-      // The check's own computation (its reduction, the extract) has no other reader.
-      SmallVector<Operation *> worklist;
+      // The check's own computation (its reduction, the extract) has no other reader,
+      // nor has a decided select's comparison.
       if (condition)
         worklist.push_back(condition);
-      while (!worklist.empty()) {
-        Operation *op = worklist.pop_back_val();
-        if (erased.contains(op) || !isOpTriviallyDead(op))
-          continue;
-        erased.insert(op);
-        for (Value operand : op->getOperands())
-          if (Operation *def = operand.getDefiningOp())
-            worklist.push_back(def);
-        op->erase();
-      }
+    }
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      if (erased.contains(op) || !isOpTriviallyDead(op))
+        continue;
+      erased.insert(op);
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          worklist.push_back(def);
+      op->erase();
     }
   }
 };

@@ -372,6 +372,58 @@ func.func @gather$mapped_indices(%x: tensor<4xi64>, %w: tensor<4xf32>) -> tensor
 
 #id = affine_map<(d0) -> (d0)>
 
+// A negative index's wraparound of sort positions (never negative) picks the position
+// itself: the select goes, and the generic yields its input. The same wraparound of a
+// function argument (unbounded) stays.
+// CHECK-LABEL: func.func @select$wrapped_sort_positions
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0(%[[P:.+]]: i64, %{{.+}}: i64):
+// CHECK-NEXT:      linalg.yield %[[P]] : i64
+// CHECK:         linalg.generic
+// CHECK:           arith.select
+// CHECK:         linalg.generic
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0(%{{.+}}: i1, %[[Q:.+]]: i64, %{{.+}}: i64):
+// CHECK-NEXT:      linalg.yield %[[Q]] : i64
+func.func @select$wrapped_sort_positions(%x: tensor<8xi64>, %y: tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>, tensor<8xi64>) {
+  %c0 = arith.constant 0 : i64
+  %c8 = arith.constant 8 : i64
+  %s:2 = dyno.library_call "aten.sort.stable"(%x) {arguments = [unit, true, -1, false]} : (tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>)
+  %e = tensor.empty() : tensor<8xi64>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%s#1 : tensor<8xi64>) outs(%e : tensor<8xi64>) {
+  ^bb0(%p: i64, %o: i64):
+    %neg = arith.cmpi slt, %p, %c0 : i64
+    %up = arith.addi %p, %c8 : i64
+    %r = arith.select %neg, %up, %p : i64
+    linalg.yield %r : i64
+  } -> tensor<8xi64>
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%y : tensor<8xi64>) outs(%e : tensor<8xi64>) {
+  ^bb0(%p: i64, %o: i64):
+    %neg = arith.cmpi slt, %p, %c0 : i64
+    %up = arith.addi %p, %c8 : i64
+    %r = arith.select %neg, %up, %p : i64
+    linalg.yield %r : i64
+  } -> tensor<8xi64>
+  // Before fusion torch-mlir's where() reads its comparison from a generic of its own.
+  %eb = tensor.empty() : tensor<8xi1>
+  %negs = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%s#1 : tensor<8xi64>) outs(%eb : tensor<8xi1>) {
+  ^bb0(%p: i64, %o: i1):
+    %neg = arith.cmpi slt, %p, %c0 : i64
+    linalg.yield %neg : i1
+  } -> tensor<8xi1>
+  %u = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%negs, %s#1 : tensor<8xi1>, tensor<8xi64>) outs(%e : tensor<8xi64>) {
+  ^bb0(%n: i1, %p: i64, %o: i64):
+    %up = arith.addi %p, %c8 : i64
+    %r = arith.select %n, %up, %p : i64
+    linalg.yield %r : i64
+  } -> tensor<8xi64>
+  return %w, %v, %u : tensor<8xi64>, tensor<8xi64>, tensor<8xi64>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
 // A graph constant's index tensor (a dense resource, as torch-mlir imports buffers):
 // its values [0, 3] are in range of 4 elements.
 // CHECK-LABEL: func.func @gather$resource_indices

@@ -474,6 +474,12 @@ def DynoRemoveProvenAssertions : Pass<"dyno-remove-proven-assertions", "func::Fu
     division). Anything else (function arguments, library results, transcendental
     functions) is unbounded: the checks of user-given indices stay.
 
+    With the same bounds, a `arith.select` in a `linalg.generic` body whose condition
+    the bounds decide becomes the operand it always picks: a negative index's
+    wraparound (`i < 0 ? i + n : i`) of sort positions is gone from every kernel that
+    reads them, and a generic that only wrapped them (Mixtral's inverse permutation: a
+    kernel per layer) is an identity that canonicalization erases.
+
     ```mlir
     // Before: a gather at sort positions (dyno-hoist-kernel-assertions' form)
     %s:2 = dyno.library_call "aten.sort.stable"(%x) ... -> (tensor<8xi64>, tensor<8xi64>)
