@@ -97,11 +97,50 @@ def export_triton(model: torch.nn.Module, example_inputs, directory: str,
         raise DynoCompileError("export", "the model mutates its buffers (e.g. batch norm in "
                                "training mode); export it in eval() mode")
 
+    inputs = _constants_as_literals(exported.graph_module, inputs, weights)
     # Effect tokens come first among the outputs; the program returns the user's.
     tokens = sum(spec.kind.name == "TOKEN" for spec in signature.output_specs)
     spec = {"inputs": inputs, "single_output": len(signature.output_specs) - tokens == 1,
             "output_tokens": tokens}
     return _write_program(directory, exported.graph_module, spec, weights, compile_options)
+
+
+# The most elements a constant of an exported program has to be compiled in as a literal.
+LITERAL_CONSTANT_ELEMENTS = 1 << 16
+
+
+def _constants_as_literals(graph_module: torch.fx.GraphModule, inputs: list,
+                           weights: dict) -> list:
+    """The constants of an inference export (lifted tensors, buffers the model does not
+    persist: Swin's relative position index, BERT's position and token type ids) are
+    saved with the program and no caller can change them, so the compiler may know their
+    values: each integer (or bool) one of at most LITERAL_CONSTANT_ELEMENTS elements
+    becomes a `get_attr` literal instead of a graph input (torch-mlir imports it as a
+    dense constant, which the bounds on values read: a gather at a constant index table
+    needs no check at run time). Float constants (rotary frequencies) stay inputs: no
+    bound needs them, and their kernels read them as they are. Returns the inputs that
+    remain; `weights` loses the constants compiled in."""
+    placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
+    if len(placeholders) != len(inputs):
+        raise DynoCompileError("export", f"{len(placeholders)} graph inputs for "
+                               f"{len(inputs)} input specs")
+    remaining = []
+    for index, (node, entry) in enumerate(zip(placeholders, inputs)):
+        value = weights.get(entry["name"]) if entry["kind"] == "constant" else None
+        if (value is None or value.is_floating_point() or value.is_complex()
+                or value.numel() > LITERAL_CONSTANT_ELEMENTS):
+            remaining.append(entry)
+            continue
+        attribute = f"_dyno_literal_{index}"
+        graph_module.register_buffer(attribute, value.clone())
+        with graph_module.graph.inserting_before(node):
+            literal = graph_module.graph.get_attr(attribute)
+        literal.meta = dict(node.meta)
+        node.replace_all_uses_with(literal)
+        graph_module.graph.erase_node(node)
+        del weights[entry["name"]]
+    graph_module.recompile()
+    return remaining
 
 
 def _exported(model, example_inputs, autocast, on_cuda: bool):
@@ -219,6 +258,13 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
         spec = {**spec, "eager_ops": names}
     kernels_source, wrapper_source = lowered.kernels_source, lowered.wrapper_source
     dump.discard_temporary()
+    if "training" not in spec and lowered.channels_last_filters:
+        # The program keeps its own copies of these filters channels-last (runtime.Program).
+        inputs = [dict(entry) for entry in spec["inputs"]]
+        for position in lowered.channels_last_filters:
+            if inputs[position]["kind"] not in ("user_input", "token"):
+                inputs[position]["layout"] = "channels_last"
+        spec = {**spec, "inputs": inputs}
 
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "kernels.py"), "w") as file:
