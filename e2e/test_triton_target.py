@@ -194,6 +194,79 @@ def test_export_without_weights_binds_a_state_dict(tmp_path):
                                rtol=1e-5, atol=1e-5)
 
 
+class _RelativePositionBias(torch.nn.Module):
+    """Swin's relative position bias: a table gathered at an index the model does not
+    persist (a constant of the export, saved with the program)."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.randn(7, 3))
+        positions = torch.arange(4)
+        self.register_buffer("index", (positions[:, None] - positions[None, :] + 3).flatten(),
+                             persistent=False)
+
+    def forward(self, x):
+        return x + self.table[self.index].t()
+
+
+@pytest.mark.parametrize("literal_elements", [1 << 16, 8])
+def test_export_compiles_small_constants_in_as_literals(tmp_path, monkeypatch,
+                                                         literal_elements):
+    """An exported program's constants cannot change, so a small one is a literal the
+    compiler knows: the gather at the constant index needs no bounds check at run time.
+    A constant over the limit stays an input, read (and checked) at run time."""
+    import dyno.export
+
+    monkeypatch.setattr(dyno.export, "LITERAL_CONSTANT_ELEMENTS", literal_elements)
+    torch.manual_seed(0)
+    model = _RelativePositionBias().eval()
+    x = torch.randn(2, 3, 16)
+    directory = dyno.export_triton(model, (x,), str(tmp_path / "p"))
+    kinds = [entry["kind"] for entry in
+             json.loads((pathlib.Path(directory) / "program.json").read_text())["inputs"]]
+    wrapper = (pathlib.Path(directory) / "wrapper.py").read_text()
+    literal = literal_elements >= 16
+    assert kinds == (["parameter", "user_input"] if literal
+                     else ["parameter", "constant", "user_input"])
+    assert ("_check_condition(" in wrapper) != literal
+    program = triton_runtime.load(directory, device="cpu")
+    torch.testing.assert_close(program(x), model(x).detach(), rtol=0, atol=0)
+
+
+def test_export_keeps_its_bf16_convolution_filters_channels_last(tmp_path):
+    """A filter only convolutions read is marked in program.json and laid out
+    channels-last once by the program (a GPU convolution in bf16 copies an NCHW filter to
+    channels-last on every call); a filter a kernel also reads is not, and a tensor bound
+    as it is stays the caller's."""
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.second = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+
+        def forward(self, x):
+            y = torch.relu(self.first(x))
+            return self.second(y) + self.second.weight.sum()  # the filter read by a kernel
+
+    model = Net().to(torch.bfloat16).eval()
+    x = torch.randn(2, 3, 8, 8, dtype=torch.bfloat16)
+    directory = dyno.export_triton(model, (x,), str(tmp_path / "p"))
+    layouts = {entry.get("name"): entry.get("layout") for entry in
+               json.loads((pathlib.Path(directory) / "program.json").read_text())["inputs"]}
+    assert layouts["first.weight"] == "channels_last"
+    assert layouts["second.weight"] is None and layouts["first.bias"] is None
+    program = triton_runtime.load(directory, device="cpu")
+    assert program.bound["first.weight"].is_contiguous(memory_format=torch.channels_last)
+    assert not program.bound["first.weight"].is_contiguous()
+    torch.testing.assert_close(program(x), model(x).detach(), rtol=2e-2, atol=2e-2)
+    state = model.state_dict()
+    program.bind(state)
+    assert program.bound["first.weight"] is state["first.weight"]
+    torch.testing.assert_close(program(x), model(x).detach(), rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.long  # (65 s on 2 cores, 2026-12-02)
 def test_export_under_cuda_autocast_takes_cudas_casts(tmp_path):
     """CUDA autocast, not CPU autocast (whose lists differ): the linear runs in bf16,

@@ -131,6 +131,29 @@ def _kernel_name(callee) -> str:
     return re.findall(r"@([\w$.]+)", str(callee))[-1]
 
 
+def channels_last_filters(block) -> List[int]:
+    """Positions of `block`'s arguments that only bf16/f16 convolutions read, and only as
+    their filters. A GPU convolution in these types runs channels-last
+    (host_runtime.conv2d), and PyTorch copies an NCHW filter to channels-last on every
+    call (ResNet-50, bf16, H200: 19 copies, 0.15 ms of 1.7 ms per call): a filter kept
+    channels-last is read as it is."""
+    from .. import ir
+
+    positions = []
+    for position, argument in enumerate(block.arguments):
+        tensor_type = argument.type
+        if not isinstance(tensor_type, ir.RankedTensorType):
+            continue
+        if tensor_type.rank != 4 or str(tensor_type.element_type) not in ("bf16", "f16"):
+            continue
+        uses = list(argument.uses)
+        if uses and all(use.owner.name == "dyno.contraction" and use.operand_number == 1
+                        and str(use.owner.attributes["name"]).strip('"') == "conv2d"
+                        for use in uses):
+            positions.append(position)
+    return positions
+
+
 class WrapperBuilder:
     """Walks the host function (func.func @main) and emits the body of `call(args)`."""
 
@@ -177,6 +200,10 @@ class WrapperBuilder:
         # Static (shape, dtype) of library matmul results, by name: memory planning
         # gives them planned buffers (`out=`).
         self.result_layouts: Dict[str, Tuple[tuple, torch.dtype]] = {}
+        # Positions of the arguments read only as bf16/f16 convolution filters (Triton):
+        # an exported program lays its own copies out channels-last once
+        # (channels_last_filters).
+        self.channels_last_filters: List[int] = []
 
     def key(self, value) -> str:
         return value.get_name(self.state)
@@ -216,7 +243,9 @@ class WrapperBuilder:
                 self.frozen_arguments.add(arguments[-1])
                 if len(_shape(argument)) == 2:
                     self.frozen_weights[arguments[-1]] = (arguments[-1], False)
-        if not self.pass_tensors:
+        if self.pass_tensors:
+            self.channels_last_filters = channels_last_filters(block)
+        else:
             self.lines.append("_sync_threads(_get_num_threads())")
         for op in block.operations:
             self.emit_op(op.operation, outputs)

@@ -16,7 +16,7 @@ Its policy:
   launch (runtime.py).
 """
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List
 
 from ... import counters
@@ -53,11 +53,14 @@ class TritonArtifact(Artifact):
     num_kernels: int
     extern_calls: int
     library_calls: List[str]
+    # Inputs read only as bf16/f16 convolution filters (WrapperBuilder): an export keeps
+    # its own copies of them channels-last.
+    channels_last_filters: List[int] = field(default_factory=list)
 
     def store(self, directory) -> Dict:
         (directory / "kernels.py").write_text(self.kernels_source)
         (directory / "wrapper.py").write_text(self.wrapper_source)
-        return {}
+        return {"channels_last_filters": list(self.channels_last_filters)}
 
 
 def pipeline_options(options) -> str:
@@ -101,14 +104,16 @@ class TritonTarget(Target):
             source = builder.emit(outputs)
         dump.write("06-wrapper.py", source)
         return TritonArtifact(kernels_source, source, len(builder.kernel_signatures),
-                              builder.extern_calls, list(builder.library_calls))
+                              builder.extern_calls, list(builder.library_calls),
+                              list(builder.channels_last_filters))
 
     def restore(self, entry: CacheEntry) -> TritonArtifact:
         meta = entry.meta
         return TritonArtifact((entry.directory / "kernels.py").read_text(),
                               (entry.directory / "wrapper.py").read_text(),
                               meta["kernels"], meta["extern_calls"],
-                              list(meta["library_calls"]))
+                              list(meta["library_calls"]),
+                              list(meta.get("channels_last_filters", [])))
 
     def load(self, artifact: TritonArtifact, graph_id: int, device, options):
         """The kernels imported for `device` (autotuned on their first launch with

@@ -714,9 +714,21 @@ class Program:
         self.call = call
         self.spec = spec
         self.device = torch.device(device)
-        self.bound = {name: tensor.to(self.device) for name, tensor in weights.items()}
+        # Inputs whose reads want another layout (program.json's "layout").
+        self.layouts = {entry["name"]: entry["layout"] for entry in spec["inputs"]
+                        if "layout" in entry}
+        self.bound = {name: self._laid_out(name, tensor.to(self.device))
+                      for name, tensor in weights.items()}
         self.cuda_graphs = cuda_graphs and self.device.type == "cuda"
         self.graph = None
+
+    def _laid_out(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
+        """`tensor`, one of the program's own copies, in the layout its reads want:
+        convolution filters channels-last (program.json's "layout"), which a GPU
+        convolution in bf16/f16 would otherwise copy to on every call."""
+        if self.layouts.get(name) == "channels_last" and tensor.dim() == 4:
+            return tensor.contiguous(memory_format=torch.channels_last)
+        return tensor
 
     def bind(self, state) -> "Program":
         """Takes parameters and buffers by name: a module (its parameters and buffers
@@ -727,7 +739,12 @@ class Program:
             state.update(module.named_parameters(remove_duplicate=False))  # tied: each name
         for entry in self.spec["inputs"]:
             if entry["kind"] not in ("user_input", "token") and entry["name"] in state:
-                self.bound[entry["name"]] = state[entry["name"]].to(self.device)
+                given = state[entry["name"]]
+                bound = given.to(self.device)
+                # A tensor bound as it is stays the caller's (updated in place, read in
+                # place); only a copy made here is the program's to lay out.
+                self.bound[entry["name"]] = bound if bound is given else self._laid_out(
+                    entry["name"], bound)
         self.graph = None
         return self
 
