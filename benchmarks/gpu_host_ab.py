@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
-from gpu_run import load_file, relative_error  # noqa: E402
+from gpu_run import load_file, program_weights, relative_error  # noqa: E402
 from gpu_zoo import gpu_profile, profile_kernels  # noqa: E402
 
 CALLS = 20  # per program per round
@@ -40,7 +40,7 @@ def programs(name, dtype_name, size, artifacts, graphs=False, inductor=True):
     model, inputs = zoo.build(name, getattr(torch, dtype_name), size=size)
     model = model.cuda().eval()
     inputs = tuple(x.cuda() for x in inputs)
-    state = model.state_dict()
+    state = program_weights(model)
     result = {}
     for index, directory in enumerate(artifacts):
         export = os.path.join(directory, f"{name}-{dtype_name}")

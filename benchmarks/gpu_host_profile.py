@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
-from gpu_run import load_file  # noqa: E402
+from gpu_run import load_file, program_weights  # noqa: E402
 
 
 def wall_ms(program, inputs, calls):
@@ -69,7 +69,7 @@ def main():
         model, inputs = zoo.build(name, getattr(torch, args.dtype), size=args.size)
         model = model.cuda().eval()
         inputs = tuple(x.cuda() for x in inputs)
-        state = model.state_dict()
+        state = program_weights(model)
         with torch.no_grad():
             programs = {}
             for index, directory in enumerate(args.artifacts.split(",")):

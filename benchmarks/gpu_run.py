@@ -37,6 +37,14 @@ def load_runtime(directory):
     return load_file(os.path.join(directory, "triton_runtime.py"), "dyno_triton_runtime")
 
 
+def program_weights(model):
+    """`model`'s parameters and buffers as an export's weights file gives them to its
+    program: on the CPU, so that the program's device copies are its own, laid out as its
+    reads want them (runtime.Program: convolution filters channels-last). Bound as the
+    model's own CUDA tensors they would stay the caller's, read as they are."""
+    return {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()}
+
+
 def load_programs(runtime, directory, device, state):
     """The exported program as the heuristic launches it and as autotuned, both without
     CUDA graphs (kernel and host time as they are), bound to `state`."""

@@ -103,7 +103,7 @@ def gpu_profile(program, inputs, calls=5):
 
 def run(args):
     import triton
-    from gpu_run import load_file, median_ms, relative_error
+    from gpu_run import load_file, median_ms, program_weights, relative_error
     from report import geomean, publish
 
     device = torch.device("cuda")
@@ -125,7 +125,7 @@ def run(args):
                 model, inputs = zoo.build(name, model_dtype(dtype_name), size=args.size)
                 model = model.to(device)
                 inputs = tuple(x.to(device) for x in inputs)
-                state = model.state_dict()
+                state = program_weights(model)
                 row = {"model": name, "dtype": dtype_name, "times": {}, "errors": {},
                        "profile": {}}
                 with torch.no_grad(), autocast_region(dtype_name):
