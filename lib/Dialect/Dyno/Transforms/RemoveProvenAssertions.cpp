@@ -647,12 +647,20 @@ struct RemoveProvenAssertionsPass
     });
     DenseSet<Operation *> erased;
     SmallVector<Operation *> worklist;
+    // A decided select's result -> the value that replaced it: a select picking another
+    // decided select (clamped, then wrapped) picks what replaced that one, which is
+    // erased by then.
+    DenseMap<Value, Value> replacedBy;
     for (auto [select, value] : decided) {
       LLVM_DEBUG(llvm::dbgs() << "decided: " << select << "\n");
+      while (Value replacement = replacedBy.lookup(value))
+        value = replacement;
       select.getResult().replaceAllUsesWith(value);
+      replacedBy[select.getResult()] = value;
       for (Value operand : select->getOperands())
         if (Operation *def = operand.getDefiningOp())
           worklist.push_back(def);
+      erased.insert(select);
       select.erase();
     }
     for (cf::AssertOp assertion : proven) {
@@ -668,7 +676,9 @@ struct RemoveProvenAssertionsPass
       Operation *op = worklist.pop_back_val();
       if (erased.contains(op) || !isOpTriviallyDead(op))
         continue;
-      erased.insert(op);
+      // The ops in its regions go with it (a decided select's comparison in the body
+      // of a check's generic may still be on the worklist).
+      op->walk([&](Operation *nested) { erased.insert(nested); });
       for (Value operand : op->getOperands())
         if (Operation *def = operand.getDefiningOp())
           worklist.push_back(def);

@@ -424,6 +424,37 @@ func.func @select$wrapped_sort_positions(%x: tensor<8xi64>, %y: tensor<8xi64>) -
 
 #id = affine_map<(d0) -> (d0)>
 
+// Decided selects that pick each other (a wraparound of a wraparound): each picks what
+// replaced the one before it, which is gone by then (this read a deleted value).
+// CHECK-LABEL: func.func @select$chained
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0(%[[P:.+]]: i64, %{{.+}}: i64):
+// CHECK-NEXT:      linalg.yield %[[P]] : i64
+func.func @select$chained(%x: tensor<8xi64>) -> tensor<8xi64> {
+  %c0 = arith.constant 0 : i64
+  %c8 = arith.constant 8 : i64
+  %s:2 = dyno.library_call "aten.sort.stable"(%x) {arguments = [unit, true, -1, false]} : (tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>)
+  %e = tensor.empty() : tensor<8xi64>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%s#1 : tensor<8xi64>) outs(%e : tensor<8xi64>) {
+  ^bb0(%p: i64, %o: i64):
+    %neg = arith.cmpi slt, %p, %c0 : i64
+    %up = arith.addi %p, %c8 : i64
+    %r = arith.select %neg, %up, %p : i64
+    %neg2 = arith.cmpi slt, %r, %c0 : i64
+    %up2 = arith.addi %r, %c8 : i64
+    %r2 = arith.select %neg2, %up2, %r : i64
+    %neg3 = arith.cmpi slt, %r2, %c0 : i64
+    %up3 = arith.addi %r2, %c8 : i64
+    %r3 = arith.select %neg3, %up3, %r2 : i64
+    linalg.yield %r3 : i64
+  } -> tensor<8xi64>
+  return %w : tensor<8xi64>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
 // A graph constant's index tensor (a dense resource, as torch-mlir imports buffers):
 // its values [0, 3] are in range of 4 elements.
 // CHECK-LABEL: func.func @gather$resource_indices
@@ -447,3 +478,38 @@ func.func @gather$resource_indices(%w: tensor<4xf32>) -> tensor<2xf32> {
     }
   }
 #-}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+#all = affine_map<(d0) -> ()>
+
+// A proven check whose own generic wraps sort positions before comparing them: the
+// decided select goes first, then the check and its generic, and with the generic the
+// select's comparison in its body (this read the freed comparison).
+// CHECK-LABEL: func.func @select$in_a_proven_check
+// CHECK-NOT:     cf.assert
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @select$in_a_proven_check(%x: tensor<8xi64>) -> tensor<8xi64> {
+  %c0 = arith.constant 0 : i64
+  %c8 = arith.constant 8 : i64
+  %true = arith.constant true
+  %s:2 = dyno.library_call "aten.sort.stable"(%x) {arguments = [unit, true, -1, false]} : (tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>)
+  %e = tensor.empty() : tensor<i1>
+  %f = linalg.fill ins(%true : i1) outs(%e : tensor<i1>) -> tensor<i1>
+  %ok = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]} ins(%s#1 : tensor<8xi64>) outs(%f : tensor<i1>) {
+  ^bb0(%p: i64, %acc: i1):
+    %neg = arith.cmpi slt, %p, %c0 : i64
+    %up = arith.addi %p, %c8 : i64
+    %r = arith.select %neg, %up, %p : i64
+    %lo = arith.cmpi sge, %r, %c0 : i64
+    %hi = arith.cmpi slt, %r, %c8 : i64
+    %in = arith.andi %lo, %hi : i1
+    %both = arith.andi %acc, %in : i1
+    linalg.yield %both : i1
+  } -> tensor<i1>
+  %b = tensor.extract %ok[] : tensor<i1>
+  cf.assert %b, "index out of range"
+  return %s#0 : tensor<8xi64>
+}
