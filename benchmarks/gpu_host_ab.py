@@ -98,6 +98,10 @@ def main():
                         help="also append each program's costliest kernels to this file")
     args = parser.parse_args()
     for name in args.models.split(","):
+        # Each model's Inductor compiles start afresh: past Dynamo's recompile limit
+        # (8 entries of the modules' shared code, reached by the fifth model with
+        # --graphs) torch.compile silently runs eagerly.
+        torch._dynamo.reset()
         with torch.no_grad():
             built, inputs, expected = programs(name, args.dtype, args.size,
                                                args.artifacts.split(","), args.graphs,
