@@ -57,6 +57,24 @@ def test_reductions_and_products_decomposed_by_pytorch():
                             torch.randn(6, 7), torch.randn(6, 7), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_products_over_one_element_are_outer_products(dtype):
+    """A rotary embedding's angles (inv_freq[:, None] @ positions[None, :], batched) and a
+    matrix product over one element are broadcast multiplies the kernels compute: no
+    library GEMM, and each element the one product the GEMM rounds once (exact in fp32,
+    with inf and NaN)."""
+    def fn(inv_freq, positions, a, b):
+        angles = (inv_freq[None, :, None].expand(2, -1, 1) @ positions[:, None, :]).transpose(1, 2)
+        return angles.cos(), angles.sin(), a @ b
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, 16, 2, dtype=torch.float32) / 16))
+    positions = torch.arange(12, dtype=torch.float32).expand(2, 12).contiguous()
+    a = torch.tensor([[1.5], [-2.0], [inf], [nan], [3e38]])
+    b = torch.tensor([[2.0, -0.0, 1e-30, 7.0]])
+    tolerance = 0 if dtype == torch.float32 else 1e-2
+    assert_compiled_matches(fn, *(t.to(dtype) for t in (inv_freq, positions, a, b)),
+                            extern_calls=0, rtol=tolerance, atol=max(tolerance, 1e-6))
+
+
 def _special_values():
     """A grid over [-30, 30] and the values where the algorithms branch or misbehave:
     signed zeros, infinities, NaN, poles (non-positive integers), branch points."""

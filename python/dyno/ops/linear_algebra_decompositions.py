@@ -1,4 +1,5 @@
-"""Linear algebra torch-mlir cannot lower: bilinear's _trilinear, pairwise distances
+"""Linear algebra: matrix products over one element as outer products, and what torch-mlir
+cannot lower: bilinear's _trilinear, pairwise distances
 (cdist, pdist) as eager's kernels compute them, and PyTorch's own addmv and dist.
 (Factorizations and solvers are LAPACK library calls: library_calls.)"""
 import math
@@ -98,3 +99,17 @@ def pdist_forward(x, p=2.0):
 
 # PyTorch's own decompositions (reference implementations torch-mlir lowers).
 decomposes_as_pytorch(aten.addmv.default, aten.dist.default)
+
+
+@decomposes(aten.mm.default, aten.bmm.default)
+def outer_product(a, b):
+    """A matrix product over one element (a rotary embedding's angles, inv_freq[:, None]
+    @ positions[None, :]) is an outer product: a broadcast multiply, which the kernels
+    reading it compute, where a library GEMM needed its operands written out by kernels
+    of their own (Llama, Mistral, Qwen2: 3 kernels per call). Each element is one product
+    rounded once, as the GEMM rounds it."""
+    contraction = a.shape[-1]
+    if not (is_float(a) and is_float(b) and a.dtype == b.dtype and not a.is_complex()
+            and isinstance(contraction, int) and contraction == 1):
+        return NotImplemented
+    return aten.mul.Tensor(a, b)
