@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "dyno/Dialect/Dyno/Transforms/ElementwiseCosts.h"
 #include "dyno/Dialect/Dyno/Transforms/LibraryCalls.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
@@ -69,7 +70,7 @@ static unsigned bodySize(linalg::GenericOp op) {
 
 /// Transcendental functions cost tens of instructions each; a producer using one is
 /// computed once (per row block, after tiling) rather than in every consumer.
-static bool hasTranscendental(linalg::GenericOp op) {
+bool mlir::dyno::hasTranscendental(linalg::GenericOp op) {
   return llvm::any_of(op.getRegion().front(), [](Operation &inner) {
     return isa<math::MathDialect>(inner.getDialect()) &&
            !isa<math::AbsFOp, math::AbsIOp, math::CopySignOp, math::FmaOp>(inner);
@@ -311,7 +312,8 @@ struct SliceRecomputableGeneric : OpRewritePattern<tensor::ExtractSliceOp> {
         !slice.hasUnitStride() ||
         slice.getType().getRank() != slice.getSourceType().getRank())
       return failure();
-    if (!producer->hasOneUse() && (bodySize(producer) > maxOps || hasTranscendental(producer)))
+    if (!producer->hasOneUse() &&
+        (bodySize(producer) > maxOps || dyno::hasTranscendental(producer)))
       return failure();
     // The operands' slices are computed from the maps as if they were linear: a map
     // with floordiv, mod or a negative coefficient would slice the wrong elements.
@@ -518,7 +520,7 @@ struct FuseElementwisePass
           consumer.getNumLoops() != consumer.getNumParallelLoops())
         return false;
       bool broadcast = !consumer.getMatchingIndexingMap(fusedOperand).isPermutation();
-      if (hasTranscendental(producer) && (broadcast || !producer->hasOneUse()))
+      if (dyno::hasTranscendental(producer) && (broadcast || !producer->hasOneUse()))
         return false;
       if (producer->hasOneUse())
         return true;

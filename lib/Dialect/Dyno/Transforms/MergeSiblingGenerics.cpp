@@ -1,8 +1,8 @@
 //===- MergeSiblingGenerics.cpp - One generic for sibling graph outputs -*- C++ -*-===//
 //
 // Elementwise generics that read a common tensor over the same iteration space, and
-// whose results are only returned by the graph, become one generic with all their
-// results. Kernel formation puts a producer into a consumer's kernel only when all its
+// whose results are written to memory anyway (only returned by the graph, or
+// transcendental and read by several ops), become one generic with all their results. Kernel formation puts a producer into a consumer's kernel only when all its
 // users are in that kernel, so two outputs computed from shared intermediates (max
 // pooling's values and indices) were separate kernels, each re-reading the input and
 // the shared intermediates through memory. Once merged, the shared producers have one
@@ -10,6 +10,7 @@
 // Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "dyno/Dialect/Dyno/Transforms/ElementwiseCosts.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,8 +39,18 @@ static bool onlyReturned(Value value) {
   });
 }
 
+/// A generic whose results kernel formation writes to memory whatever the merge: only
+/// returned, or transcendental and read by several ops (dyno-fuse-elementwise computes
+/// such a producer once rather than in each consumer: a rotary embedding's cos and sin
+/// of the same angles, each read by the q and the k of every layer).
+static bool writtenAnyway(linalg::GenericOp op) {
+  if (llvm::all_of(op->getResults(), onlyReturned))
+    return true;
+  return dyno::hasTranscendental(op) && !op->use_empty() && !op->hasOneUse();
+}
+
 /// An all-parallel generic of static loop ranges whose results are written through
-/// identity maps and only returned: merging it loses no fusion into a consumer.
+/// identity maps and to memory anyway: merging it loses no fusion into a consumer.
 static bool isCandidate(linalg::GenericOp op) {
   if (op.getNumLoops() != op.getNumParallelLoops() || op.getNumLoops() == 0 ||
       !op.hasPureTensorSemantics())
@@ -49,13 +60,14 @@ static bool isCandidate(linalg::GenericOp op) {
   for (OpOperand &init : op.getDpsInitsMutable())
     if (!op.getMatchingIndexingMap(&init).isIdentity())
       return false;
-  return llvm::all_of(op->getResults(), onlyReturned);
+  return writtenAnyway(op);
 }
 
-/// Moves `op` (a reshape on the way to the return) after `anchor` if it is before it,
-/// with the reshapes of its result that would then precede it.
+/// Moves `op` (or the op of `anchor`'s block that holds it) after `anchor` if it is
+/// before it, with the users of its results that would then precede it.
 static void moveAfterIfBefore(Operation *op, Operation *anchor) {
-  if (op->getBlock() != anchor->getBlock() || !op->isBeforeInBlock(anchor))
+  op = anchor->getBlock()->findAncestorOpInBlock(*op);
+  if (!op || op == anchor || !op->isBeforeInBlock(anchor))
     return;
   op->moveAfter(anchor);
   for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
@@ -146,7 +158,8 @@ struct MergeSiblingGenericsPass
           return a->isBeforeInBlock(b);
         });
         // After the last member, every operand of each member is defined; the members'
-        // users (returns and the reshapes before them) move after the merged op.
+        // users before it (returns and the reshapes before them, the kernels reading an
+        // earlier member) move after the merged op, with their own users.
         Operation *last = members.back();
         linalg::GenericOp merged = merge(members, last->getNextNode());
         unsigned result = 0;

@@ -164,3 +164,89 @@ func.func @other_spaces_or_inputs$kept(%a: tensor<4x16xf32>, %b: tensor<4x16xf32
   } -> tensor<4x16xf32>
   return %x2, %t, %y : tensor<4x16xf32>, tensor<16x4xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A rotary embedding's cos and sin of the same angles, each read by two kernels (q's and
+// k's): fusion computes a transcendental producer of several users once, not in each
+// consumer, so one generic computes both.
+// CHECK-LABEL: func.func @transcendental_siblings_read_twice$merged
+// CHECK:         %[[R:.*]]:2 = linalg.generic {{.*}} ins(%arg0, %arg0 : {{.*}})
+// CHECK:           math.cos
+// CHECK:           math.sin
+// CHECK:           linalg.yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK:         linalg.generic {{.*}} ins(%arg1, %[[R]]#0, %[[R]]#1 : {{.*}})
+// CHECK:         linalg.generic {{.*}} ins(%arg2, %[[R]]#0, %[[R]]#1 : {{.*}})
+func.func @transcendental_siblings_read_twice$merged(%a: tensor<4x16xf32>, %q: tensor<4x16xf32>, %k: tensor<4x16xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.cos %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x16xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.sin %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x16xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id, #id, #row], iterator_types = ["parallel", "reduction"]} ins(%q, %c, %s : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) outs(%er : tensor<4xf32>) {
+  ^bb0(%x: f32, %cx: f32, %sx: f32, %acc: f32):
+    %m = arith.mulf %x, %cx : f32
+    %n = arith.mulf %x, %sx : f32
+    %t = arith.addf %m, %n : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id, #id, #row], iterator_types = ["parallel", "reduction"]} ins(%k, %c, %s : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) outs(%er : tensor<4xf32>) {
+  ^bb0(%x: f32, %cx: f32, %sx: f32, %acc: f32):
+    %m = arith.mulf %x, %cx : f32
+    %n = arith.mulf %x, %sx : f32
+    %t = arith.subf %m, %n : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %u, %v : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A transcendental generic of one user fuses into it: not merged with its sibling.
+// CHECK-LABEL: func.func @transcendental_sibling_read_once$kept
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT:     linalg.generic
+func.func @transcendental_sibling_read_once$kept(%a: tensor<4x16xf32>, %q: tensor<4x16xf32>, %k: tensor<4x16xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.cos %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x16xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.sin %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x16xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id, #id, #row], iterator_types = ["parallel", "reduction"]} ins(%q, %c, %s : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) outs(%er : tensor<4xf32>) {
+  ^bb0(%x: f32, %cx: f32, %sx: f32, %acc: f32):
+    %m = arith.mulf %x, %cx : f32
+    %n = arith.mulf %x, %sx : f32
+    %t = arith.addf %m, %n : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "reduction"]} ins(%k, %s : tensor<4x16xf32>, tensor<4x16xf32>) outs(%er : tensor<4xf32>) {
+  ^bb0(%x: f32, %sx: f32, %acc: f32):
+    %n = arith.mulf %x, %sx : f32
+    %r = arith.addf %acc, %n : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %u, %v : tensor<4xf32>, tensor<4xf32>
+}

@@ -5,19 +5,22 @@
 include "mlir/Pass/PassBase.td"
 
 def DynoMergeSiblingGenerics : Pass<"dyno-merge-sibling-generics", "func::FuncOp"> {
-  let summary = "Merge elementwise generics that read a common tensor and are only returned";
+  let summary = "Merge elementwise generics that read a common tensor and are written anyway";
   let description = [{
     All-parallel `linalg.generic`s of one static iteration space whose results are written
-    through identity maps and only returned by the graph (directly or through reshapes),
-    and that read a common tensor, become one generic with all their results. Kernel
+    through identity maps and to memory anyway, and that read a common tensor, become one
+    generic with all their results. Written anyway: only returned by the graph (directly
+    or through reshapes), or transcendental and read by several ops, which
+    `dyno-fuse-elementwise` computes once instead of in each consumer (a rotary
+    embedding's cos and sin of the same angles: one kernel instead of two). Kernel
     formation puts a producer into a consumer's kernel only when all its users are in
     it, so graph outputs computed from shared intermediates were separate kernels that
     each read the inputs and the intermediates through memory: max pooling with indices,
     whose values and indices follow the same running maximum, was three kernels and
     host copies of strided slices. Once merged, the shared producers have a single user,
-    and `dyno-fuse-elementwise`, run again after this pass, fuses them in. Generics with
-    other users are left alone: merging them could keep a result from fusing into its
-    consumer's kernel.
+    and `dyno-fuse-elementwise`, run again after this pass, fuses them in. Other generics
+    are left alone: merging them could keep a result from fusing into its consumer's
+    kernel. Users of a member that precede the merged generic move after it.
 
     Input and output: linalg-on-tensors.
 
