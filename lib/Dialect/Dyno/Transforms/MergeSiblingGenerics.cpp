@@ -74,6 +74,21 @@ static void moveAfterIfBefore(Operation *op, Operation *anchor) {
     moveAfterIfBefore(user, op);
 }
 
+/// Whether no member reads what another computes, even through other ops: every
+/// operand of each is an argument, made from nothing (an empty tensor, a constant), or
+/// made before the first member. (A member reading a kernel that reads an earlier
+/// member would have to come before and after the merged generic.)
+static bool operandsPrecede(ArrayRef<linalg::GenericOp> members) {
+  Operation *first = members.front();
+  return llvm::all_of(members, [&](linalg::GenericOp member) {
+    return llvm::all_of(member->getOperands(), [&](Value operand) {
+      Operation *def = operand.getDefiningOp();
+      return !def || def->getNumOperands() == 0 ||
+             (def->getBlock() == first->getBlock() && def->isBeforeInBlock(first));
+    });
+  });
+}
+
 /// One generic computing every member's results, built before `insertionPoint`.
 static linalg::GenericOp merge(MutableArrayRef<linalg::GenericOp> members,
                                Operation *insertionPoint) {
@@ -157,6 +172,8 @@ struct MergeSiblingGenericsPass
         llvm::sort(members, [](linalg::GenericOp a, linalg::GenericOp b) {
           return a->isBeforeInBlock(b);
         });
+        if (!operandsPrecede(members))
+          continue;
         // After the last member, every operand of each member is defined; the members'
         // users before it (returns and the reshapes before them, the kernels reading an
         // earlier member) move after the merged op, with their own users.

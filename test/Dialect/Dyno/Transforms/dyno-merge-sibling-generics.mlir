@@ -250,3 +250,46 @@ func.func @transcendental_sibling_read_once$kept(%a: tensor<4x16xf32>, %q: tenso
   } -> tensor<4xf32>
   return %u, %v : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A sibling that reads what another computes (through %u) cannot be computed with it:
+// not merged (merged, %u had to come both before and after the merged generic).
+// CHECK-LABEL: func.func @transcendental_sibling_reading_the_other$kept
+// CHECK-COUNT-5: linalg.generic
+// CHECK-NOT:     linalg.generic
+func.func @transcendental_sibling_reading_the_other$kept(%a: tensor<4x16xf32>, %q: tensor<4x16xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.cos %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x16xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%q, %c : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %cx: f32, %o: f32):
+    %m = arith.mulf %x, %cx : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %u : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %ux: f32, %o: f32):
+    %y = math.sin %x : f32
+    %z = arith.addf %y, %ux : f32
+    linalg.yield %z : f32
+  } -> tensor<4x16xf32>
+  %r1 = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "reduction"]} ins(%c, %s : tensor<4x16xf32>, tensor<4x16xf32>) outs(%er : tensor<4xf32>) {
+  ^bb0(%cx: f32, %sx: f32, %acc: f32):
+    %t = arith.mulf %cx, %sx : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %r2 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%s : tensor<4x16xf32>) outs(%er : tensor<4xf32>) {
+  ^bb0(%sx: f32, %acc: f32):
+    %r = arith.addf %acc, %sx : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %r1, %r2 : tensor<4xf32>, tensor<4xf32>
+}
