@@ -93,7 +93,9 @@ Value KernelEmitter::productOf(ArrayRef<Value> values) {
 }
 
 Value KernelEmitter::sizeOf(Value tensor, int64_t dim) {
-  auto type = cast<RankedTensorType>(tensor.getType());
+  auto type = dyn_cast<RankedTensorType>(tensor.getType());
+  if (!type || dim < 0 || dim >= type.getRank())
+    return {}; // (a tensor.dim past the rank: the caller diagnoses it)
   if (!type.isDynamicDim(dim))
     return index(*hoistBuilder, type.getDimSize(dim));
   // An argument's or a returned tensor's sizes are arguments.

@@ -85,7 +85,9 @@ LogicalResult ScanScatterSortEmitter::createKernel() {
 }
 
 Value ScanScatterSortEmitter::sizeOf(Value value, int64_t dim) {
-  auto type = cast<RankedTensorType>(value.getType());
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || dim < 0 || dim >= type.getRank())
+    return {};
   if (!type.isDynamicDim(dim))
     return index(type.getDimSize(dim));
   return sizeArgumentOf(oldKernel, sizeArguments, value, dim).value_or(Value());

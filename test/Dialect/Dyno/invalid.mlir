@@ -453,3 +453,16 @@ func.func @dyno.library_call$argument_kind(%a: tensor<4x4xf32>) -> tensor<4x4xf3
   %0 = dyno.library_call "aten.linalg_inv_ex.default"(%a) {arguments = [unit, [1, 2]]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// A region that does not end in dyno.yield (found by e2e/dyno_opt_fuzz.py; the verifier
+// asserted asking for its terminator).
+func.func @dyno.sort$no_terminator(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{region must yield one value of type 'i1'}}
+  %0 = dyno.sort dimension(0) outs(%x : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.cmpf olt, %a, %b : f32
+  } -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

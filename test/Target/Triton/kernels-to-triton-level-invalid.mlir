@@ -66,3 +66,29 @@ func.func @kernel$unknown_producer(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tens
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A size read past the tensor's rank (found by e2e/dyno_opt_fuzz.py; this asserted in
+// the emitter) is diagnosed.
+func.func @kernel$dim_past_the_rank(%x: tensor<?x?xf32>, %start: index, %rows: index) -> tensor<?xf32> {
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{computes a scalar the Triton target cannot compute at kernel entry}}
+  %cols = tensor.dim %x, %c2 : tensor<?x?xf32>
+  %width = arith.subi %cols, %c1 : index
+  %s = tensor.extract_slice %x[%start, 1] [%rows, %width] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%rows) : tensor<?xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  // expected-error @+1 {{has a dynamic loop 1 whose size the Triton target cannot read from its operands}}
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%s : tensor<?x?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %sum = arith.addf %a, %o : f32
+    linalg.yield %sum : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}

@@ -188,7 +188,8 @@ static LogicalResult verifyRegion(Operation *op, Block &block, TypeRange expecte
     return op->emitOpError("region arguments must be ") << expected.size()
                                                          << " scalars of the operands' "
                                                             "element types";
-  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  // (A block that does not end in a terminator has none to ask for: bad input.)
+  auto yield = dyn_cast_or_null<YieldOp>(block.empty() ? nullptr : &block.back());
   if (!yield || yield.getValues().size() != 1 ||
       yield.getValues()[0].getType() != yielded)
     return op->emitOpError("region must yield one value of type ") << yielded;
