@@ -132,7 +132,7 @@ def _constants_as_literals(graph_module: torch.fx.GraphModule, inputs: list,
             remaining.append(entry)
             continue
         attribute = f"_dyno_literal_{index}"
-        graph_module.register_buffer(attribute, value.clone())
+        graph_module.register_buffer(attribute, value)
         with graph_module.graph.inserting_before(node):
             literal = graph_module.graph.get_attr(attribute)
         literal.meta = dict(node.meta)

@@ -148,7 +148,7 @@ def channels_last_filters(block) -> List[int]:
             continue
         uses = list(argument.uses)
         if uses and all(use.owner.name == "dyno.contraction" and use.operand_number == 1
-                        and str(use.owner.attributes["name"]).strip('"') == "conv2d"
+                        and ir_string(use.owner.attributes["name"]) == "conv2d"
                         for use in uses):
             positions.append(position)
     return positions

@@ -2,10 +2,11 @@
 //
 // Elementwise generics that read a common tensor over the same iteration space, and
 // whose results are written to memory anyway (only returned by the graph, or
-// transcendental and read by several ops), become one generic with all their results. Kernel formation puts a producer into a consumer's kernel only when all its
-// users are in that kernel, so two outputs computed from shared intermediates (max
-// pooling's values and indices) were separate kernels, each re-reading the input and
-// the shared intermediates through memory. Once merged, the shared producers have one
+// transcendental and read by several ops), become one generic with all their results.
+// Kernel formation puts a producer into a consumer's kernel only when all its users are
+// in that kernel, so two outputs computed from shared intermediates (max pooling's
+// values and indices) were separate kernels, each re-reading the input and the shared
+// intermediates through memory. Once merged, the shared producers have one
 // user, and `dyno-fuse-elementwise` (run again after this pass) fuses them in. See
 // Passes.td.
 //
