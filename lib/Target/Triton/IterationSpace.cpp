@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -613,4 +614,32 @@ FailureOr<IterationSpace> IterationSpace::build(func::FuncOp kernel) {
                             "reduction"), failure();
   }
   return space;
+}
+
+namespace {
+
+/// Whether a generic of `kernel` gathers (`tensor.extract` in its body) from a tensor the
+/// kernel computes.
+bool gathersFromComputed(func::FuncOp kernel) {
+  return kernel
+      .walk([&](tensor::ExtractOp extract) {
+        if (!extract->getParentOfType<linalg::GenericOp>())
+          return WalkResult::advance();
+        Value source = extract.getTensor();
+        while (Operation *def = source.getDefiningOp()) {
+          if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
+                   tensor::CastOp>(def))
+            return WalkResult::interrupt();
+          source = def->getOperand(0);
+        }
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+} // namespace
+
+bool mlir::dyno::fitsOneIterationSpace(func::FuncOp kernel) {
+  ScopedDiagnosticHandler silence(kernel.getContext(), [](Diagnostic &) { return success(); });
+  return !gathersFromComputed(kernel) && succeeded(IterationSpace::build(kernel));
 }

@@ -79,6 +79,11 @@ std::optional<int64_t> iotaDimension(linalg::GenericOp op);
 /// Triton lowering cannot read (tensors built by other ops, dynamic views).
 FailureOr<TensorSource> traceTensor(Value tensor);
 
+/// Whether `kernel` lowers as one Triton program: its generics fit one iteration space
+/// (IterationSpace::build succeeds, silently) and none gathers from a tensor the kernel
+/// computes (a program reads gathered elements from memory only).
+bool fitsOneIterationSpace(func::FuncOp kernel);
+
 class IterationSpace {
 public:
   /// Builds the space of `kernel`, or emits an error saying which loop or operand the

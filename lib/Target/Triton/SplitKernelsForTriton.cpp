@@ -34,30 +34,6 @@ using namespace mlir::dyno;
 
 namespace {
 
-/// Whether a generic of `kernel` gathers (`tensor.extract` in its body) from a tensor the
-/// kernel computes: a Triton program reads gathered elements from memory only.
-bool gathersFromComputed(func::FuncOp kernel) {
-  return kernel
-      .walk([&](tensor::ExtractOp extract) {
-        if (!extract->getParentOfType<linalg::GenericOp>())
-          return WalkResult::advance();
-        Value source = extract.getTensor();
-        while (Operation *def = source.getDefiningOp()) {
-          if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
-                   tensor::CastOp>(def))
-            return WalkResult::interrupt();
-          source = def->getOperand(0);
-        }
-        return WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
-bool fitsOneSpace(func::FuncOp kernel) {
-  ScopedDiagnosticHandler silence(kernel.getContext(), [](Diagnostic &) { return success(); });
-  return !gathersFromComputed(kernel) && succeeded(IterationSpace::build(kernel));
-}
-
 bool isScanScatterOrSort(Operation *op) { return isa<ScanOp, ScatterOp, SortOp>(op); }
 
 /// A fill that a scatter updates: the scatter's kernel starts from a copy of it, so it is
@@ -253,7 +229,7 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
   auto fits = [&](ArrayRef<Operation *> ops) {
     Piece trial = buildPiece(ops, (kernel.getName() + "_trial").str(), returned,
                              moduleBuilder);
-    bool fit = fitsOneSpace(trial.function);
+    bool fit = fitsOneIterationSpace(trial.function);
     trial.function.erase();
     return fit;
   };
@@ -458,7 +434,7 @@ struct SplitKernelsForTritonPass
           return !def || isHostOp(def) || isView(def);
         });
         if (kernel.isExternal() ||
-            (!scanScatterOrSort && !returnsHostOp && fitsOneSpace(kernel)))
+            (!scanScatterOrSort && !returnsHostOp && fitsOneIterationSpace(kernel)))
           continue;
         SmallVector<LaunchOp> launches;
         module.walk([&](LaunchOp launch) {

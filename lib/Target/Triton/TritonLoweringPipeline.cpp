@@ -39,6 +39,9 @@ void dyno::buildTritonLoweringPipeline(OpPassManager &pm,
   pm.nest<ModuleOp>().addNestedPass<func::FuncOp>(createDynoSplitFullReductions());
   // Constant tensors of distinct elements are read from memory, passed by the host.
   pm.addPass(createDynoHoistKernelConstants());
+  // Ops that meet through a reshape (a residual add, then a layer norm over its
+  // flattened rows) share one index space: the readers' loops take the producer's shape.
+  pm.addPass(createDynoExpandLoopsThroughReshapes());
   // A kernel whose ops need several index spaces becomes several kernels (host too).
   pm.addPass(createDynoSplitKernelsForTriton());
   // Everything below runs on the nested `module @kernels`; the host function stays.

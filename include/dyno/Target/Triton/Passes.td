@@ -98,6 +98,35 @@ def DynoHoistKernelConstants : Pass<"dyno-hoist-kernel-constants", "ModuleOp"> {
                            "func::FuncDialect"];
 }
 
+def DynoExpandLoopsThroughReshapes : Pass<"dyno-expand-loops-through-reshapes", "ModuleOp"> {
+  let summary = "Keep kernels whose ops meet through reshapes in one Triton index space";
+  let description = [{
+    A kernel whose generics read a tensor it computes through a `tensor.collapse_shape`
+    that merges dimensions (a residual add over batch x tokens x width, then a layer norm
+    over (batch * tokens) x width) needs two index spaces, which
+    `dyno-split-kernels-for-triton` would make two kernels. For each static kernel that
+    does not fit one space (and holds no scan, scatter or sort), the generics reading
+    such a reshape are expanded to the computed tensor's shape (upstream's reshape fusion
+    by expansion, limited to reshapes of computed tensors); a result the kernel returned
+    through reshapes is returned unreshaped and the host reshapes it (a view) after each
+    launch. The rewrite is kept only where the kernel then fits one space.
+
+    ```mlir
+    // Before: kernel_0 returns tensor<8x4xf32>, a layer norm over rows of
+    // collapse_shape(%sum : tensor<2x4x4xf32>)
+    %0 = dyno.launch @kernels::@kernel_0(%a, %b) : (...) -> tensor<8x4xf32>
+    // After: the norm's loops are (2, 4, 4); the kernel returns tensor<2x4x4xf32>
+    %0 = dyno.launch @kernels::@kernel_0(%a, %b) : (...) -> tensor<2x4x4xf32>
+    %1 = tensor.collapse_shape %0 [[0, 1], [2]] : tensor<2x4x4xf32> into tensor<8x4xf32>
+    ```
+
+    Input and output: a graph module after `dyno-form-kernels`, its kernels' named ops
+    generalized.
+  }];
+  let dependentDialects = ["::mlir::dyno::DynoDialect", "func::FuncDialect",
+                           "linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
 def DynoSplitKernelsForTriton : Pass<"dyno-split-kernels-for-triton", "ModuleOp"> {
   let summary = "Split kernels whose ops need several Triton index spaces";
   let description = [{
