@@ -75,13 +75,14 @@ def lower_graph(gm, dump, passes: DynoPasses, options: str = "",
     debug.GraphDump), timed, and a source writer's output to its file in the dump's
     directory. `causal_masks`: attention under a constant causal mask runs as causal
     attention (CompileOptions.causal_masks)."""
-    from ..capture import attention_scales, causal_masks as masks
+    from ..capture import attention_scales, causal_masks as masks, grouped_query_attention
     from . import frontend
 
     frontend.check_graph_ops(gm)
     if causal_masks:
         gm = masks.with_causal_attention(gm)
     gm = attention_scales.with_query_scales_in_attention(gm)
+    gm = grouped_query_attention.with_grouped_query_attention(gm)
     directory = dump.directory()
     with dump.stage("torch-mlir import"):
         torch_text = frontend.import_to_torch(frontend.without_none_outputs(gm))
