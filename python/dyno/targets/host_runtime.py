@@ -344,19 +344,28 @@ class FrozenWeights:
                                                        dilation, groups, "none", [], "")
 
 
+# Element types whose GPU convolutions always run channels-last (cuDNN's order: NCHW
+# ones transposed their input to NHWC and their result back around every call): conv2d
+# copies their input channels-last. float32 convolutions run in the layout the compiled
+# graph gives their input and filter (the Triton target decides per graph:
+# triton.channels_last_types).
+GPU_CHANNELS_LAST_DTYPES = (torch.bfloat16, torch.float16)
+
+
 def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
     """A dyno.contraction "conv2d". Where `convolves_channels_last` (bf16/f16 with AMX): on a
     channels-last copy of the input (oneDNN's NCHW bf16 convolutions measured 1.2x-3.4x
     slower than channels-last ones there, the copy included;
     benchmarks/cpu_library_calls.py). The result is channels-last, as PyTorch returns
     it: the wrapper copies it to NCHW only for a kernel, and a convolution that reads it
-    directly reads it as it is. On a GPU, bf16/f16 convolutions run channels-last too:
-    cuDNN's NCHW ones transposed their input to NHWC and their result back around every
-    call (ResNet-50, bf16, H200: 0.57 ms of 2.51 ms per call), and the Triton target's
-    kernels read and write these tensors channels-last (dyno-channels-last-convolutions)."""
+    directly reads it as it is. On a GPU, bf16/f16 convolutions run channels-last too
+    (GPU_CHANNELS_LAST_DTYPES): cuDNN's NCHW ones transposed their input to NHWC and
+    their result back around every call (ResNet-50, bf16, H200: 0.57 ms of 2.51 ms per
+    call), and the Triton target's kernels read and write these tensors channels-last
+    (dyno-channels-last-convolutions)."""
     if (x.device.type == "cpu" and convolves_channels_last(x.dtype, frozen_filters=False)
             and torch.backends.mkldnn.enabled) or (
-                x.is_cuda and x.dtype in (torch.bfloat16, torch.float16) and x.dim() == 4):
+                x.is_cuda and x.dtype in GPU_CHANNELS_LAST_DTYPES and x.dim() == 4):
         x = x.contiguous(memory_format=torch.channels_last)
     return torch.conv2d(x, weight, bias, stride, padding, dilation, groups)
 

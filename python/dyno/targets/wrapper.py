@@ -131,12 +131,12 @@ def _kernel_name(callee) -> str:
     return re.findall(r"@([\w$.]+)", str(callee))[-1]
 
 
-def channels_last_filters(block) -> List[int]:
-    """Positions of `block`'s arguments that only bf16/f16 convolutions read, and only as
-    their filters. A GPU convolution in these types runs channels-last
-    (host_runtime.conv2d), and PyTorch copies an NCHW filter to channels-last on every
-    call (ResNet-50, bf16, H200: 19 copies, 0.15 ms of 1.7 ms per call): a filter kept
-    channels-last is read as it is."""
+def channels_last_filters(block, element_types: Sequence[str]) -> List[int]:
+    """Positions of `block`'s arguments that only convolutions of `element_types` (MLIR
+    names: the Triton target's channels-last types for this graph) read, and only as
+    their filters. Such a GPU convolution runs channels-last, and PyTorch copies an NCHW
+    filter to channels-last on every call (ResNet-50, bf16, H200: 19 copies, 0.15 ms of
+    1.7 ms per call): a filter kept channels-last is read as it is."""
     from .. import ir
 
     positions = []
@@ -144,7 +144,7 @@ def channels_last_filters(block) -> List[int]:
         tensor_type = argument.type
         if not isinstance(tensor_type, ir.RankedTensorType):
             continue
-        if tensor_type.rank != 4 or str(tensor_type.element_type) not in ("bf16", "f16"):
+        if tensor_type.rank != 4 or str(tensor_type.element_type) not in element_types:
             continue
         uses = list(argument.uses)
         if uses and all(use.owner.name == "dyno.contraction" and use.operand_number == 1
@@ -158,14 +158,18 @@ class WrapperBuilder:
     """Walks the host function (func.func @main) and emits the body of `call(args)`."""
 
     def __init__(self, host_func, asm_state, pass_tensors: bool = False,
-                 frozen_inputs: frozenset = frozenset(), workspace: bool = True):
+                 frozen_inputs: frozenset = frozenset(), workspace: bool = True,
+                 channels_last_types: Sequence[str] = ()):
         """`pass_tensors`: launch kernels with the tensors themselves (Triton) rather than
         their data pointers (the CPU kernels' bare-pointer ABI, which also run on OpenMP
         and so sync its thread count with torch's on every call). `frozen_inputs`:
         positions of the arguments that are frozen parameters (CompileOptions.freezing);
         a matmul whose weight is one of them, or a transpose of one, calls
         `_frozen.linear`, which keeps the weight packed. `workspace`: intermediates live
-        in a per-graph workspace kept from call to call (memory_planning)."""
+        in a per-graph workspace kept from call to call (memory_planning).
+        `channels_last_types`: element types (MLIR names) of the convolutions that run
+        channels-last (Triton): their filters are kept so (channels_last_filters)."""
+        self.channels_last_types = tuple(channels_last_types)
         self.plans_workspace = workspace
         self.func = host_func
         self.pass_tensors = pass_tensors
@@ -200,7 +204,7 @@ class WrapperBuilder:
         # Static (shape, dtype) of library matmul results, by name: memory planning
         # gives them planned buffers (`out=`).
         self.result_layouts: Dict[str, Tuple[tuple, torch.dtype]] = {}
-        # Positions of the arguments read only as bf16/f16 convolution filters (Triton):
+        # Positions of the arguments read only as channels-last convolution filters (Triton):
         # an exported program lays its own copies out channels-last once
         # (channels_last_filters).
         self.channels_last_filters: List[int] = []
@@ -244,7 +248,8 @@ class WrapperBuilder:
                 if len(_shape(argument)) == 2:
                     self.frozen_weights[arguments[-1]] = (arguments[-1], False)
         if self.pass_tensors:
-            self.channels_last_filters = channels_last_filters(block)
+            self.channels_last_filters = channels_last_filters(block,
+                                                               self.channels_last_types)
         else:
             self.lines.append("_sync_threads(_get_num_threads())")
         for op in block.operations:

@@ -7,7 +7,8 @@ for the interface both targets implement.
 Its policy:
 - Library routing (library_routing.py): long sorts, 64-bit sorts and scatter-adds are
   PyTorch's GPU kernels.
-- Convolutions run channels-last in bf16/f16 (cuDNN's order), frozen filters or not; a
+- Convolutions run channels-last in bf16/f16, and in f32 in graphs of many convolutions
+  (cuDNN's order; channels_last_types), frozen filters or not; a
   convolution's bias is added by the Triton kernels that read its result.
 - `freezing`: frozen bf16/f16 matmul weights whose sizes make cuBLAS slow are padded once
   and kept (host_runtime.PaddedProducts); no other weight is packed (cuBLAS and cuDNN
@@ -18,6 +19,8 @@ Its policy:
 import logging
 from dataclasses import dataclass, field
 from typing import Dict, List
+
+import torch
 
 from ... import counters
 from ...lowering import frontend, graph_lowering
@@ -41,9 +44,26 @@ PASSES = graph_lowering.DynoPasses(
     source_writer="dyno-write-triton",
     source_file="05-kernels.py")
 
-# cuDNN runs bf16/f16 convolutions channels-last (host_runtime.conv2d): the kernels
-# around them read and write that order (dyno-channels-last-convolutions).
-CHANNELS_LAST_CONVOLUTIONS = "channels-last-convolutions=bf16,f16"
+# Graph nodes per convolution below which float32 convolutions run channels-last too
+# (Inductor's layout optimization rule, GraphLowering.decide_layout_opt). With TF32
+# (cuDNN's default) an NHWC float32 convolution ran ResNet-50 at 32 x 224² in 2.62 GPU
+# ms per call against 3.58 NCHW (53 transposes fewer, H200); but ViT's one patch
+# convolution, channels-last, took a TF32 algorithm where eager's NCHW one did not, and
+# the program's error against eager went from 2.7e-6 to 2.6e-4.
+FLOAT32_CHANNELS_LAST_NODES_PER_CONVOLUTION = 300
+
+
+def channels_last_types(gm) -> List[str]:
+    """Element types (MLIR names) of `gm`'s convolutions that run channels-last, their
+    neighbouring kernels reading and writing that order (dyno-channels-last-convolutions):
+    bf16 and f16 always (host_runtime.conv2d, cuDNN's order); f32 in a graph of many
+    convolutions (FLOAT32_CHANNELS_LAST_NODES_PER_CONVOLUTION)."""
+    convolutions = sum(1 for node in gm.graph.nodes
+                       if node.op == "call_function"
+                       and node.target is torch.ops.aten.convolution.default)
+    many = convolutions and len(gm.graph.nodes) < (
+        FLOAT32_CHANNELS_LAST_NODES_PER_CONVOLUTION * convolutions)
+    return ["bf16", "f16", *(["f32"] if many else [])]
 
 
 @dataclass
@@ -63,10 +83,11 @@ class TritonArtifact(Artifact):
         return {"channels_last_filters": list(self.channels_last_filters)}
 
 
-def pipeline_options(options) -> str:
-    """dyno-triton-lowering-pipeline's options for a graph."""
+def pipeline_options(options, convolution_types: List[str]) -> str:
+    """dyno-triton-lowering-pipeline's options for a graph whose convolutions of
+    `convolution_types` run channels-last."""
     return " ".join([*([] if options.block_long_sums else ["block-long-sums=false"]),
-                     CHANNELS_LAST_CONVOLUTIONS])
+                     "channels-last-convolutions=" + ",".join(convolution_types)])
 
 
 class TritonTarget(Target):
@@ -91,8 +112,10 @@ class TritonTarget(Target):
         from ... import ir
 
         outputs = frontend.graph_outputs(gm)
+        convolution_types = channels_last_types(gm)
         lowered = graph_lowering.lower_graph(library_routing.with_triton_library_calls(gm),
-                                             dump, PASSES, pipeline_options(options),
+                                             dump, PASSES,
+                                             pipeline_options(options, convolution_types),
                                              causal_masks=options.causal_masks)
         kernels_source = (dump.directory() / PASSES.source_file).read_text()
         dump.write(PASSES.source_file, kernels_source, on_disk=False)
@@ -100,7 +123,8 @@ class TritonTarget(Target):
             module, host = graph_lowering.host_function(lowered)  # module keeps host alive
             builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True,
                                              frozen_inputs=frozen_inputs,
-                                             workspace=options.workspace)
+                                             workspace=options.workspace,
+                                             channels_last_types=convolution_types)
             source = builder.emit(outputs)
         dump.write("06-wrapper.py", source)
         return TritonArtifact(kernels_source, source, len(builder.kernel_signatures),
