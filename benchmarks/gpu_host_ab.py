@@ -106,9 +106,18 @@ def main():
             built, inputs, expected = programs(name, args.dtype, args.size,
                                                args.artifacts.split(","), args.graphs,
                                                not args.no_inductor)
-            for label, program in built.items():
-                error = relative_error(program(*inputs), expected)
-                kernels, gpu_ms = gpu_profile(program, inputs)
+            for label, program in list(built.items()):
+                try:
+                    error = relative_error(program(*inputs), expected)
+                    kernels, gpu_ms = gpu_profile(program, inputs)
+                except Exception as failure:  # noqa: BLE001 (a row that says so)
+                    # (Inductor's reduce-overhead fails on fp32 Mixtral: its CUDA graph
+                    # records transformers' grouped GEMM fallback, which reads offsets on
+                    # the host; the other programs still compare.)
+                    print(f"{name} {label}: FAILED: {type(failure).__name__}: "
+                          f"{str(failure).splitlines()[0]}", flush=True)
+                    del built[label]
+                    continue
                 print(f"{name} {label}: error {error:.1e}, {kernels:.0f} kernels, "
                       f"{gpu_ms:.3f} GPU ms per call", flush=True)
             if args.kernels:
@@ -117,6 +126,8 @@ def main():
         cells = []
         for label in built:
             reference = reference_for(label, built)
+            if reference not in built:
+                reference = label
             ratio = statistics.median(i / t for i, t in zip(times[reference], times[label]))
             cells.append(f"{label} {statistics.median(times[label]):.3f} ms "
                          f"(/{reference} {ratio:.2f})")
