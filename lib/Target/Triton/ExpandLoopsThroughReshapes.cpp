@@ -17,6 +17,7 @@
 #include "IterationSpace.h"
 
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "dyno/Dialect/Dyno/Transforms/KernelOutlining.h"
 #include "dyno/Target/Triton/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -138,11 +139,7 @@ struct ExpandLoopsThroughReshapesPass
             fitsOneIterationSpace(kernel))
           continue;
         // Dynamic result sizes (`dims`) follow the old result types; left alone.
-        SmallVector<LaunchOp> launches;
-        module.walk([&](LaunchOp launch) {
-          if (launch.getCallee().getLeafReference() == kernel.getSymNameAttr())
-            launches.push_back(launch);
-        });
+        SmallVector<LaunchOp> launches = launchesOf(module, kernel);
         if (launches.empty())
           continue;
         auto original = cast<func::FuncOp>(kernel->clone());

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dyno/Target/Triton/Passes.h"
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "dyno/Dialect/Dyno/Transforms/KernelOutlining.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -73,11 +74,7 @@ struct HoistKernelConstantsPass
         });
         if (constants.empty())
           continue;
-        SmallVector<LaunchOp> launches;
-        module.walk([&](LaunchOp launch) {
-          if (launch.getCallee().getLeafReference() == kernel.getSymNameAttr())
-            launches.push_back(launch);
-        });
+        SmallVector<LaunchOp> launches = launchesOf(module, kernel);
         if (launches.empty())
           continue; // nothing calls it; the lowering reports the constant if it stays
         SmallVector<DenseElementsAttr> values;

@@ -436,11 +436,7 @@ struct SplitKernelsForTritonPass
         if (kernel.isExternal() ||
             (!scanScatterOrSort && !returnsHostOp && fitsOneIterationSpace(kernel)))
           continue;
-        SmallVector<LaunchOp> launches;
-        module.walk([&](LaunchOp launch) {
-          if (launch.getCallee().getLeafReference() == kernel.getSymNameAttr())
-            launches.push_back(launch);
-        });
+        SmallVector<LaunchOp> launches = launchesOf(module, kernel);
         if (launches.size() != 1)
           continue; // left whole; the lowering reports what it cannot do
         if (failed(split(kernel, launches.front(), kernels)))

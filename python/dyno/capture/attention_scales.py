@@ -20,12 +20,12 @@ Numerics: attention computes `(q k^T) * scale` in float32 either way. Eager roun
 (OPT's 64 ** -0.5) the results are the same bit for bit barring overflow; for another
 c the folded one is the closer to float64, never the farther.
 """
-import copy
+import functools
 import math
 
 import torch
 
-from .. import counters
+from .graph_rewrites import rewritten_copy
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -130,7 +130,7 @@ def with_query_scales_in_attention(gm: torch.fx.GraphModule) -> torch.fx.GraphMo
         node.op == "call_function"
         and node.target is aten._scaled_dot_product_flash_attention_for_cpu_backward.default
         for node in gm.graph.nodes)
-    changes = []
+    rewrites = {}
     for node in gm.graph.nodes:
         found = _attention_query_and_scale(node, has_backward)
         if found is None:
@@ -145,25 +145,20 @@ def with_query_scales_in_attention(gm: torch.fx.GraphModule) -> torch.fx.GraphMo
                 continue
         elif not isinstance(scale, (int, float)):
             continue
-        changes.append(node.name)
-    if not changes:
-        return gm
-    copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
-    by_name = {node.name: node for node in copied.graph.nodes}
-    for name in changes:
-        node = by_name[name]
-        query, scale, replace = _attention_query_and_scale(node, has_backward)
-        views, x, factor = _fold(query)
-        if scale is None:
-            scale = 1.0 / math.sqrt(query.meta["val"].shape[-1])
-        # The views, innermost first, now read x (each had one reader: they move as is).
-        if views:
-            views[-1].replace_input_with(views[-1].args[0], x)
-            new_query = views[0]
-        else:
-            new_query = x
-        node.args, node.kwargs = replace(node.args, node.kwargs, new_query, scale * factor)
-    copied.graph.eliminate_dead_code()
-    copied.recompile()
-    counters.bump("attention_scales", len(changes))  # (dyno.stats()["attention_scales"])
-    return copied
+        rewrites[node.name] = functools.partial(_read_unscaled, has_backward=has_backward)
+    return rewritten_copy(gm, rewrites, "attention_scales")
+
+
+def _read_unscaled(node, has_backward):
+    """Rewrites attention `node` (of the copied graph) to read its query unscaled."""
+    query, scale, replace = _attention_query_and_scale(node, has_backward)
+    views, x, factor = _fold(query)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.meta["val"].shape[-1])
+    # The views, innermost first, now read x (each had one reader: they move as is).
+    if views:
+        views[-1].replace_input_with(views[-1].args[0], x)
+        new_query = views[0]
+    else:
+        new_query = x
+    node.args, node.kwargs = replace(node.args, node.kwargs, new_query, scale * factor)

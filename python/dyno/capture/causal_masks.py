@@ -23,13 +23,12 @@ fully masked (its diagonal is kept).
 `options={"causal_masks": False}` (CompileOptions.causal_masks) leaves every mask as it
 is: to compare, or to rule this rewrite out when looking for a miscompile.
 """
-import copy
 import math
 
 import torch
 
-from .. import counters
 from ..targets.host_runtime import outside_fake_mode
+from .graph_rewrites import rewritten_copy
 
 aten = torch.ops.aten
 
@@ -130,7 +129,7 @@ def _is_causal_mask(value: torch.Tensor, length: int, source: int) -> bool:
 def with_causal_attention(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """`gm` with each attention under a constant causal mask made causal attention (see
     the module's notes); `gm` itself when none is, else a changed copy."""
-    changes = []
+    rewrites = {}
     for node in gm.graph.nodes:
         operands = _attention_operands(node)
         if operands is None:
@@ -146,15 +145,7 @@ def with_causal_attention(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
             causal = value is not None and _is_causal_mask(value, query_shape[-2],
                                                            key_shape[-2])
         if causal:
-            changes.append((node.name, replace))
-    if not changes:
-        return gm
-    copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
-    by_name = {node.name: node for node in copied.graph.nodes}
-    for name, replace in changes:
-        node = by_name[name]
-        node.args, node.kwargs = replace(node.args, node.kwargs)
-    copied.graph.eliminate_dead_code()
-    copied.recompile()
-    counters.bump("causal_masks", len(changes))  # (dyno.stats()["causal_masks"])
-    return copied
+            def rewrite(node, replace=replace):
+                node.args, node.kwargs = replace(node.args, node.kwargs)
+            rewrites[node.name] = rewrite
+    return rewritten_copy(gm, rewrites, "causal_masks")

@@ -16,11 +16,9 @@ then reads the unrepeated tensors with `enable_gqa=True`. (float32 attention run
 PyTorch's memory-efficient kernel, not the flash one: its repeats stay.) Counted in
 dyno.stats()["grouped_query_attention"]. The result is the same computation.
 """
-import copy
-
 import torch
 
-from .. import counters
+from .graph_rewrites import rewritten_copy
 
 aten = torch.ops.aten
 
@@ -85,18 +83,15 @@ def with_grouped_query_attention(gm: torch.fx.GraphModule) -> torch.fx.GraphModu
     """`gm` with each low-precision inference attention over repeated keys and values
     reading them unrepeated, with `enable_gqa=True` (see the module's notes); `gm` itself
     when there is none, else a changed copy."""
-    changes = [node.name for node in gm.graph.nodes if _foldable(node) is not None]
-    if not changes:
-        return gm
-    copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
-    by_name = {node.name: node for node in copied.graph.nodes}
-    for name in changes:
-        node = by_name[name]
-        keys, values = _foldable(node)
-        args = list(node.args)
-        args[1], args[2], args[7] = keys, values, True
-        node.args = tuple(args)
-    copied.graph.eliminate_dead_code()
-    copied.recompile()
-    counters.bump("grouped_query_attention", len(changes))
-    return copied
+    return rewritten_copy(gm, {node.name: _read_unrepeated for node in gm.graph.nodes
+                               if _foldable(node) is not None},
+                          "grouped_query_attention")
+
+
+def _read_unrepeated(node):
+    """Rewrites attention `node` (of the copied graph) to read its keys and values
+    unrepeated, grouping the heads itself."""
+    keys, values = _foldable(node)
+    args = list(node.args)
+    args[1], args[2], args[7] = keys, values, True
+    node.args = tuple(args)

@@ -68,3 +68,12 @@ SmallVector<Value> mlir::dyno::resolvedDynamicSizes(OpBuilder &builder, ArrayRef
   holder.erase();
   return resolved;
 }
+
+SmallVector<dyno::LaunchOp> mlir::dyno::launchesOf(ModuleOp module, func::FuncOp kernel) {
+  SmallVector<dyno::LaunchOp> launches;
+  module.walk([&](dyno::LaunchOp launch) {
+    if (launch.getCallee().getLeafReference() == kernel.getSymNameAttr())
+      launches.push_back(launch);
+  });
+  return launches;
+}

@@ -1,13 +1,17 @@
 //===- KernelOutlining.h - Cloning ops into a kernel function ---*- C++ -*-===//
 //
-// Shared by kernel formation (dyno-form-kernels) and kernel splitting
-// (dyno-split-kernels-for-triton): both build kernels from ops of another function.
+// Shared by kernel formation (dyno-form-kernels) and the passes that rewrite kernels
+// and their launches (dyno-split-kernels-for-triton builds kernels from ops of another
+// function; it and others find a kernel's launches).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DYNO_DIALECT_DYNO_TRANSFORMS_KERNELOUTLINING_H
 #define DYNO_DIALECT_DYNO_TRANSFORMS_KERNELOUTLINING_H
 
+#include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Block.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -27,6 +31,9 @@ void cloneIntoKernel(ArrayRef<Operation *> ops, Block *entry, IRMapping &mapping
 /// resolved on the way. A size that cannot be resolved stays a `tensor.dim`.
 SmallVector<Value> resolvedDynamicSizes(OpBuilder &builder, ArrayRef<Value> tensors,
                                         ArrayRef<Operation *> alsoResolve = {});
+
+/// The `dyno.launch`es in `module` (host functions) that run `kernel`.
+SmallVector<LaunchOp> launchesOf(ModuleOp module, func::FuncOp kernel);
 
 } // namespace mlir::dyno
 
