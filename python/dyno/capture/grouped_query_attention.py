@@ -11,9 +11,11 @@ PyTorch's attention does the same grouping itself (`enable_gqa=True`: query head
 key/value head h // groups, exactly `repeat_kv`'s order), and its flash kernel, which
 runs bf16/fp16 attention on CUDA GPUs, supports it. `with_grouped_query_attention`
 finds, for each inference attention of the Triton target (dyno::attention) in bf16 or
-fp16, keys and values that are both such repeats of the same grouping; the attention
-then reads the unrepeated tensors with `enable_gqa=True`. (float32 attention runs
-PyTorch's memory-efficient kernel, not the flash one: its repeats stay.) Counted in
+fp16 without a mask (causal or none: what flash runs; a constant causal mask is gone by
+then, causal_masks.py), keys and values that are both such repeats of the same grouping;
+the attention then reads the unrepeated tensors with `enable_gqa=True`. (Under a mask,
+or in float32, PyTorch runs the memory-efficient kernel, whose grouped-query support was
+not measured: those repeats stay.) Counted in
 dyno.stats()["grouped_query_attention"]. The result is the same computation.
 """
 import torch
@@ -65,8 +67,8 @@ def _foldable(node):
     from ..ops.attention_decompositions import attention_op
 
     if node.op != "call_function" or node.target is not attention_op() \
-            or len(node.args) < 8 or node.args[7] is not False:
-        return None
+            or len(node.args) < 8 or node.args[7] is not False or node.args[3] is not None:
+        return None  # (under a mask PyTorch runs the memory-efficient kernel, not flash)
     query, key, value = node.args[:3]
     value_meta = query.meta.get("val") if isinstance(query, torch.fx.Node) else None
     if not isinstance(value_meta, torch.Tensor) or value_meta.dtype not in _LOW_PRECISION:
