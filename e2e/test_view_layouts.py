@@ -80,3 +80,61 @@ def test_view_chains_are_made_in_one_call(target, tmp_path, monkeypatch):
     (wrapper,) = tmp_path.glob("graph_*/0[56]-wrapper.py")
     source = wrapper.read_text()
     assert "_view(" in source, source
+
+
+def test_sliced_layouts_match_torch():
+    rng = random.Random(1)
+    for _ in range(500):
+        shape = [rng.randint(1, 5) for _ in range(rng.randint(1, 4))]
+        buffer = torch.arange(float(torch.Size(shape).numel()))
+        offsets, sizes, steps, kept, index = [], [], [], [], []
+        for size in shape:
+            offset = rng.randrange(size)
+            step = rng.randint(1, 2)
+            count = rng.randint(1, (size - offset - 1) // step + 1)
+            drop = count == 1 and rng.random() < 0.3  # a rank-reducing slice
+            offsets.append(offset)
+            sizes.append(count)
+            steps.append(step)
+            kept.append(not drop)
+            index.append(offset if drop else slice(offset, offset + (count - 1) * step + 1, step))
+        want = buffer.view(shape)[tuple(index)]
+        _, got_shape, strides, offset = view_layouts.sliced(
+            ("buf", tuple(shape), view_layouts.dense_strides(shape), 0), offsets, sizes,
+            steps, kept)
+        assert torch.equal(view(buffer, got_shape, strides, offset), want)
+
+
+class _FusedQKV(torch.nn.Module):
+    """GPT-2's attention inputs: one linear layer's output sliced into q, k and v, each
+    reshaped into heads and permuted."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(32, 96)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).split(32, dim=-1)
+        heads = [t.reshape(2, 8, 4, 8).permute(0, 2, 1, 3) for t in (q, k, v)]
+        return torch.nn.functional.scaled_dot_product_attention(*heads, is_causal=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_slices_of_a_linear_layers_output_are_views_made_in_one_call(dtype, tmp_path,
+                                                                      monkeypatch):
+    """On the Triton target a linear layer's result has a static layout (`_addmm` in
+    bf16 too), so each of q, k and v (a slice, a reshape, a permute) is one `_view`."""
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = _FusedQKV().eval().to(dtype)
+    x = torch.randn(2, 8, 32).to(dtype)
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(model, backend="mlir", options={"target": "triton"})(x)
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-5
+    torch.testing.assert_close(got, want, rtol=tolerance, atol=tolerance)
+    assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
+    (wrapper,) = tmp_path.glob("graph_*/06-wrapper.py")
+    source = wrapper.read_text()
+    assert source.count("_view(") >= 3, source
+    assert "[0:" not in source and ".permute(" not in source, source

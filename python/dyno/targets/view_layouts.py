@@ -72,3 +72,16 @@ def reshaped(layout: Layout, new_shape: Sequence[int]) -> Optional[Layout]:
     if view_d != -1:
         return None
     return root, new_shape, tuple(new_strides), offset
+
+
+def sliced(layout: Layout, offsets: Sequence[int], sizes: Sequence[int],
+           steps: Sequence[int], kept: Sequence[bool]) -> Layout:
+    """The layout of a static slice (tensor.extract_slice): `offsets`, `sizes` and
+    `steps` per source dimension, `kept[d]` False where a rank-reducing slice drops
+    dimension d (its size is 1). Always a view."""
+    root, shape, strides, offset = layout
+    new_offset = offset + sum(o * s for o, s in zip(offsets, strides))
+    new_shape = tuple(size for size, keep in zip(sizes, kept) if keep)
+    new_strides = tuple(stride * step
+                        for stride, step, keep in zip(strides, steps, kept) if keep)
+    return root, new_shape, new_strides, new_offset

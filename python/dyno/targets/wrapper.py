@@ -569,10 +569,14 @@ class WrapperBuilder:
             bias = operands[2] if len(operands) == 3 else "None"
             expression = (f"_frozen.linear({operands[0]}, {argument}, {transposed}, {slot}, "
                           f"{bias}, {epilogue!r})")
-        elif callee == "matmul" and (epilogue or (low_precision and bias_vector)):
-            # A linear layer in bf16/f16 (host_runtime.linear): oneDNN's linear, which adds
-            # the bias (and applies the epilogue) in its accumulator. (Without either,
-            # torch.mm measured 2-5% faster.)
+        elif callee == "matmul" and (epilogue or (
+                low_precision and bias_vector and not self.pass_tensors)):
+            # A linear layer in bf16/f16 on the CPU (host_runtime.linear): oneDNN's
+            # linear, which adds the bias (and applies the epilogue) in its accumulator.
+            # (Without either, torch.mm measured 2-5% faster.) On a GPU, where linear
+            # calls addmm itself, a layer without an epilogue is `_addmm`: no Python
+            # frames and transposes per call, and its result is planned (`out=`) and
+            # viewed statically (GPT-2's QKV split).
             bias = operands[2] if len(operands) == 3 else "None"
             if operands[1] in self.transposed_from:  # the layer's [n, k] weight itself
                 expression = (f"_linear_weight({operands[0]}, "
@@ -667,10 +671,11 @@ class WrapperBuilder:
             raise DynoCompileError("wrapper", "a host slice needs positive strides")
         result_shape = list(_shape(op.results[0]))
         # Rank-reducing slices drop unit dimensions: index those with an integer.
-        indices, kept = [], 0
+        indices, kept, keeps = [], 0, []
         for offset, size, stride in zip(offsets, sizes, strides):
-            if kept < len(result_shape) and (
-                    size == result_shape[kept] or not isinstance(size, int)):
+            keeps.append(kept < len(result_shape) and (
+                size == result_shape[kept] or not isinstance(size, int)))
+            if keeps[-1]:
                 if isinstance(size, int) and isinstance(offset, int) and isinstance(stride, int):
                     end = offset + (size - 1) * stride + 1 if size else offset
                 else:
@@ -682,6 +687,13 @@ class WrapperBuilder:
                 indices.append(str(offset))
             else:
                 raise DynoCompileError("wrapper", "unexpected rank-reducing slice")
+        source = self.name(op.operands[0])
+        if all(isinstance(v, int) for v in offsets + sizes + strides) and \
+                self.emit_static_view(op, source, lambda layout: view_layouts.sliced(
+                    layout, offsets, sizes, strides, keeps)):
+            # (GPT-2's fused QKV: each slice, its heads' reshape and permute in one call)
+            self.views.append(self.names[self.key(op.results[0])])
+            return
         name = self.define(op.results[0])
         self.lines.append(f"{name} = {self.name(op.operands[0])}[{', '.join(indices)}]")
 
