@@ -5,16 +5,23 @@
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
 
-// A row of 10000 floats: 2 blocks of 4096 summed in parallel, a tail of 1808 into the
-// init, then the blocks' partial sums into the tail's result.
+// A row of 10000 floats: 2 blocks of 4096 summed in parallel (f64 partials, each f32
+// value widened), a tail of 1808 into the init, then the blocks' partial sums into the
+// tail's result widened, rounded to f32 once at the end.
 // CHECK-LABEL: func.func @row$sum
 // CHECK: %[[MAIN:.*]] = tensor.extract_slice %arg0[0, 0] [4, 8192] [1, 1]
 // CHECK: %[[BLOCKS:.*]] = tensor.expand_shape %[[MAIN]] {{\[}}[0], [1, 2]] output_shape [4, 2, 4096]
-// CHECK: arith.constant -0.000000e+00 : f32
-// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[BLOCKS]] : tensor<4x2x4096xf32>) outs({{.*}} : tensor<4x2xf32>)
+// CHECK: arith.constant -0.000000e+00 : f64
+// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[BLOCKS]] : tensor<4x2x4096xf32>) outs({{.*}} : tensor<4x2xf64>)
+// CHECK:   arith.extf %{{.*}} : f32 to f64
+// CHECK:   arith.addf %{{.*}}, %{{.*}} : f64
 // CHECK: %[[TAILIN:.*]] = tensor.extract_slice %arg0[0, 8192] [4, 1808] [1, 1]
 // CHECK: %[[TAIL:.*]] = linalg.generic {{.*}} ins(%[[TAILIN]] : tensor<4x1808xf32>) outs(%arg1 : tensor<4xf32>)
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[PARTIALS]] : tensor<4x2xf32>) outs(%[[TAIL]] : tensor<4xf32>)
+// CHECK: %[[WIDE:.*]] = linalg.generic {{.*}} ins(%[[TAIL]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xf64>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[PARTIALS]] : tensor<4x2xf64>) outs(%[[WIDE]] : tensor<4xf64>)
+// CHECK: %[[ROUNDED:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<4xf64>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK:   arith.truncf %{{.*}} : f64 to f32
+// CHECK: return %[[ROUNDED]]
 func.func @row$sum(%x: tensor<4x10000xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
   %0 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
       ins(%x : tensor<4x10000xf32>) outs(%init : tensor<4xf32>) {
@@ -96,12 +103,12 @@ func.func @softmax$exp(%x: tensor<4x16384xf32>, %max: tensor<4xf32>, %init: tens
 // CHECK: %[[TAILN:.*]] = arith.subi %[[N]], %[[MAIN]] : index
 // CHECK: %[[SLICE:.*]] = tensor.extract_slice %arg0[0, 0] [4, %[[MAIN]]] [1, 1]
 // CHECK: tensor.expand_shape %[[SLICE]] {{\[}}[0], [1, 2]] output_shape [4, %{{.*}}, 4096] : tensor<4x?xf32> into tensor<4x?x4096xf32>
-// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<4x?xf32>)
+// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<4x?xf64>)
 // CHECK: tensor.extract_slice %arg0[0, %[[MAIN]]] [4, %[[TAILN]]] [1, 1]
 // The partials' sum, blocked again, and its own partials' sum.
 // CHECK: arith.divui
-// CHECK: tensor<4x?x4096xf32>
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%{{.*}} : tensor<4x?xf32>)
+// CHECK: tensor<4x?x4096xf64>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%{{.*}} : tensor<4x?xf64>)
 // CHECK-NOT: arith.divui
 // CHECK: return
 func.func @dynamic$row(%x: tensor<4x?xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
