@@ -35,13 +35,10 @@ log = logging.getLogger("dyno.compile")
 # call's operand). A Triton kernel cannot read a concat: torch.roll's become reads at
 # rotated indices in the kernels that read them. Histograms (scatter-adds into a few
 # elements) sum their bins as rows instead of adding atomically on the same addresses.
-# A float32 addmm's bias is cuBLAS's to add, in the product's epilogue (GPT-2's fused
-# QKV otherwise adds it in three kernels, one per slice that attention reads).
 PASSES = graph_lowering.DynoPasses(
     target="triton",
     kernel_formation=("dyno-kernel-formation-pipeline{convolution-bias-in-library=false "
-                      "row-bias-in-library=true rotations-as-reads=true "
-                      "scatter-adds-as-reductions=true}"),
+                      "rotations-as-reads=true scatter-adds-as-reductions=true}"),
     lowering="dyno-triton-lowering-pipeline",
     lowered_file="04-triton.mlir",
     source_writer="dyno-write-triton",
