@@ -3,6 +3,7 @@ launches (Triton's C launcher called with nothing but an alignment check per lau
 and the padded bf16/f16 matrix products (host_runtime.PaddedProducts) with which cuBLAS
 runs its fast kernels. The speed is measured on a GPU by benchmarks/gpu_launch_cost.py
 and benchmarks/gpu_gemm_padding.py; these tests check that what runs is right."""
+import contextlib
 import os
 import tempfile
 
@@ -269,3 +270,48 @@ def test_a_program_that_cannot_be_recorded_runs_without_a_cuda_graph(monkeypatch
         assert torch.equal(program(x), x * 2)
     assert not program.cuda_graphs
     assert torch.equal(program(x + 1), (x + 1) * 2)
+
+
+def test_a_recording_makes_its_own_cublas_workspace_and_leaves_none_behind(monkeypatch):
+    """Issue 52's illegal memory access: a CUDA graph recorded the cuBLAS workspace cached
+    for the capture stream, made in an earlier graph's memory pool; Inductor's CUDA-graph
+    trees then cleared the cache, the earlier graph's pool went back to the device, and
+    the later graph wrote into freed memory. Each recording now clears the cache just
+    before it begins (its workspace is made in its own pool) and just after it ends (no
+    later recording takes it). Checked on the CPU with the CUDA calls replaced."""
+    events = []
+
+    class FakeStream:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def wait_stream(self, other):
+            pass
+
+    class FakeGraph:
+        def replay(self):
+            events.append("replay")
+
+    @contextlib.contextmanager
+    def fake_graph(graph, *args, **kwargs):
+        events.append("recording begins")
+        yield
+        events.append("recording ends")
+
+    @contextlib.contextmanager
+    def fake_stream_context(stream):
+        yield
+
+    monkeypatch.setattr(torch.cuda, "Stream", FakeStream)
+    monkeypatch.setattr(torch.cuda, "stream", fake_stream_context)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda *a: FakeStream())
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", FakeGraph)
+    monkeypatch.setattr(torch.cuda, "graph", fake_graph)
+    monkeypatch.setattr(torch._C, "_cuda_clearCublasWorkspaces",
+                        lambda: events.append("clear"), raising=False)
+    spec = {"inputs": [{"kind": "user_input", "index": 0}], "single_output": True}
+    program = triton_runtime.Program(lambda args: [args[0] * 2], spec, {}, "cpu")
+    program.cuda_graphs = True  # (as on a CUDA device)
+    x = torch.arange(4.0)
+    assert torch.equal(program(x), x * 2)
+    assert events == ["clear", "recording begins", "recording ends", "clear", "replay"], events

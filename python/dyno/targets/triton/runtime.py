@@ -693,6 +693,24 @@ def _fresh_copy(tensor: torch.Tensor) -> torch.Tensor:
         storage.clone(), tensor.storage_offset(), tensor.shape, tensor.stride())
 
 
+def _clear_cublas_workspaces() -> None:
+    """Drops PyTorch's cached cuBLAS workspaces (one per cuBLAS handle and stream).
+
+    Every recording on the default capture stream used to take the workspace cached for
+    that stream: one made while an earlier graph recorded, in that graph's private memory
+    pool. Inductor's CUDA-graph trees clear the cache around each of their warm-ups and
+    recordings; when the earlier graph had gone, the clear freed the last block of its
+    pool, the memory went back to the device, and the later graph still wrote its
+    products' workspace there: `CUDA error: an illegal memory access` in one process that
+    ran Dyno's CUDA-graph programs beside Inductor's reduce-overhead compiles (issue 52,
+    benchmarks/gpu_soak.py). Cleared before a recording, the workspace it records is
+    made in its own pool, which lives as long as the graph; cleared after, no later
+    recording takes it. Inductor does the same (cudagraph_trees.clear_cublas_manager)."""
+    clear = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+    if clear is not None:
+        clear()
+
+
 class Program:
     """A model exported for the Triton target (dyno.export_triton): call it with the
     model's inputs; parameters and buffers come from the export's weights file or from
@@ -773,8 +791,16 @@ class Program:
                 self.call(args)
         torch.cuda.current_stream(self.device).wait_stream(stream)
         self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.static_outputs = self.call(args)
+        # cuBLAS's workspace, kept per (handle, stream), is recorded into the graph: the
+        # one this records must be made during the recording, in this graph's memory
+        # pool, and none left behind for a later recording to take (see
+        # _clear_cublas_workspaces).
+        _clear_cublas_workspaces()
+        try:
+            with torch.cuda.graph(self.graph):
+                self.static_outputs = self.call(args)
+        finally:
+            _clear_cublas_workspaces()
         # The graph recorded its own workspace (memory_planning): the warm-up's goes.
         workspace = getattr(self.call, "__globals__", {}).get("_workspace")
         if workspace is not None:
