@@ -61,6 +61,25 @@ def is_cuda_error(error: BaseException) -> bool:
     return "CUDA error" in text or "cudaError" in text or "illegal memory access" in text
 
 
+def checked_call(program, inputs, expected) -> float:
+    """One call of `program`, finished on the GPU: its error against eager's result."""
+    with torch.no_grad():
+        got = program(*inputs)
+    torch.cuda.synchronize()
+    return relative_error(got, expected)
+
+
+def failed(failures, step, label, failure, message) -> bool:
+    """Records `failure` as a row; True when it is a CUDA error (the soak must stop)."""
+    failures.append((step, label, f"{type(failure).__name__}: "
+                                  f"{str(failure).splitlines()[0]}"))
+    print(f"{message}: FAILED: {failures[-1][2]}", flush=True)
+    if is_cuda_error(failure):
+        traceback.print_exc()
+        return True
+    return False
+
+
 def minimal(artifacts, size):
     """The shortest sequence that hit the illegal memory access: two Dyno CUDA-graph
     programs recorded one after the other (the second took the cuBLAS workspace the first
@@ -79,11 +98,8 @@ def minimal(artifacts, size):
         gc.collect()
         torch._C._cuda_clearCublasWorkspaces()  # (cudagraph_trees.clear_cublass_cache)
         torch.cuda.empty_cache()
-        worst = 0.0
-        for _ in range(5):
-            got = second["dyno+graphs"](*inputs_2)
-            torch.cuda.synchronize()
-            worst = max(worst, relative_error(got, expected))
+        worst = max(checked_call(second["dyno+graphs"], inputs_2, expected)
+                    for _ in range(5))
     print(f"minimal: 5 replays after the clear, error {worst:.1e}")
     return 0 if worst <= TOLERANCE["float32"] else 1
 
@@ -130,20 +146,12 @@ def main():
                     if label in errors and errors[label] is None:
                         continue  # (failed already this round)
                     try:
-                        with torch.no_grad():
-                            got = programs[label](*inputs)
-                        torch.cuda.synchronize()
-                        error = relative_error(got, expected)
+                        error = checked_call(programs[label], inputs, expected)
                         runs += 1
                     except Exception as failure:  # noqa: BLE001
                         errors[label] = None
-                        failures.append((step, label,
-                                         f"{type(failure).__name__}: "
-                                         f"{str(failure).splitlines()[0]}"))
-                        print(f"{step} {label}: FAILED at call {calls[label]}: "
-                              f"{failures[-1][2]}", flush=True)
-                        if is_cuda_error(failure):
-                            traceback.print_exc()
+                        if failed(failures, step, label, failure,
+                                  f"{step} {label} at call {calls[label]}"):
                             return report(failures, runs, started, fatal=f"{step} {label}")
                         continue
                     errors[label] = max(errors.get(label) or 0.0, error)
@@ -163,16 +171,10 @@ def main():
         for label, program, inputs, expected, tolerance in alive:
             step = f"round {round_number} again: {label}"
             try:
-                with torch.no_grad():
-                    error = relative_error(program(*inputs), expected)
-                torch.cuda.synchronize()
+                error = checked_call(program, inputs, expected)
                 runs += 1
             except Exception as failure:  # noqa: BLE001
-                failures.append((step, "", f"{type(failure).__name__}: "
-                                           f"{str(failure).splitlines()[0]}"))
-                print(f"{step}: FAILED: {failures[-1][2]}", flush=True)
-                if is_cuda_error(failure):
-                    traceback.print_exc()
+                if failed(failures, step, "", failure, step):
                     return report(failures, runs, started, fatal=step)
                 continue
             if error > tolerance:

@@ -695,7 +695,7 @@ class WrapperBuilder:
             self.views.append(self.names[self.key(op.results[0])])
             return
         name = self.define(op.results[0])
-        self.lines.append(f"{name} = {self.name(op.operands[0])}[{', '.join(indices)}]")
+        self.lines.append(f"{name} = {source}[{', '.join(indices)}]")
 
     def emit_return(self, op, outputs):
         values = iter([self.name(v) for v in op.operands])

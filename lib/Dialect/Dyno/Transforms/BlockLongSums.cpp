@@ -82,25 +82,6 @@ SmallVector<Value> slicedInputs(OpBuilder &b, linalg::GenericOp op, unsigned loo
   return inputs;
 }
 
-/// Clones `op`'s body into the block being built, with each `linalg.index` replaced by
-/// `index(dim)`, and returns the yielded values.
-SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange arguments,
-                             function_ref<Value(OpBuilder &, int64_t)> index) {
-  IRMapping mapping;
-  mapping.map(op.getBody()->getArguments(), arguments);
-  for (Operation &inner : op.getBody()->without_terminator()) {
-    if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
-      mapping.map(indexOp.getResult(), index(b, indexOp.getDim()));
-      continue;
-    }
-    b.clone(inner, mapping);
-  }
-  SmallVector<Value> yielded;
-  for (Value value : op.getBody()->getTerminator()->getOperands())
-    yielded.push_back(mapping.lookupOrDefault(value));
-  return yielded;
-}
-
 /// The type a blocked sum of `element`s accumulates its partials in: f64 for f32 sums.
 /// Blocks bound the additions an accumulator sees, but an f32 accumulator still adds up
 /// to a block / lanes values in sequence (256 in 16 AVX-512 lanes): 4M values in
@@ -112,19 +93,19 @@ Type partialElementType(Type element) {
   return element.isF32() ? Float64Type::get(element.getContext()) : element;
 }
 
-/// As cloneBody, for a body whose yielded values are `sums` (`out_i + v_i`, `out_i`
-/// read nowhere else) into accumulators of `arguments`' types: each `v_i` widened to its
-/// accumulator's type before the addition.
-SmallVector<Value> cloneSumsInto(OpBuilder &b, linalg::GenericOp op,
-                                 ArrayRef<arith::AddFOp> sums, ValueRange arguments,
-                                 function_ref<Value(OpBuilder &, int64_t)> index) {
+/// Clones `op`'s body into the block being built, with each `linalg.index` replaced by
+/// `index(dim)`, and returns the yielded values. With `sums` (the body's float sums
+/// `out_i + v_i`, floatSums), each `v_i` is widened to the type of its accumulator in
+/// `arguments` before the addition (f64 partials of f32 sums).
+SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange arguments,
+                             function_ref<Value(OpBuilder &, int64_t)> index,
+                             ArrayRef<arith::AddFOp> sums = {}) {
   IRMapping mapping;
   mapping.map(op.getBody()->getArguments(), arguments);
   DenseMap<Operation *, unsigned> sumIndex;
   for (auto [i, sum] : llvm::enumerate(sums))
     sumIndex[sum] = i;
   unsigned numInputs = op.getNumDpsInputs();
-  SmallVector<Value> yielded(sums.size());
   for (Operation &inner : op.getBody()->without_terminator()) {
     if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
       mapping.map(indexOp.getResult(), index(b, indexOp.getDim()));
@@ -137,17 +118,16 @@ SmallVector<Value> cloneSumsInto(OpBuilder &b, linalg::GenericOp op,
     }
     auto sum = cast<arith::AddFOp>(inner);
     Value out = op.getBody()->getArgument(numInputs + it->second);
-    Value addend = sum.getLhs() == out ? sum.getRhs() : sum.getLhs();
     Value accumulator = arguments[numInputs + it->second];
-    Value value = mapping.lookupOrDefault(addend);
+    Value value = mapping.lookupOrDefault(sum.getLhs() == out ? sum.getRhs() : sum.getLhs());
     if (value.getType() != accumulator.getType())
       value = arith::ExtFOp::create(b, sum.getLoc(), accumulator.getType(), value);
-    Value added = arith::AddFOp::create(b, sum.getLoc(), accumulator, value,
-                                        sum.getFastmathAttr());
-    mapping.map(sum.getResult(), added);
+    mapping.map(sum.getResult(), arith::AddFOp::create(b, sum.getLoc(), accumulator, value,
+                                                       sum.getFastmathAttr()));
   }
-  for (auto [i, value] : llvm::enumerate(op.getBody()->getTerminator()->getOperands()))
-    yielded[i] = mapping.lookupOrDefault(value);
+  SmallVector<Value> yielded;
+  for (Value value : op.getBody()->getTerminator()->getOperands())
+    yielded.push_back(mapping.lookupOrDefault(value));
   return yielded;
 }
 
@@ -421,10 +401,10 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
   auto stage1 = linalg::GenericOp::create(
       b, loc, ValueRange(partialInits).getTypes(), inputs, partialInits, maps,
       stage1Iterators, [&](OpBuilder &nb, Location nl, ValueRange arguments) {
-        SmallVector<Value> yielded = cloneSumsInto(
-            nb, op, sums, arguments, [&](OpBuilder &ib, int64_t dim) {
-              return blockedIndex(ib, nl, dim, split, chunk);
-            });
+        SmallVector<Value> yielded = cloneBody(
+            nb, op, arguments,
+            [&](OpBuilder &ib, int64_t dim) { return blockedIndex(ib, nl, dim, split, chunk); },
+            sums);
         linalg::YieldOp::create(nb, nl, yielded);
       });
 
