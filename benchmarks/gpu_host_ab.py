@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
-from gpu_run import load_file, program_weights, relative_error  # noqa: E402
+from gpu_run import load_runtime, program_weights, relative_error  # noqa: E402
 from gpu_zoo import gpu_profile, profile_kernels  # noqa: E402
 
 CALLS = 20  # per program per round
@@ -44,7 +44,7 @@ def programs(name, dtype_name, size, artifacts, graphs=False, inductor=True):
     result = {}
     for index, directory in enumerate(artifacts):
         export = os.path.join(directory, f"{name}-{dtype_name}")
-        runtime = load_file(os.path.join(export, "triton_runtime.py"), f"rt_{name}_{index}")
+        runtime = load_runtime(export, f"rt_{name}_{index}")
         label = os.path.basename(directory.rstrip("/"))
         result[label] = runtime.load(export, device="cuda", cuda_graphs=False).bind(state)
         if graphs:

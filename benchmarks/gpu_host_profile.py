@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
-from gpu_run import load_file, program_weights  # noqa: E402
+from gpu_run import load_runtime, program_weights  # noqa: E402
 
 
 def wall_ms(program, inputs, calls):
@@ -74,8 +74,7 @@ def main():
             programs = {}
             for index, directory in enumerate(args.artifacts.split(",")):
                 export = os.path.join(directory, f"{name}-{args.dtype}")
-                runtime = load_file(os.path.join(export, "triton_runtime.py"),
-                                    f"rt_{name}_{index}")
+                runtime = load_runtime(export, f"rt_{name}_{index}")
                 label = os.path.basename(directory.rstrip("/"))
                 programs[label] = runtime.load(export, device="cuda",
                                                cuda_graphs=False).bind(state)

@@ -33,8 +33,21 @@ def load_file(path, name):
     return module
 
 
-def load_runtime(directory):
-    return load_file(os.path.join(directory, "triton_runtime.py"), "dyno_triton_runtime")
+def load_runtime(directory, name="dyno_triton_runtime"):
+    """The Triton runtime export `directory` ships, imported as a fresh module `name`:
+    the package triton_runtime/ (a single file, triton_runtime.py, in exports made before
+    2026-12-03, which older builds' folders still hold)."""
+    package = os.path.join(directory, "triton_runtime")
+    if not os.path.isdir(package):
+        return load_file(os.path.join(directory, "triton_runtime.py"), name)
+    for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[loaded]  # (another export's copy: each load is its own)
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(package, "__init__.py"), submodule_search_locations=[package])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # (its modules import each other relatively)
+    spec.loader.exec_module(module)
+    return module
 
 
 def program_weights(model):

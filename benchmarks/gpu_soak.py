@@ -31,7 +31,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import zoo  # noqa: E402
-from gpu_run import load_file, program_weights, relative_error  # noqa: E402
+from gpu_run import load_runtime, program_weights, relative_error  # noqa: E402
 
 # Largest relative error (2-norm, gpu_run.relative_error) a program may have against
 # eager: Inductor's and Dyno's zoo errors are below 2.2e-2 in bf16 (Mixtral) and 3e-5 in
@@ -45,7 +45,7 @@ def build_programs(name, dtype_name, size, artifacts, index):
     model = model.cuda().eval()
     inputs = tuple(x.cuda() for x in inputs)
     export = os.path.join(artifacts, f"{name}-{dtype_name}")
-    runtime = load_file(os.path.join(export, "triton_runtime.py"), f"soak_rt_{index}")
+    runtime = load_runtime(export, f"soak_rt_{index}")
     state = program_weights(model)
     programs = {
         "dyno": runtime.load(export, device="cuda", cuda_graphs=False).bind(state),

@@ -103,7 +103,7 @@ def gpu_profile(program, inputs, calls=5):
 
 def run(args):
     import triton
-    from gpu_run import load_file, median_ms, program_weights, relative_error
+    from gpu_run import load_runtime, median_ms, program_weights, relative_error
     from report import geomean, publish
 
     device = torch.device("cuda")
@@ -148,9 +148,8 @@ def run(args):
                     for variant in present:
                         directory = os.path.join(variant, f"{name}-{dtype_name}")
                         if variant not in runtimes:
-                            runtimes[variant] = load_file(
-                                os.path.join(directory, "triton_runtime.py"),
-                                f"dyno_triton_runtime_{len(runtimes)}")
+                            runtimes[variant] = load_runtime(
+                                directory, f"dyno_triton_runtime_{len(runtimes)}")
                         runtime, label = runtimes[variant], labels[variant]
                         program = runtime.load(directory, device=device).bind(state)
                         ungraphed = runtime.load(directory, device=device,

@@ -23,13 +23,13 @@ sys.path.insert(0, sys.argv[5])
 import zoo
 import dyno, dyno.backend
 from dyno.targets.cpu import jit
-from dyno.targets.triton import runtime
+from dyno.targets.triton.runtime import kernel_files
 name, target, layers, sharing = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 if not sharing:
     class Empty(dict):  # finds nothing, keeps nothing
         def __setitem__(self, key, value):
             pass
-    jit._units_by_kernel = runtime._shared_launchers = Empty()
+    jit._units_by_kernel = kernel_files._shared_launchers = Empty()
 zoo.SIZES["sharing"] = dict(zoo.SIZES["cpu"], layers=layers)
 model, inputs = zoo.build(name, size="sharing")
 model.eval()

@@ -291,9 +291,9 @@ def test_damaged_or_malformed_cache_artifacts_are_refused_whole(tmp_path, monkey
     with pytest.raises(ValueError, match="not an autotuning result"):
         dyno.load_cache_artifacts(archive({f"autotune/{'1' * 24}.json": b"[1]"}))
     # What a process tuned is bundled by save_cache_artifacts.
-    from dyno.targets.triton import runtime as triton_runtime
+    from dyno.targets.triton.runtime import autotune
 
-    monkeypatch.setattr(triton_runtime, "autotune_results_used",
+    monkeypatch.setattr(autotune, "autotune_results_used",
                         {str(tmp_path / "cache" / "autotune" / f"{'0' * 24}.json")})
     with tarfile.open(fileobj=io.BytesIO(dyno.save_cache_artifacts())) as saved:
         assert saved.getnames() == [f"autotune/{'0' * 24}.json"]

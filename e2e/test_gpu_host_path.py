@@ -13,6 +13,7 @@ import torch
 import dyno
 from dyno.targets import host_runtime
 from dyno.targets.triton import runtime as triton_runtime
+from dyno.targets.triton.runtime import launch as runtime_launch, program as runtime_program
 
 
 class _FakeCompiled:
@@ -52,8 +53,8 @@ class _FakeJit:
 
 @pytest.fixture
 def fake_stream(monkeypatch):
-    monkeypatch.setattr(triton_runtime, "_raw_stream", lambda device: 1000 + device)
-    monkeypatch.setattr(triton_runtime, "_current_device", lambda: 3)
+    monkeypatch.setattr(runtime_launch, "_raw_stream", lambda device: 1000 + device)
+    monkeypatch.setattr(runtime_launch, "_current_device", lambda: 3)
 
 
 def _launcher(kernel, args, **entry):
@@ -226,15 +227,15 @@ def test_a_cuda_graphs_padded_output_is_copied_in_its_own_layout():
     copied as its memory whole (one memcpy), keeping its strides, and owns new memory."""
     padded = torch.randn(12, 1008)
     rows = padded[:, :1001].reshape(3, 4, 1001)
-    copy = triton_runtime._fresh_copy(rows)
+    copy = runtime_program._fresh_copy(rows)
     assert copy.stride() == rows.stride() and torch.equal(copy, rows)
     assert copy.untyped_storage().data_ptr() != padded.untyped_storage().data_ptr()
     padded.zero_()
     assert copy.abs().sum() > 0
     dense = torch.randn(3, 5)
-    assert triton_runtime._fresh_copy(dense).stride() == (5, 1)
+    assert runtime_program._fresh_copy(dense).stride() == (5, 1)
     sparse = torch.randn(12, 4000)[:, :1001]  # most of its memory is not its own: dense copy
-    assert triton_runtime._fresh_copy(sparse).stride() == (1001, 1)
+    assert runtime_program._fresh_copy(sparse).stride() == (1001, 1)
 
 
 def test_bf16_convolutions_export_with_channels_last_kernels():

@@ -208,10 +208,10 @@ def test_triton_sorts_of_long_lines_are_library_calls_and_short_ones_kernels():
     assert stats["kernels"] >= 2, stats  # the short rows' and the columns' sorts
     # A GPU sort never reads results on the host: programs that call it keep CUDA graphs
     # (LAPACK calls, whose error checks synchronize, turn them off).
-    from dyno.targets.triton import runtime as triton_runtime
-    assert not triton_runtime._synchronizing_library_calls(
+    from dyno.targets.triton.runtime import program
+    assert not program._synchronizing_library_calls(
         "v1, v2 = _library_call(torch.ops.aten.sort.stable, x, stable=True, dim=1)")
-    assert triton_runtime._synchronizing_library_calls(
+    assert program._synchronizing_library_calls(
         "v1, v2 = _library_call(torch.ops.aten.sort.stable, x, stable=True, dim=1)\n"
         "v3, v4 = _library_call(torch.ops.aten.linalg_cholesky_ex.default, v1, False)")
 
@@ -233,8 +233,8 @@ def test_triton_scatter_adds_are_library_calls_and_other_scatters_kernels():
     stats = dyno.stats()
     assert stats["library_calls"] == {"aten.scatter_add.default": 1}, stats
     assert stats["kernels"] >= 2, stats  # the updates' producers and the scatter_reduce
-    from dyno.targets.triton import runtime as triton_runtime
-    assert not triton_runtime._synchronizing_library_calls(
+    from dyno.targets.triton.runtime import program
+    assert not program._synchronizing_library_calls(
         "v1 = _library_call(torch.ops.aten.scatter_add.default, x, 0, i, s)")
     # An index out of range: PyTorch's own error, as eager raises it.
     torch._dynamo.reset()

@@ -15,6 +15,7 @@ import torch
 import dyno
 from dyno.errors import DynoCompileError
 from dyno.targets.triton import runtime as triton_runtime
+from dyno.targets.triton.runtime import compile_check
 
 from conftest import assert_compiled_matches
 
@@ -152,7 +153,7 @@ def test_export_runs_with_only_torch_and_triton(tmp_path):
     x = torch.randn(2, 16, 64)
     directory = dyno.export_triton(model, (x,), str(tmp_path / "program"))
     assert sorted(os.listdir(directory)) == [
-        "host_runtime.py", "kernels.py", "program.json", "triton_runtime.py", "weights.pt",
+        "host_runtime.py", "kernels.py", "program.json", "triton_runtime", "weights.pt",
         "wrapper.py"]
     torch.save({"x": x, "want": model(x).detach()}, tmp_path / "case.pt")
     # A fresh interpreter in which Dyno, MLIR and torch-mlir cannot be imported.
@@ -163,11 +164,10 @@ def test_export_runs_with_only_torch_and_triton(tmp_path):
                 if name.split(".")[0] in ("dyno", "mlir", "torch_mlir"):
                     raise ImportError("not on the GPU server: " + name)
         sys.meta_path.insert(0, Forbid())
-        import importlib.util, torch
-        spec = importlib.util.spec_from_file_location("rt", {directory!r} + "/triton_runtime.py")
-        rt = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(rt)
-        program = rt.load({directory!r}, device="cpu")
+        import torch
+        sys.path.insert(0, {directory!r})
+        import triton_runtime
+        program = triton_runtime.load({directory!r}, device="cpu")
         case = torch.load({str(tmp_path / "case.pt")!r})
         got = program(case["x"])
         torch.testing.assert_close(got, case["want"], rtol=1e-4, atol=1e-4)
@@ -558,7 +558,7 @@ def test_triton_gpu_compile_check(dtype, threads, monkeypatch):
 
     monkeypatch.setenv("DYNO_TRITON_COMPILE_CHECK", "cuda:90")
     source = _ERF_KERNELS.replace("DTYPE", str(dtype).removeprefix("torch."))
-    monkeypatch.setattr(triton_runtime, "_checked_compiles", set())
+    monkeypatch.setattr(compile_check, "_checked_compiles", set())
     kernels = triton_runtime.TritonKernels(triton_runtime.write_kernels(source), "cpu",
                                            compile_threads=threads)
     assert kernels.compiled_ahead == (threads > 1)
@@ -587,7 +587,7 @@ def test_kernels_compile_ahead_of_their_first_launch_with_their_launch_signature
 
     monkeypatch.setenv("DYNO_TRITON_COMPILE_CHECK", "cuda:90")
     monkeypatch.setenv("DYNO_JIT_THREADS", "2")
-    monkeypatch.setattr(triton_runtime, "_checked_compiles", set())
+    monkeypatch.setattr(compile_check, "_checked_compiles", set())
     compiles = []
     compile_for_the_gpu = triton.compile
 

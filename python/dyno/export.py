@@ -2,11 +2,12 @@
 run on a GPU server that has only torch and triton.
 
     dyno.export_triton(model, example_inputs, "out/")      # here: Dyno, MLIR, torch-mlir
-    program = triton_runtime.load("out/", device="cuda")    # there: torch + triton
+    sys.path.insert(0, "out/"); import triton_runtime      # there: torch + triton
+    program = triton_runtime.load("out/", device="cuda")
     y = program(x)
 
 The directory holds the Triton kernels (`kernels.py`), the host wrapper (`wrapper.py`),
-the two runtime modules they need (`triton_runtime.py`, `host_runtime.py`), the order of
+the two runtimes they need (the package `triton_runtime/`, `host_runtime.py`), the order of
 the program's inputs (`program.json`) and, unless `save_weights=False`, the parameters
 and buffers (`weights.pt`; otherwise bind them with `program.bind(model.state_dict())`).
 """
@@ -238,7 +239,7 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
     """Lowers `graph_module` for the Triton target (with `options`, CompileOptions) and
     writes the export's files."""
     from .driver import compiler
-    from .targets import host_runtime, triton
+    from .targets import triton
 
     dump = GraphDump()
     dump.write("00-aten-fx.py", graph_module.code)
@@ -271,10 +272,7 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
         file.write(kernels_source)
     with open(os.path.join(directory, "wrapper.py"), "w") as file:
         file.write(wrapper_source)
-    # (Under the names the exported program's loader imports them by.)
-    for module, name in ((triton.runtime, "triton_runtime.py"),
-                         (host_runtime, "host_runtime.py")):
-        shutil.copyfile(module.__file__, os.path.join(directory, name))
+    _copy_runtimes(directory)
     with open(os.path.join(directory, "program.json"), "w") as file:
         json.dump({**spec, "torch_version": torch.__version__}, file, indent=1)
     weights_path = os.path.join(directory, "weights.pt")
@@ -283,6 +281,23 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
     elif os.path.exists(weights_path):
         os.remove(weights_path)
     return directory
+
+
+def _copy_runtimes(directory: str) -> None:
+    """The runtimes an exported program needs, under the names its loader imports them by:
+    the Triton runtime package as triton_runtime/, the host runtime as host_runtime.py."""
+    from .targets import host_runtime
+    from .targets.triton import runtime
+
+    package = os.path.join(directory, "triton_runtime")
+    for stale in (package, os.path.join(directory, "triton_runtime.py")):  # an older export's
+        if os.path.isdir(stale):
+            shutil.rmtree(stale)
+        elif os.path.exists(stale):
+            os.remove(stale)
+    shutil.copytree(os.path.dirname(runtime.__file__), package,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copyfile(host_runtime.__file__, os.path.join(directory, "host_runtime.py"))
 
 
 def _ops_dyno_cannot_compile(graph_module: torch.fx.GraphModule) -> list:

@@ -396,8 +396,9 @@ def _write_atomically(path: pathlib.Path, data: bytes) -> None:
 def _autotune_results_used():
     import sys
 
-    runtime = sys.modules.get(__package__.rsplit(".", 1)[0] + ".targets.triton.runtime")
-    return getattr(runtime, "autotune_results_used", ())
+    autotune = sys.modules.get(__package__.rsplit(".", 1)[0]
+                               + ".targets.triton.runtime.autotune")
+    return getattr(autotune, "autotune_results_used", ())
 
 
 _ARTIFACT_MEMBER_LIMIT = 1 << 30  # bytes: no compiled graph's file comes near it

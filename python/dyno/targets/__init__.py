@@ -4,7 +4,7 @@ decides for itself):
 
   cpu/      TARGET: the kernels in the LLVM dialect, JIT-compiled (jit.py, which runs
             them on PyTorch's OpenMP thread pool) or loaded from a compile-cache library
-  triton/   TARGET: the kernels printed as @triton.jit Python; runtime.py launches them
+  triton/   TARGET: the kernels printed as @triton.jit Python; runtime/ launches them
             (self-contained: exported programs ship it); library_routing.py sends the
             sorts and scatters PyTorch's GPU kernels run faster to them
 

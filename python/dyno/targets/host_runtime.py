@@ -1,7 +1,7 @@
 """What a generated host wrapper calls at run time. Needs only torch.
 
-Self-contained, like triton/runtime.py (exported as triton_runtime.py): `dyno.export_triton`
-ships it with the wrapper.
+Self-contained, like the triton/runtime/ package (exported as triton_runtime/):
+`dyno.export_triton` ships it with the wrapper.
 """
 import base64
 import contextlib

@@ -1,7 +1,7 @@
 """The Triton target (target.Target): Dyno's passes to Triton-level block programs, printed
-as @triton.jit Python, and the wrapper; runtime.py imports and launches the kernels. A
-compile-cache entry holds both sources (Triton caches what it compiles from them per
-device). Triton kernels on CPU tensors run under Triton's interpreter. See ../target.py
+as @triton.jit Python, and the wrapper; the runtime/ package imports and launches the
+kernels. A compile-cache entry holds both sources (Triton caches what it compiles from
+them per device). Triton kernels on CPU tensors run under Triton's interpreter. See ../target.py
 for the interface both targets implement.
 
 Its policy:
@@ -14,7 +14,7 @@ Its policy:
   and kept (host_runtime.PaddedProducts); no other weight is packed (cuBLAS and cuDNN
   take them as they are).
 - `autotune` (or DYNO_AUTOTUNE=1): each kernel's block sizes are timed on its first
-  launch (runtime.py).
+  launch (runtime/autotune.py).
 """
 import logging
 from dataclasses import dataclass, field
