@@ -3,7 +3,7 @@
     python benchmarks/ab_dyno_opt.py --old /tmp/dyno-opt-old [--new build/bin/dyno-opt]
         --models resnet,small_cnn [--dtype float32] [--rounds 8] [--old-options JSON]
 
-Each model (a zoo model at "cpu" size, one of benchmarks/models.py's suite, or
+Each model (a zoo model at "cpu" size, one of e2e/models.py's suite, or
 `transpose:ROWSxCOLUMNS`, `x.t().contiguous()` alone) is compiled
 twice, once with each dyno-opt (DYNO_OPT; the compile cache off), and the two compiled
 graphs are timed in rotating blocks with eager, as AOTAutograd's callables: Dynamo's
@@ -21,6 +21,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 
 

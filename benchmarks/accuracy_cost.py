@@ -17,13 +17,15 @@ import argparse
 import contextlib
 import datetime
 import math
+import os
 import platform
 import statistics
 import sys
 
 import torch
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 from models import NormActBlock  # noqa: E402
 from report import geomean, publish, time_calls  # noqa: E402
 

@@ -12,7 +12,7 @@ decomposes (attention_decompositions.LOW_PRECISION_BACKWARD_SCORES, set from thi
 script's measurements). The script selects each variant for its compile only. Cases: `F.scaled_dot_product_attention` alone
 (inference; and forward + backward, "train"), causal, unmasked and with an additive mask,
 at the transformers zoo's CPU and GPU benchmark shapes and longer sequences; then whole
-zoo models (benchmarks/zoo.py, "cpu" size). Each variant's largest difference from eager
+zoo models (e2e/zoo.py, "cpu" size). Each variant's largest difference from eager
 is printed beside its time.
 
 Backends run in blocks (warm-up, then `--iters` calls), repeated `--rounds` times in
@@ -21,6 +21,7 @@ rotation; times are medians over all timed calls.
 import argparse
 import contextlib
 import datetime
+import os
 import platform
 import statistics
 import sys
@@ -28,7 +29,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 from report import geomean, publish  # noqa: E402
 from report import time_calls  # noqa: E402

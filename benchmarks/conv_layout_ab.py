@@ -18,6 +18,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 from report import time_calls  # noqa: E402
 import zoo  # noqa: E402
 

@@ -22,6 +22,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 from models import suite  # noqa: E402
 from report import geomean, note, publish, time_calls  # noqa: E402
 import zoo  # noqa: E402

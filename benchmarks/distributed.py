@@ -3,7 +3,7 @@ Inductor and Dyno in the same run.
 
     python benchmarks/distributed.py [--models gpt2,llama] [--steps 12] [--size cpu]
 
-Each process trains a zoo model (benchmarks/zoo.py) with SGD on its own batches, three
+Each process trains a zoo model (e2e/zoo.py) with SGD on its own batches, three
 ways over the same parameters' copies: DDP around the module (compiled variants: DDP
 around the compiled module; torch.compile of the DDP module captures no graph with torch
 2.13), and FSDP2 (`fully_shard` on each decoder layer and the root, its hooks eager:
@@ -21,6 +21,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 
 BACKENDS = ("eager", "inductor", "mlir")

@@ -24,6 +24,7 @@ CHILD = r'''
 import json, sys, time
 import torch
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[1] + "/../e2e")
 import zoo
 from gpu_run import load_runtime, relative_error
 from gpu_zoo import autocast_region, model_dtype

@@ -30,6 +30,7 @@ import traceback
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 from gpu_run import load_runtime, program_weights, relative_error  # noqa: E402
 

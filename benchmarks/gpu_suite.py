@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 from models import MLP, NormActBlock, SmallCNN, TransformerBlock  # noqa: E402
 
 

@@ -3,7 +3,7 @@
     python benchmarks/gpu_zoo.py export [--size bench|real] [--out build/gpu-zoo] [--models a,b] [--dtypes float32,bfloat16]
     python3 benchmarks/gpu_zoo.py run [--size bench|real] --artifacts build/gpu-zoo[,other-build] [--out results.md] [--profile kernels.txt]   # GPU machine
 
-`export` compiles zoo models (benchmarks/zoo.py: the zoo and its families at "bench"
+`export` compiles zoo models (e2e/zoo.py: the zoo and its families at "bench"
 size, or the standard configurations at "real" size) for the Triton target on this
 CPU-only machine (dyno.export_triton, without weights). `run` needs only torch, triton
 and transformers: it builds the same models (same seed), binds their weights, checks
@@ -28,6 +28,7 @@ import traceback
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -211,7 +212,7 @@ def report_lines(rows, labels, args, triton_version):
              f"{platform.python_version()}; {props.multi_processor_count} SMs. "
              f"`python3 benchmarks/gpu_zoo.py run --size {args.size} --artifacts "
              f"{args.artifacts}` (exported on a CPU-only machine with `gpu_zoo.py export`). "
-             "Random weights (benchmarks/zoo.py), TF32 off. Like for like: Dyno's program "
+             "Random weights (e2e/zoo.py), TF32 off. Like for like: Dyno's program "
              "without CUDA graphs against Inductor's default (`/ind`), with its CUDA graph "
              "against Inductor's mode=\"reduce-overhead\" (`/ind-ro`); above 1 Dyno is "
              "faster. Times: medians of triton.testing.do_bench, ms (Inductor's default and Dyno's builds timed in turns, the median of 3 rounds). Kernels and GPU ms "

@@ -3,7 +3,7 @@
     python benchmarks/gpu_zoo_training.py export [--out build/gpu-zoo-training] [--models gpt2,llama,resnet]
     python3 benchmarks/gpu_zoo_training.py run --artifacts build/gpu-zoo-training [--out results.md]  # GPU
 
-`export` writes each model's training step (forward, benchmarks/zoo.py's training_loss,
+`export` writes each model's training step (forward, e2e/zoo.py's training_loss,
 backward: dyno.export_triton_training, no weights) for the Triton target on this CPU-only
 machine. `run` needs only torch, triton and transformers: it builds the same model three
 times (same seed), trains eager, Inductor (torch.compile) and Dyno's exported step with
@@ -22,6 +22,7 @@ import traceback
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 
 STEPS = 3
@@ -127,7 +128,7 @@ def run(args):
     lines = [f"# A compiled training step of zoo models on {props.name}, "
              f"{datetime.date.today()}", "",
              f"torch {torch.__version__}, triton {triton.__version__}, Python "
-             f"{platform.python_version()}. Models: benchmarks/zoo.py at \"{args.size}\" size, "
+             f"{platform.python_version()}. Models: e2e/zoo.py at \"{args.size}\" size, "
              "float32, train mode, random weights; loss: zoo.training_loss. The step "
              "(forward, loss, backward) was exported on a CPU-only machine "
              "(benchmarks/gpu_zoo_training.py export, dyno.export_triton_training) and runs "

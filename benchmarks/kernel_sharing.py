@@ -67,7 +67,8 @@ def measure(name: str, target: str, layers: int, sharing: bool) -> dict:
     env.pop("DYNO_DEBUG_DIR", None)
     done = subprocess.run([sys.executable, "-c", CHILD, name, target, str(layers),
                            "1" if sharing else "0",
-                           os.path.dirname(os.path.abspath(__file__))],
+                           os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "e2e")],  # (zoo.py)
                           env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-3000:])

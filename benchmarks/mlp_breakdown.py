@@ -10,6 +10,7 @@ it and without. The difference between a model's time and the GEMMs' is what its
 ops cost in context; the ops alone show what they cost without the GEMMs around them.
 """
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -17,7 +18,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 from models import MLP  # noqa: E402
 from report import time_calls  # noqa: E402
 

@@ -20,6 +20,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 
 os.environ["DYNO_CACHE"] = "0"

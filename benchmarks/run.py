@@ -6,7 +6,7 @@
 `--dynamic` compiles with `dynamic=True` (Inductor and Dyno alike): code for symbolic
 sizes, as a model whose batch size changes gets. `--dtype bfloat16` (or float16) runs
 every model with its parameters and inputs in that dtype; `--zoo` adds the transformers
-zoo (benchmarks/zoo.py, "cpu" size). `--freezing` compiles with parameters frozen, for
+zoo (e2e/zoo.py, "cpu" size). `--freezing` compiles with parameters frozen, for
 Inductor (`torch._inductor.config.freezing`) and Dyno (`options={"freezing": True}`) alike:
 both then keep GEMM weights packed for oneDNN.
 
@@ -16,6 +16,7 @@ Every compiled result is checked against eager before timing.
 """
 import argparse
 import datetime
+import os
 import platform
 import statistics
 import sys
@@ -24,7 +25,8 @@ import time
 import torch
 import torch._inductor.config
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 from models import suite  # noqa: E402
 import plot_results  # noqa: E402
 import zoo  # noqa: E402

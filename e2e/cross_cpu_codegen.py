@@ -132,7 +132,6 @@ def main():
         for name, fn in OPS.items():
             check(f"{name} {dtype_name}", fn, (x,), cpus, rows)
         if not args.no_zoo:
-            sys.path.insert(0, str(pathlib.Path(__file__).parent.parent / "benchmarks"))
             import zoo
 
             for name in zoo.ZOO:

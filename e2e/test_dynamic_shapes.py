@@ -198,9 +198,6 @@ def test_wrong_static_size_from_the_lowering_is_caught_not_miscompiled():
     trusted the 1, and the compiled code wrote past its buffers (heap corruption, the
     process aborted). dyno-check-static-sizes now checks the assumption first: the graph
     raises, runs eagerly from then on, and the answer is right."""
-    import os
-    import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
     from models import TransformerBlock
 
     model = TransformerBlock(dim=64, heads=4).eval()

@@ -1,8 +1,6 @@
 """Small models end to end: an MLP and a transformer block with attention (the benchmark
 suite's definitions, at test sizes)."""
 import copy
-import os
-import sys
 
 import pytest
 import torch
@@ -10,8 +8,7 @@ import torch
 import dyno
 from conftest import assert_compiled_matches
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-from models import MLP, TransformerBlock  # noqa: E402
+from models import MLP, TransformerBlock
 
 # Every case runs on the CPU target and on the Triton target (interpreted on CPU).
 pytestmark = pytest.mark.usefixtures("each_target")

@@ -3,8 +3,6 @@ a small CNN with batch norm (training mode) and a transformer block, on both tar
 Forward and backward graphs are Dyno's; ops Dyno cannot compile yet run eagerly inside
 otherwise compiled graphs, and each test names them, so a new fallback is a failure."""
 import copy
-import os
-import sys
 
 import pytest
 import torch
@@ -12,8 +10,7 @@ import torch
 import dyno
 from conftest import TARGET, step_side_by_side
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-from models import MLP, SmallCNN, TransformerBlock  # noqa: E402
+from models import MLP, SmallCNN, TransformerBlock
 
 pytestmark = pytest.mark.usefixtures("each_target")
 

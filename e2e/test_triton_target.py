@@ -19,8 +19,7 @@ from dyno.targets.triton.runtime import compile_check
 
 from conftest import assert_compiled_matches
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-from models import TransformerBlock  # noqa: E402
+from models import TransformerBlock
 
 
 def test_triton_target_is_chosen_and_reported():

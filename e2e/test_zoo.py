@@ -5,7 +5,6 @@ against a float32 reference; exported for the GPU (dyno.export_triton) and run f
 export; a training step for two of them, compiled and exported."""
 import copy
 import os
-import sys
 import tempfile
 
 import pytest
@@ -14,8 +13,7 @@ import torch
 import dyno
 from conftest import TARGET
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-import zoo  # noqa: E402
+import zoo
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 # Relative L2 distance from eager a compiled model may have: float32 rounding, and for

@@ -3,16 +3,13 @@ Swin, ConvNeXt, wav2vec 2.0, Mixtral), small configs, random weights: compiled f
 through torch.compile on the CPU target, and exported for the GPU and run from the
 export (Triton's interpreter here), matching eager. The GPU benchmark
 (benchmarks/gpu_zoo.py) times them beside the zoo's own models."""
-import os
-import sys
 
 import pytest
 import torch
 
 import dyno
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-import zoo  # noqa: E402
+import zoo
 from test_zoo import TOLERANCE, assert_exports_and_matches_eager, relative_error  # noqa: E402
 
 # (Mixtral's experts are grouped GEMMs: library calls, grouped_matmul_decompositions.)

@@ -255,7 +255,7 @@ def build(name: str, dtype=torch.float32, size: str = "test", seed: int = 0):
 
 
 def cpu_benchmark_model(name: str, dtype=torch.float32):
-    """A zoo or family model at its "cpu" size, or the model of benchmarks/models.py's
+    """A zoo or family model at its "cpu" size, or the model of models.py's
     suite with that name: (model in eval mode, inputs), parameters and float inputs in
     `dtype`."""
     if name in ZOO or name in FAMILIES:
