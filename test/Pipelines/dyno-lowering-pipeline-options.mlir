@@ -5,16 +5,16 @@
 // RUN: not dyno-opt %s '--dyno-cpu-lowering-pipeline=block-long-sum=false' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // `block-long-sums=false` leaves long float sums to one accumulator per lane (to measure
-// what the blocks cost); by default a row of 100000 is summed in blocks of 4096.
+// what the blocks cost); by default an f32 row of 100000 is summed in blocks of 512.
 // BLOCKED-LABEL: llvm.func @kernel_0
-// BLOCKED: llvm.mlir.constant(4096 : index)
+// BLOCKED: llvm.mlir.constant(512 : index)
 // UNBLOCKED-LABEL: llvm.func @kernel_0
-// UNBLOCKED-NOT: llvm.mlir.constant(4096 : index)
+// UNBLOCKED-NOT: llvm.mlir.constant(512 : index)
 // UNBLOCKED: llvm.mlir.constant(100000 : index)
-// TRITON-BLOCKED: tl.rnumel = 4096
-// TRITON-UNBLOCKED-NOT: tl.rnumel = 4096
+// TRITON-BLOCKED: tl.rnumel = 512
+// TRITON-UNBLOCKED-NOT: tl.rnumel = 512
 // TRITON-UNBLOCKED: tl.rnumel = 100000
-// TRITON-UNBLOCKED-NOT: tl.rnumel = 4096
+// TRITON-UNBLOCKED-NOT: tl.rnumel = 512
 // BAD: no such option block-long-sum
 
 #in = affine_map<(d0, d1) -> (d0, d1)>

@@ -33,6 +33,11 @@ namespace {
 /// it is not (a column sum: every addition goes to one accumulator).
 constexpr int64_t kLaneBlock = 4096;
 constexpr int64_t kScalarBlock = 256;
+/// The blocks of an f32 sum, whose partials are added in f64 (partialElementType): 32
+/// values per AVX-512 lane in f32, or 64 in one accumulator, about as many additions as
+/// eager's cascade makes in an accumulator before it combines them.
+constexpr int64_t kWidenedLaneBlock = 512;
+constexpr int64_t kWidenedScalarBlock = 64;
 /// Times a row of symbolic length is blocked (its partials' sum once more).
 constexpr int kDynamicLevels = 2;
 
@@ -82,48 +87,29 @@ SmallVector<Value> slicedInputs(OpBuilder &b, linalg::GenericOp op, unsigned loo
   return inputs;
 }
 
-/// The type a blocked sum of `element`s accumulates its partials in: f64 for f32 sums.
-/// Blocks bound the additions an accumulator sees, but an f32 accumulator still adds up
-/// to a block / lanes values in sequence (256 in 16 AVX-512 lanes): 4M values in
-/// [-1, 1] summed to 4.0e-6 relative error where eager's cascade has 6.0e-7, 16M values
-/// near 100 to 1.0e-6 against 3.2e-8 (issue 52). In f64 the partials carry no error an
-/// f32 result can see, and the sum rounds once, at the end. Long rows are bound by
-/// memory, not by the adds (half as many f64 lanes).
+/// The type a blocked sum of `element`s adds its partials in: f64 for f32 sums. Blocks
+/// bound the additions an accumulator sees, but f32 partials of 4096-element blocks
+/// still added 256 values per lane in sequence and were then summed in f32: 4M values
+/// in [-1, 1] summed to 4.0e-6 relative error where eager's cascade has 6.0e-7, 16M
+/// values near 100 to 1.0e-6 against 3.2e-8 (issue 52). The partials themselves stay
+/// f32 over short blocks (kWidenedLaneBlock): accumulating every element in f64 halved
+/// the lanes and cost long rows 1.24-1.74x their time. Their sum is f64, rounded once.
 Type partialElementType(Type element) {
   return element.isF32() ? Float64Type::get(element.getContext()) : element;
 }
 
 /// Clones `op`'s body into the block being built, with each `linalg.index` replaced by
-/// `index(dim)`, and returns the yielded values. With `sums` (the body's float sums
-/// `out_i + v_i`, floatSums), each `v_i` is widened to the type of its accumulator in
-/// `arguments` before the addition (f64 partials of f32 sums).
+/// `index(dim)`, and returns the yielded values.
 SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange arguments,
-                             function_ref<Value(OpBuilder &, int64_t)> index,
-                             ArrayRef<arith::AddFOp> sums = {}) {
+                             function_ref<Value(OpBuilder &, int64_t)> index) {
   IRMapping mapping;
   mapping.map(op.getBody()->getArguments(), arguments);
-  DenseMap<Operation *, unsigned> sumIndex;
-  for (auto [i, sum] : llvm::enumerate(sums))
-    sumIndex[sum] = i;
-  unsigned numInputs = op.getNumDpsInputs();
   for (Operation &inner : op.getBody()->without_terminator()) {
     if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
       mapping.map(indexOp.getResult(), index(b, indexOp.getDim()));
       continue;
     }
-    auto it = sumIndex.find(&inner);
-    if (it == sumIndex.end()) {
-      b.clone(inner, mapping);
-      continue;
-    }
-    auto sum = cast<arith::AddFOp>(inner);
-    Value out = op.getBody()->getArgument(numInputs + it->second);
-    Value accumulator = arguments[numInputs + it->second];
-    Value value = mapping.lookupOrDefault(sum.getLhs() == out ? sum.getRhs() : sum.getLhs());
-    if (value.getType() != accumulator.getType())
-      value = arith::ExtFOp::create(b, sum.getLoc(), accumulator.getType(), value);
-    mapping.map(sum.getResult(), arith::AddFOp::create(b, sum.getLoc(), accumulator, value,
-                                                       sum.getFastmathAttr()));
+    b.clone(inner, mapping);
   }
   SmallVector<Value> yielded;
   for (Value value : op.getBody()->getTerminator()->getOperands())
@@ -247,8 +233,7 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
       op.getNumDpsInits() == 0)
     return failure();
   SmallVector<arith::AddFOp> sums = floatSums(op);
-  // (a sum the body reads again would read the widened partial)
-  if (sums.empty() || llvm::any_of(sums, [](arith::AddFOp sum) { return !sum->hasOneUse(); }))
+  if (sums.empty())
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -273,11 +258,11 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
                   ? ShapedType::kDynamic
                   : total * ranges[loop];
     }
-  int64_t blockSize =
-      iterators.back() == utils::IteratorType::reduction ? kLaneBlock : kScalarBlock;
+  bool lanes = iterators.back() == utils::IteratorType::reduction;
+  int64_t blockSize = lanes ? kLaneBlock : kScalarBlock;
   // A row of symbolic length (one innermost reduction loop) is blocked whatever its
   // length turns out to be (a short one has no blocks, only the tail), twice at most:
-  // the partials' sum of the partials' sum adds n / 4096^2 values. Other dynamic
+  // the partials' sum of the partials' sum adds n / (512 * 4096) values. Other dynamic
   // reductions stay as they are.
   bool dynamic = ShapedType::isDynamic(total);
   if (dynamic && (!dynamicExtents || reductions.size() != 1 ||
@@ -286,6 +271,13 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
     return failure();
   if (!dynamic && total <= 2 * blockSize)
     return failure();
+  // Sums of at most two blocks are left alone (above); an f32 sum, whose partials are
+  // added in f64, is cut in shorter blocks.
+  if (llvm::any_of(op.getDpsInits(), [](Value init) {
+        Type element = cast<RankedTensorType>(init.getType()).getElementType();
+        return partialElementType(element) != element;
+      }))
+    blockSize = lanes ? kWidenedLaneBlock : kWidenedScalarBlock;
   // The innermost reduction loops that fit in a block, and the loop to split: `split`
   // into `partials` x `chunk` (+ a tail), chunk x inner <= block.
   int64_t inner = 1;
@@ -375,11 +367,9 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
   }
   partialResults.push_back(getAffineDimExpr(split, ctx));
   partialShape.push_back(partialCount);
-  // Partials of f32 sums accumulate in f64 (see partialElementType).
   SmallVector<Value> partialInits;
   for (Value init : op.getDpsInits()) {
-    Type element =
-        partialElementType(cast<RankedTensorType>(init.getType()).getElementType());
+    Type element = cast<RankedTensorType>(init.getType()).getElementType();
     Value empty = tensor::EmptyOp::create(b, loc, partialShape, element);
     Value zero = arith::ConstantOp::create(
         b, loc, b.getFloatAttr(element, APFloat::getZero(
@@ -403,8 +393,7 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
       stage1Iterators, [&](OpBuilder &nb, Location nl, ValueRange arguments) {
         SmallVector<Value> yielded = cloneBody(
             nb, op, arguments,
-            [&](OpBuilder &ib, int64_t dim) { return blockedIndex(ib, nl, dim, split, chunk); },
-            sums);
+            [&](OpBuilder &ib, int64_t dim) { return blockedIndex(ib, nl, dim, split, chunk); });
         linalg::YieldOp::create(nb, nl, yielded);
       });
 
@@ -430,8 +419,8 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
       worklist.push_back(tailOp);
   }
 
-  // Stage 2: the partials summed into the inits (or the tail's sums), in the partials'
-  // type, then rounded to the sums' own once.
+  // Stage 2: the partials summed into the inits (or the tail's sums), f32 ones in f64
+  // (partialElementType), then rounded to the sums' own type once.
   SmallVector<Type> resultTypes(op->getResultTypes());
   for (Value &init : inits) {
     Type element = cast<RankedTensorType>(init.getType()).getElementType();
@@ -451,10 +440,14 @@ LogicalResult block(linalg::GenericOp op, SmallVectorImpl<linalg::GenericOp> &wo
       b, loc, ValueRange(inits).getTypes(), stage1->getResults(), inits, stage2Maps,
       stage2Iterators, [&](OpBuilder &nb, Location nl, ValueRange arguments) {
         SmallVector<Value> yielded;
-        for (auto [index, sum] : llvm::enumerate(sums))
-          yielded.push_back(arith::AddFOp::create(
-              nb, nl, arguments[sums.size() + index], arguments[index],
-              sum.getFastmathAttr()));
+        for (auto [index, sum] : llvm::enumerate(sums)) {
+          Value accumulator = arguments[sums.size() + index];
+          Value partial = arguments[index];
+          if (partial.getType() != accumulator.getType())
+            partial = arith::ExtFOp::create(nb, nl, accumulator.getType(), partial);
+          yielded.push_back(
+              arith::AddFOp::create(nb, nl, accumulator, partial, sum.getFastmathAttr()));
+        }
         linalg::YieldOp::create(nb, nl, yielded);
       });
   if (dynamic)

@@ -5,20 +5,22 @@
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
 
-// A row of 10000 floats: 2 blocks of 4096 summed in parallel (f64 partials, each f32
-// value widened), a tail of 1808 into the init, then the blocks' partial sums into the
-// tail's result widened, rounded to f32 once at the end.
+// A row of 10000 floats: 19 blocks of 512 summed in parallel in f32, a tail of 272 into
+// the init, then the blocks' partial sums added in f64 into the tail's result widened,
+// rounded to f32 once at the end.
 // CHECK-LABEL: func.func @row$sum
-// CHECK: %[[MAIN:.*]] = tensor.extract_slice %arg0[0, 0] [4, 8192] [1, 1]
-// CHECK: %[[BLOCKS:.*]] = tensor.expand_shape %[[MAIN]] {{\[}}[0], [1, 2]] output_shape [4, 2, 4096]
-// CHECK: arith.constant -0.000000e+00 : f64
-// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[BLOCKS]] : tensor<4x2x4096xf32>) outs({{.*}} : tensor<4x2xf64>)
+// CHECK: %[[MAIN:.*]] = tensor.extract_slice %arg0[0, 0] [4, 9728] [1, 1]
+// CHECK: %[[BLOCKS:.*]] = tensor.expand_shape %[[MAIN]] {{\[}}[0], [1, 2]] output_shape [4, 19, 512]
+// CHECK: arith.constant -0.000000e+00 : f32
+// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[BLOCKS]] : tensor<4x19x512xf32>) outs({{.*}} : tensor<4x19xf32>)
+// CHECK-NOT: arith.extf
+// CHECK:   arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[TAILIN:.*]] = tensor.extract_slice %arg0[0, 9728] [4, 272] [1, 1]
+// CHECK: %[[TAIL:.*]] = linalg.generic {{.*}} ins(%[[TAILIN]] : tensor<4x272xf32>) outs(%arg1 : tensor<4xf32>)
+// CHECK: %[[WIDE:.*]] = linalg.generic {{.*}} ins(%[[TAIL]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xf64>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[PARTIALS]] : tensor<4x19xf32>) outs(%[[WIDE]] : tensor<4xf64>)
 // CHECK:   arith.extf %{{.*}} : f32 to f64
 // CHECK:   arith.addf %{{.*}}, %{{.*}} : f64
-// CHECK: %[[TAILIN:.*]] = tensor.extract_slice %arg0[0, 8192] [4, 1808] [1, 1]
-// CHECK: %[[TAIL:.*]] = linalg.generic {{.*}} ins(%[[TAILIN]] : tensor<4x1808xf32>) outs(%arg1 : tensor<4xf32>)
-// CHECK: %[[WIDE:.*]] = linalg.generic {{.*}} ins(%[[TAIL]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xf64>)
-// CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[PARTIALS]] : tensor<4x2xf64>) outs(%[[WIDE]] : tensor<4xf64>)
 // CHECK: %[[ROUNDED:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<4xf64>) outs(%{{.*}} : tensor<4xf32>)
 // CHECK:   arith.truncf %{{.*}} : f64 to f32
 // CHECK: return %[[ROUNDED]]
@@ -54,17 +56,17 @@ func.func @short$or$max(%x: tensor<4x8192xf32>, %y: tensor<4x100000xf32>, %init:
 
 // A softmax's exp feeds the sum and the scaling. By default the sum reads the exp's
 // result through a reshape; with expand-producers the exp is computed in the blocks'
-// shape (4 x 4 x 4096), the partial sums read it as it is, the scaling collapsed.
+// shape (4 x 32 x 512), the partial sums read it as it is, the scaling collapsed.
 // CHECK-LABEL: func.func @softmax$exp
 // CHECK: math.exp
 // CHECK-SAME: f32
 // CHECK: tensor.expand_shape
 // EXPAND-LABEL: func.func @softmax$exp
-// EXPAND: %[[EXP:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<4x4x4096xf32>)
+// EXPAND: %[[EXP:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<4x32x512xf32>)
 // EXPAND: math.exp
-// EXPAND: %[[ROWS:.*]] = tensor.collapse_shape %[[EXP]] {{\[}}[0], [1, 2]] : tensor<4x4x4096xf32> into tensor<4x16384xf32>
+// EXPAND: %[[ROWS:.*]] = tensor.collapse_shape %[[EXP]] {{\[}}[0], [1, 2]] : tensor<4x32x512xf32> into tensor<4x16384xf32>
 // EXPAND-NOT: tensor.expand_shape %[[ROWS]]
-// EXPAND: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[EXP]] : tensor<4x4x4096xf32>)
+// EXPAND: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[EXP]] : tensor<4x32x512xf32>)
 // EXPAND: linalg.generic {{.*}} ins(%[[ROWS]], %{{.*}} : tensor<4x16384xf32>, tensor<4xf32>)
 #row = affine_map<(d0, d1) -> (d0)>
 func.func @softmax$exp(%x: tensor<4x16384xf32>, %max: tensor<4xf32>, %init: tensor<4xf32>) -> tensor<4x16384xf32> {
@@ -91,23 +93,23 @@ func.func @softmax$exp(%x: tensor<4x16384xf32>, %max: tensor<4xf32>, %init: tens
   return %y : tensor<4x16384xf32>
 }
 
-// A row of symbolic length: blocks of 4096 as many as fit (n / 4096, computed), the tail
-// of n - that, then the partials' sum, blocked once more.
+// A row of symbolic length: blocks of 512 as many as fit (n / 512, computed), the tail of
+// n - that, then the partials' sum in f64, blocked once more (blocks of 4096).
 // STATIC-LABEL: func.func @dynamic$row
 // STATIC-NOT: tensor.expand_shape
 // STATIC: return
 // CHECK-LABEL: func.func @dynamic$row
 // CHECK: %[[N:.*]] = tensor.dim %arg0, %c1
-// CHECK: %[[BLOCKS:.*]] = arith.divui %[[N]], %[[C4096:.*]] : index
-// CHECK: %[[MAIN:.*]] = arith.muli %[[BLOCKS]], %[[C4096]] : index
+// CHECK: %[[BLOCKS:.*]] = arith.divui %[[N]], %[[C512:.*]] : index
+// CHECK: %[[MAIN:.*]] = arith.muli %[[BLOCKS]], %[[C512]] : index
 // CHECK: %[[TAILN:.*]] = arith.subi %[[N]], %[[MAIN]] : index
 // CHECK: %[[SLICE:.*]] = tensor.extract_slice %arg0[0, 0] [4, %[[MAIN]]] [1, 1]
-// CHECK: tensor.expand_shape %[[SLICE]] {{\[}}[0], [1, 2]] output_shape [4, %{{.*}}, 4096] : tensor<4x?xf32> into tensor<4x?x4096xf32>
-// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<4x?xf64>)
+// CHECK: tensor.expand_shape %[[SLICE]] {{\[}}[0], [1, 2]] output_shape [4, %{{.*}}, 512] : tensor<4x?xf32> into tensor<4x?x512xf32>
+// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<4x?xf32>)
 // CHECK: tensor.extract_slice %arg0[0, %[[MAIN]]] [4, %[[TAILN]]] [1, 1]
 // The partials' sum, blocked again, and its own partials' sum.
 // CHECK: arith.divui
-// CHECK: tensor<4x?x4096xf64>
+// CHECK: tensor<4x?x4096xf32>
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%{{.*}} : tensor<4x?xf64>)
 // CHECK-NOT: arith.divui
 // CHECK: return

@@ -270,22 +270,31 @@ def DynoBlockLongSums : Pass<"dyno-block-long-sums", "func::FuncOp"> {
     accumulator adds at most a block of values: the error grows with the logarithm of
     the length (base about a block), as eager's cascade does.
 
-    A block is 4096 elements when the innermost loop is a reduction (the CPU target
-    vectorizes it into 8-64 accumulators, a Triton program into RBLOCK lanes), 256 when
-    it is not (a column sum: each addition goes to one accumulator).
+    A sum is blocked when it adds more than 8192 elements per result with the innermost
+    loop a reduction (the CPU target vectorizes it into 8-64 accumulators, a Triton
+    program into RBLOCK lanes), in blocks of 4096 elements, or more than 512 when not (a
+    column sum: each addition goes to one accumulator), in blocks of 256. An f32 sum's
+    blocks are shorter, 512 elements (32 values per AVX-512 lane) or 64, and its
+    partials are added in f64 and rounded to f32 once: f32 partials of 4096-element blocks summed in
+    f32 were less accurate than eager's cascade over millions of values, and
+    accumulating every element in f64 halved the lanes (long rows took up to 1.74x).
 
     ```mlir
     // Before: a row of 10000
     %s = linalg.generic {["parallel", "reduction"]} ins(%x : tensor<4x10000xf32>)
            outs(%zero : tensor<4xf32>) { addf }
-    // After: 2 blocks of 4096 (p parallel, c reduction), a tail of 1808, the blocks' sum
-    %main = tensor.extract_slice %x[0, 0] [4, 8192] [1, 1]
-    %blocks = tensor.expand_shape %main [[0], [1, 2]] : tensor<4x2x4096xf32>
+    // After: 19 blocks of 512 (p parallel, c reduction), a tail of 272, the blocks'
+    // sum in f64 into the tail's sums widened, rounded once
+    %main = tensor.extract_slice %x[0, 0] [4, 9728] [1, 1]
+    %blocks = tensor.expand_shape %main [[0], [1, 2]] : tensor<4x19x512xf32>
     %partials = linalg.generic {["parallel", "parallel", "reduction"]} ins(%blocks)
-                  outs(%negzero : tensor<4x2xf32>) { addf }
-    %tail = linalg.generic {["parallel", "reduction"]} ins(%x[0, 8192] [4, 1808])
+                  outs(%negzero : tensor<4x19xf32>) { addf }
+    %tail = linalg.generic {["parallel", "reduction"]} ins(%x[0, 9728] [4, 272])
               outs(%zero) { addf }
-    %s = linalg.generic {["parallel", "reduction"]} ins(%partials) outs(%tail) { addf }
+    %wide = <%tail extended to f64>
+    %s64 = linalg.generic {["parallel", "reduction"]} ins(%partials) outs(%wide)
+             { extf, addf : f64 }
+    %s = <%s64 truncated to f32>
     ```
 
     With `expand-producers` (the CPU lowering), an all-parallel producer of the summed
@@ -299,7 +308,7 @@ def DynoBlockLongSums : Pass<"dyno-block-long-sums", "func::FuncOp"> {
     With `dynamic-extents` (the CPU lowering), a row of symbolic length (one innermost
     reduction loop of dynamic extent) is blocked whatever its length turns out to be:
     n / block blocks (none for a short row), a tail of the rest, and the partials' sum
-    blocked once more (it adds n / block^2 values). Other dynamic reductions, and all
+    blocked once more. Other dynamic reductions, and all
     of them without the option, are left as they are.
 
     Input and output: linalg-on-tensors (both lowerings run it on the kernels, before
