@@ -41,7 +41,7 @@ from typing import Optional
 
 import torch
 
-from .. import counters, targets
+from .. import counters, environment, targets
 from ..targets.target import Artifact, CacheEntry
 from .debug import log
 
@@ -50,15 +50,14 @@ _FORMAT = "v1"
 
 def root() -> Optional[pathlib.Path]:
     """The cache directory, or None when the cache is off (DYNO_CACHE=0)."""
-    if os.environ.get("DYNO_CACHE", "1") == "0":
+    if environment.get("DYNO_CACHE") == "0":
         return None
-    directory = os.environ.get("DYNO_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "dyno")
+    directory = os.path.expanduser(environment.get("DYNO_CACHE_DIR"))
     return pathlib.Path(directory) / _FORMAT
 
 
 def _size_limit_bytes() -> int:
-    return int(float(os.environ.get("DYNO_CACHE_SIZE_MB", "1024")) * (1 << 20))
+    return int(float(environment.get("DYNO_CACHE_SIZE_MB")) * (1 << 20))
 
 
 def _version(package: str) -> str:

@@ -16,7 +16,7 @@ from typing import Callable, List
 import torch
 
 from . import compile_cache
-from .. import counters, targets
+from .. import counters, environment, targets
 from ..capture import opaque_inputs
 from ..lowering import frontend
 from ..targets import host_runtime
@@ -31,6 +31,8 @@ _warned = set()
 class CompileOptions:
     target: str = "auto"  # "auto" (from the inputs' device) or a name of targets.names()
     # Triton: time each kernel's block-size configurations once (a no-op on the CPU).
+    # Options the user leaves out take their defaults from environment.py's table
+    # (`from_user`: DYNO_AUTOTUNE, DYNO_CACHE); no other code reads those variables.
     autotune: bool = False
     # Long float sums in blocks (dyno-block-long-sums). Off only to measure what the
     # blocks cost (benchmarks/accuracy_cost.py): long sums then lose accuracy.
@@ -41,7 +43,7 @@ class CompileOptions:
     # packed weights, host_runtime.FrozenWeights; Triton: padded GEMM weights).
     freezing: bool = False
     # Graphs are stored in, and loaded from, the on-disk compile cache
-    # (compile_cache.py; also off with DYNO_CACHE=0).
+    # (compile_cache.py).
     cache: bool = True
     # Graphs keep their intermediates in a per-graph workspace from call to call
     # (targets/memory_planning.py; on a GPU one per CUDA stream); False: allocated on
@@ -55,10 +57,11 @@ class CompileOptions:
     def from_user(options) -> "CompileOptions":
         options = dict(options or {})
         target = options.pop("target", "auto")
-        flags = {name: options.pop(name, default)
-                 for name, default in (("autotune", False), ("block_long_sums", True),
-                                       ("freezing", False), ("cache", True),
-                                       ("workspace", True), ("causal_masks", True))}
+        defaults = (("autotune", environment.enabled("DYNO_AUTOTUNE")),
+                    ("block_long_sums", True), ("freezing", False),
+                    ("cache", environment.get("DYNO_CACHE") != "0"), ("workspace", True),
+                    ("causal_masks", True))
+        flags = {name: options.pop(name, default) for name, default in defaults}
         if options:
             raise ValueError(f"dyno: unknown options {sorted(options)}; known: ['autotune', "
                              "'block_long_sums', 'cache', 'causal_masks', 'freezing', "

@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Optional
 
+from .. import environment
+
 log = logging.getLogger("dyno.compile")  # not "dyno": MLIR's Python package logs under dyno._mlir_libs
 
 _graph_ids = itertools.count()
@@ -58,7 +60,7 @@ class GraphDump:
 
     def __init__(self):
         self.graph_id = next(_graph_ids)
-        root = os.environ.get("DYNO_DEBUG_DIR")
+        root = environment.get("DYNO_DEBUG_DIR")
         self.dir: Optional[pathlib.Path] = None
         self._temporary: Optional[pathlib.Path] = None
         self.started = time.perf_counter()

@@ -6,12 +6,13 @@ import pathlib
 import shutil
 import subprocess
 
+from .. import environment
 from ..errors import DynoCompileError
 
 
 def _tool_path(tool: str, variable: str) -> str:
     candidates = [
-        os.environ.get(variable),
+        environment.get(variable),
         str(pathlib.Path(__file__).parent.parent / "_bin" / tool),
         shutil.which(tool),
     ]

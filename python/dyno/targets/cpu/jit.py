@@ -36,6 +36,7 @@ import uuid
 import weakref
 from typing import Dict, List, Optional
 
+from ... import environment
 from ...errors import DynoCompileError
 from .. import host_runtime
 from . import codegen_worker
@@ -56,7 +57,7 @@ def _configure_llvm_openmp_runtime() -> None:
 
 def openmp_library() -> str:
     """Path of an LLVM-ABI OpenMP runtime (libomp or Intel's libiomp5), the fallback."""
-    explicit = os.environ.get("DYNO_OPENMP_LIBRARY")
+    explicit = environment.get("DYNO_OPENMP_LIBRARY")
     if explicit:
         return explicit
     prefixes = [sys.prefix, sys.base_prefix] + site.getsitepackages()
@@ -104,7 +105,7 @@ class OpenMPRuntime:
         self.library = ""      # what ExecutionEngine resolves __kmpc_* from
         self.control = None    # the runtime whose omp_set_num_threads governs kernels
         self.shares_torch_pool = False
-        gomp = None if os.environ.get("DYNO_OPENMP") == "llvm" else _process_libgomp()
+        gomp = None if environment.get("DYNO_OPENMP") == "llvm" else _process_libgomp()
         if gomp is not None:
             package = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))  # dyno/
             shim_path = os.path.join(package, "_mlir_libs", "libDynoKmpcOnGomp.so")

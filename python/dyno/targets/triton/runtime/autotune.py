@@ -13,7 +13,11 @@ autotune_results_used = set()
 
 
 def autotune_requested(option) -> bool:
-    return bool(option) or os.environ.get("DYNO_AUTOTUNE", "") not in ("", "0")
+    """`option` where given (a compile's `autotune`, which already defaults to
+    DYNO_AUTOTUNE); None (an exported program loaded without it): DYNO_AUTOTUNE."""
+    if option is not None:
+        return bool(option)
+    return os.environ.get("DYNO_AUTOTUNE", "") not in ("", "0")
 
 
 def _result_path(key: str) -> str:

@@ -226,9 +226,10 @@ def _synchronizing_library_calls(source: str) -> bool:
                for callee in re.findall(r"_library_call\(([\w.]+),", source))
 
 
-def load(directory: str, device="cuda", autotune: bool = False,
+def load(directory: str, device="cuda", autotune=None,
          cuda_graphs=None) -> Program:
     """Loads a program written by dyno.export_triton: needs only torch and triton.
+    `autotune`: time each kernel's block sizes on its first launch (None: DYNO_AUTOTUNE).
     `cuda_graphs=None` records a CUDA graph on CUDA devices when the program allows one;
     True asks for it (with a warning where it cannot be), False turns it off."""
     with open(os.path.join(directory, "program.json")) as file:
