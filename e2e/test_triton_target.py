@@ -325,10 +325,10 @@ def test_export_under_cuda_autocast_takes_cudas_casts(tmp_path):
     directory = dyno.export_triton(model, (x,), str(tmp_path / "p"), autocast=torch.bfloat16)
     with open(os.path.join(directory, "wrapper.py")) as file:
         wrapper = file.read()
-    # Both linears are library calls (the bf16 one `_addmm`, with its bias rounded to
-    # bf16 by a kernel of its own, the float32 one `_mm`; the product never computed in a
-    # kernel: gpu_zoo's GPT-2 took 87 ms instead of 0.3).
-    assert wrapper.count("_addmm(") == 1 and wrapper.count("_mm(") == 1, wrapper
+    # Both linears are library addmm calls (the bf16 one with its bias rounded to bf16
+    # by a kernel of its own, the float32 one with the bias as it is: cuBLAS adds it);
+    # the product never computed in a kernel: gpu_zoo's GPT-2 took 87 ms instead of 0.3.
+    assert wrapper.count("_addmm(") == 2 and wrapper.count("_mm(") == 0, wrapper
     program = triton_runtime.load(directory, device="cpu")
     got, linear = program(x)
     with torch.no_grad():

@@ -122,8 +122,9 @@ class _FusedQKV(torch.nn.Module):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_slices_of_a_linear_layers_output_are_views_made_in_one_call(dtype, tmp_path,
                                                                       monkeypatch):
-    """On the Triton target a linear layer's result has a static layout (`_addmm` in
-    bf16 too), so each of q, k and v (a slice, a reshape, a permute) is one `_view`."""
+    """On the Triton target a linear layer is `_addmm` with its bias (float32 too:
+    dyno-row-bias-into-matmuls), its result has a static layout, and each of q, k and v
+    (a slice, a reshape, a permute) is one `_view`: no kernel adds the bias per slice."""
     monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
     torch.manual_seed(0)
     model = _FusedQKV().eval().to(dtype)
@@ -138,3 +139,38 @@ def test_slices_of_a_linear_layers_output_are_views_made_in_one_call(dtype, tmp_
     source = wrapper.read_text()
     assert source.count("_view(") >= 3, source
     assert "[0:" not in source and ".permute(" not in source, source
+    assert source.count("_addmm(") == 1 and "_kernels[" not in source, source
+
+
+class _LinearReaders(torch.nn.Module):
+    """Linear layers whose sums a kernel reads (a GELU, a residual add) and one whose sum
+    only attention reads (through a reshape and a transpose)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up, self.down, self.q = (torch.nn.Linear(32, 32) for _ in range(3))
+
+    def forward(self, x):
+        h = self.down(torch.nn.functional.gelu(self.up(x))) + x
+        q = self.q(h).reshape(2, 8, 4, 8).transpose(1, 2)
+        return h, torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+
+def test_float32_biases_go_to_the_library_only_where_no_kernel_reads_the_sum(tmp_path,
+                                                                              monkeypatch):
+    """Triton target, float32 (dyno-row-bias-into-matmuls): the kernels that compute the
+    GELU and the residual add add their layers' biases (plain `_mm`: cuBLAS's float32
+    bias epilogue ran slower); the projection that only attention reads is `_addmm`."""
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = _LinearReaders().eval()
+    x = torch.randn(2, 8, 32)
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(model, backend="mlir", options={"target": "triton"})(x)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+    assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
+    (wrapper,) = tmp_path.glob("graph_*/06-wrapper.py")
+    source = wrapper.read_text()
+    assert source.count("_mm(") == 2 and source.count("_addmm(") == 1, source

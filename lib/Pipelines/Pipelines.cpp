@@ -31,6 +31,9 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createDynoRemoveProvenAssertions());
   // bf16/f16 bodies compute in f32 and round once per op, as eager does.
   pm.addNestedPass<func::FuncOp>(createDynoWidenLowPrecisionFloats());
+  // GPUs: a float32 addmm's bias goes to cuBLAS with its product.
+  if (options.rowBiasInLibrary)
+    pm.addNestedPass<func::FuncOp>(createDynoRowBiasIntoMatmuls());
   // Sizes of computed tensors in terms of the graph's inputs (dynamic shapes).
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   // Keep-dim reductions write through (d0, 0) maps, which tiling cannot slice.
@@ -95,6 +98,7 @@ void dyno::registerDynoPipelines() {
       [](OpPassManager &pm, const LoweringPipelineOptions &options) {
         KernelFormationOptions formation;
         formation.convolutionBiasInLibrary = false;
+        formation.rowBiasInLibrary = true;
         formation.rotationsAsReads = true;
         formation.scatterAddsAsReductions = true;
         buildKernelFormationPipeline(pm, formation);

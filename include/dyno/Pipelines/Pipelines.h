@@ -35,6 +35,13 @@ struct KernelFormationOptions : public PassPipelineOptions<KernelFormationOption
                      "false: the kernels that read its result add it (cuDNN adds a bias "
                      "in a kernel of its own)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> rowBiasInLibrary{
+      *this, "row-bias-in-library",
+      llvm::cl::desc("A float32 addmm's bias is an operand of its library call "
+                     "(dyno-row-bias-into-matmuls: cuBLAS adds it in the product's "
+                     "epilogue); false: the kernels that read the product add it (MKL's "
+                     "addmm copies the bias into its output first)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> rotationsAsReads{
       *this, "rotations-as-reads",
       llvm::cl::desc("torch.roll's concats become reads at rotated indices that fuse into "

@@ -319,6 +319,10 @@ void mlir::dyno::formLibraryCalls(func::FuncOp func, bool convolutionBiasInLibra
         MLIRContext *context = op->getContext();
         AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(1, context)}, context);
         Value rounded = roundedBiasVector(init, row, lowPrecision, builder);
+        // An f32 addmm's bias (dyno-row-bias-into-matmuls): the vector, not its rows.
+        Value vector = lowPrecision ? Value() : broadcastRowBiasSource(init);
+        if (vector && getElementTypeOrSelf(vector.getType()) == getElementTypeOrSelf(init.getType()))
+          rounded = vector;
         if (!(init = rounded ? rounded : accumulator(init)))
           continue;
         args.push_back(init);
@@ -445,4 +449,68 @@ void mlir::dyno::formLibraryCalls(func::FuncOp func, bool convolutionBiasInLibra
       op->getResult(0).replaceAllUsesWith(result);
     op->erase();
   }
+}
+
+SmallVector<NamedAttribute> mlir::dyno::namedOpAttributes(Operation *op) {
+  SmallVector<NamedAttribute> attributes;
+  for (NamedAttribute attribute : op->getAttrs())
+    if (attribute.getName() != "operandSegmentSizes")
+      attributes.push_back(attribute);
+  return attributes;
+}
+
+void mlir::dyno::accumulateIntoRowBias(linalg::MatmulOp matmul, RewriterBase &rewriter,
+                                       bool float32) {
+  auto fill = matmul.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+      !matmul->hasOneUse())
+    return;
+  Type operandElement = getElementTypeOrSelf(matmul.getDpsInputs()[0].getType());
+  bool lowPrecision = isLowPrecisionFloat(operandElement);
+  if (!(lowPrecision || (float32 && operandElement.isF32())) ||
+      llvm::any_of(matmul.getDpsInputs(), [&](Value input) {
+        return getElementTypeOrSelf(input.getType()) != operandElement;
+      }))
+    return;
+  auto add = dyn_cast<linalg::GenericOp>(*matmul->user_begin());
+  if (!add || add.getNumDpsInputs() != 2 || add.getNumResults() != 1 ||
+      add.getNumReductionLoops() != 0 || add.getNumLoops() != 2)
+    return;
+  MLIRContext *context = matmul.getContext();
+  AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(1, context)}, context);
+  SmallVector<AffineMap> maps = add.getIndexingMapsArray();
+  unsigned product = add.getDpsInputs()[0] == matmul.getResult(0) ? 0 : 1;
+  if (add.getDpsInputs()[product] != matmul.getResult(0) || !maps[product].isIdentity() ||
+      maps[1 - product] != row || !maps[2].isIdentity())
+    return;
+  Block *body = add.getBody();
+  auto sum = dyn_cast<arith::AddFOp>(body->front());
+  if (body->getOperations().size() != 2 || !sum ||
+      body->getTerminator()->getOperand(0) != sum.getResult() ||
+      !llvm::is_contained(sum->getOperands(), body->getArgument(0)) ||
+      !llvm::is_contained(sum->getOperands(), body->getArgument(1)))
+    return;
+  Value bias = add.getDpsInputs()[1 - product];
+  Value init = fill.getDpsInits()[0];
+  // The bias in the operands' precision: a low-precision vector widened, or (f32) the
+  // accumulator's own type.
+  Value source = lowPrecision ? widenedLowPrecisionSource(bias) : bias;
+  if (!source || getElementTypeOrSelf(source.getType()) != operandElement ||
+      getElementTypeOrSelf(bias.getType()) != getElementTypeOrSelf(init.getType()) ||
+      getElementTypeOrSelf(add.getResult(0).getType()) !=
+          getElementTypeOrSelf(init.getType()))
+    return;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(matmul);
+  Location loc = matmul.getLoc();
+  auto broadcast = linalg::GenericOp::create(
+      rewriter, loc, init.getType(), bias, init,
+      SmallVector<AffineMap>{row, rewriter.getMultiDimIdentityMap(2)},
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [](OpBuilder &b, Location l, ValueRange args) { linalg::YieldOp::create(b, l, args[0]); });
+  auto accumulated = linalg::MatmulOp::create(
+      rewriter, loc, matmul->getResultTypes(), matmul.getDpsInputs(),
+      ValueRange{broadcast.getResult(0)}, namedOpAttributes(matmul));
+  rewriter.replaceOp(add, accumulated->getResults());
+  rewriter.eraseOp(matmul);
 }

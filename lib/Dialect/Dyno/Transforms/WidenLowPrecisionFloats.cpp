@@ -59,15 +59,6 @@ Value widenConstant(OpBuilder &builder, Location loc, arith::ConstantFloatOp con
   return arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(), value);
 }
 
-/// A named op's attributes without the segment sizes its builder recomputes.
-SmallVector<NamedAttribute> namedOpAttributes(Operation *op) {
-  SmallVector<NamedAttribute> attributes;
-  for (NamedAttribute attribute : op->getAttrs())
-    if (attribute.getName() != "operandSegmentSizes")
-      attributes.push_back(attribute);
-  return attributes;
-}
-
 /// Whether the generic computes in a low precision: some op other than the casts at
 /// its edges has a bf16/f16 operand or result, or a reduction accumulates in one.
 bool computesInLowPrecision(linalg::GenericOp generic) {
@@ -349,56 +340,6 @@ void readLowPrecisionOperands(ContractionOp contraction, IRRewriter &rewriter) {
   rewriter.replaceOp(contraction, rebuilt->getResults());
 }
 
-/// `mm(A, B) + bias` of bf16/f16 operands (torch-mlir's addmm: a matmul into zeros, then
-/// an elementwise add of the widened bias on every row) accumulates into the broadcast
-/// bias instead, so that dyno-form-kernels calls addmm, which rounds once, as eager's
-/// addmm does; a separate add rounds the product first and the sum again.
-void accumulateIntoRowBias(linalg::MatmulOp matmul, IRRewriter &rewriter) {
-  auto fill = matmul.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
-      !matmul->hasOneUse() ||
-      !llvm::all_of(matmul.getDpsInputs(), [](Value input) {
-        return isLowPrecisionFloat(getElementTypeOrSelf(input.getType()));
-      }))
-    return;
-  auto add = dyn_cast<linalg::GenericOp>(*matmul->user_begin());
-  if (!add || add.getNumDpsInputs() != 2 || add.getNumResults() != 1 ||
-      add.getNumReductionLoops() != 0 || add.getNumLoops() != 2)
-    return;
-  MLIRContext *context = matmul.getContext();
-  AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(1, context)}, context);
-  SmallVector<AffineMap> maps = add.getIndexingMapsArray();
-  unsigned product = add.getDpsInputs()[0] == matmul.getResult(0) ? 0 : 1;
-  if (add.getDpsInputs()[product] != matmul.getResult(0) || !maps[product].isIdentity() ||
-      maps[1 - product] != row || !maps[2].isIdentity())
-    return;
-  Block *body = add.getBody();
-  auto sum = dyn_cast<arith::AddFOp>(body->front());
-  if (body->getOperations().size() != 2 || !sum ||
-      body->getTerminator()->getOperand(0) != sum.getResult() ||
-      !llvm::is_contained(sum->getOperands(), body->getArgument(0)) ||
-      !llvm::is_contained(sum->getOperands(), body->getArgument(1)))
-    return;
-  Value bias = add.getDpsInputs()[1 - product];
-  Value source = widenedLowPrecisionSource(bias);
-  if (!source || getElementTypeOrSelf(source.getType()) !=
-                     getElementTypeOrSelf(matmul.getDpsInputs()[0].getType()))
-    return;
-  rewriter.setInsertionPoint(matmul);
-  Location loc = matmul.getLoc();
-  Value init = fill.getDpsInits()[0];
-  auto broadcast = linalg::GenericOp::create(
-      rewriter, loc, init.getType(), bias, init,
-      SmallVector<AffineMap>{row, rewriter.getMultiDimIdentityMap(2)},
-      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
-      [](OpBuilder &b, Location l, ValueRange args) { linalg::YieldOp::create(b, l, args[0]); });
-  auto accumulated = linalg::MatmulOp::create(
-      rewriter, loc, matmul->getResultTypes(), matmul.getDpsInputs(),
-      ValueRange{broadcast.getResult(0)}, namedOpAttributes(matmul));
-  rewriter.replaceOp(add, accumulated->getResults());
-  rewriter.eraseOp(matmul);
-}
-
 /// Slices each input of a named op to the extent its loops read. A max pool with
 /// ceil_mode pads its input past the last window (torch-mlir pads to a whole stride);
 /// the named op allows that, but the generic it generalizes to infers its loop ranges
@@ -460,7 +401,7 @@ struct WidenLowPrecisionFloatsPass
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation().walk([&](linalg::MatmulOp matmul) { matmuls.push_back(matmul); });
     for (linalg::MatmulOp matmul : matmuls)
-      accumulateIntoRowBias(matmul, rewriter);
+      accumulateIntoRowBias(matmul, rewriter, /*float32=*/false);
     // Named reductions other than library calls (max pooling) are widened as generics:
     // Triton's interpreter compares bf16 blocks by their bits (a bf16 max pool gave -inf).
     SmallVector<linalg::LinalgOp> named;

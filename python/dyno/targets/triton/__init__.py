@@ -35,10 +35,14 @@ log = logging.getLogger("dyno.compile")
 # call's operand). A Triton kernel cannot read a concat: torch.roll's become reads at
 # rotated indices in the kernels that read them. Histograms (scatter-adds into a few
 # elements) sum their bins as rows instead of adding atomically on the same addresses.
+# A float32 addmm whose sum only library calls read (attention's q, k and v) has cuBLAS
+# add its bias, in the product's epilogue (GPT-2's fused QKV otherwise adds it in three
+# kernels, one per slice); where a kernel reads the sum, that kernel adds it.
 PASSES = graph_lowering.DynoPasses(
     target="triton",
     kernel_formation=("dyno-kernel-formation-pipeline{convolution-bias-in-library=false "
-                      "rotations-as-reads=true scatter-adds-as-reductions=true}"),
+                      "row-bias-in-library=true rotations-as-reads=true "
+                      "scatter-adds-as-reductions=true}"),
     lowering="dyno-triton-lowering-pipeline",
     lowered_file="04-triton.mlir",
     source_writer="dyno-write-triton",
@@ -141,7 +145,7 @@ class TritonTarget(Target):
 
     def load(self, artifact: TritonArtifact, graph_id: int, device, options):
         """The kernels imported for `device` (autotuned on their first launch with
-        `options.autotune` or DYNO_AUTOTUNE), the wrapper bound to them."""
+        `options.autotune`, whose default is DYNO_AUTOTUNE), the wrapper bound to them."""
         kernels = runtime.TritonKernels(runtime.write_kernels(artifact.kernels_source),
                                         device,
                                         autotune=runtime.autotune_requested(options.autotune),

@@ -643,6 +643,43 @@ def DynoScatterAddsAsReductions : Pass<"dyno-scatter-adds-as-reductions", "func:
                            "arith::ArithDialect"];
 }
 
+def DynoRowBiasIntoMatmuls : Pass<"dyno-row-bias-into-matmuls", "func::FuncOp"> {
+  let summary = "An f32 matmul's row bias becomes its accumulator where no kernel reads the sum";
+  let description = [{
+    torch-mlir writes `addmm(bias, A, B)` as a matmul into zeros and an elementwise add
+    of the bias on every row. Kernel formation fuses that add into the kernels that read
+    the product; where only library calls read the sum, through views (GPT-2's fused QKV
+    sliced into attention's q, k and v; Swin's and BERT's q, k and v reshaped into
+    heads), the bias is added in kernels of their own, one per slice. With this pass a
+    float32 matmul whose only reader is such an add, and whose sum only library calls
+    (contractions, `dyno.library_call`) and the function's result read through reshapes,
+    slices and transposes, accumulates into the broadcast bias instead, and
+    dyno-form-kernels calls addmm with the bias vector: cuBLAS adds it in the product's
+    epilogue, rounding once as eager's addmm does. A sum that an elementwise kernel reads
+    (a GELU, a residual add) keeps the plain product and its add in that kernel: cuBLAS's
+    float32 products with a bias epilogue ran slower than plain ones on an H200, by more
+    than a saved kernel (Inductor unfuses such an addmm too). (bf16/f16 matmuls always
+    accumulate into their bias, in dyno-widen-low-precision-floats, for their rounding.)
+    The Triton target runs it (`row-bias-in-library=true` of the kernel-formation
+    pipeline); the CPU target does not: MKL's addmm copies the bias into its output
+    first, which the kernel that adds it instead saves.
+
+    ```mlir
+    // Before
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>)
+    %m = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%z)
+    %r = linalg.generic {maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1), id]}
+           ins(%m, %bias : tensor<4x8xf32>, tensor<8xf32>) outs(%e) { addf }
+    // After
+    %rows = linalg.generic {maps = [(d0, d1) -> (d1), id]} ins(%bias) outs(%e) { yield }
+    %r = linalg.matmul ins(%a, %b) outs(%rows)
+    ```
+
+    Input and output: linalg-on-tensors (before fusion).
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def DynoWidenLowPrecisionFloats : Pass<"dyno-widen-low-precision-floats", "func::FuncOp"> {
   let summary = "Compute bf16/f16 linalg bodies in f32, rounding where eager rounds";
   let description = [{
