@@ -24,6 +24,20 @@ keeps its own, e.g. batch norm's running statistics of its own batches.
 
 Only torch is needed (no Dyno import), so the GPU machine builds the same wrapper to bind
 an exported program's parameters: load this file by path there.
+
+Why this exists beside torch's own DDP and FSDP2 (issue 51, item 7): a user of
+`torch.compile(backend="mlir")` needs none of it. DDP around a Dyno-compiled module and
+FSDP2 (`fully_shard` per block and at the root, its hooks eager) around compiled blocks
+train to eager's losses (e2e/distributed_runs.py `data_parallel_training`,
+`fully_sharded_training`, in the test suite). What torch does not give is one exported
+program that holds the communication: DDP's reducer and FSDP2's hooks run outside the
+graph that AOTAutograd traces (Dynamo stops at DDP's forward, FSDP2's hooks stay eager),
+so `dyno.export_triton_training` of a DDP- or FSDP2-wrapped model would export a step
+with no collectives, and a server running it would train each rank on its own. Here the
+collectives are autograd functions inside the model's own forward, which the joint graph
+keeps. (Not tried: compiled autograd tracing FSDP2's hooks into graphs, which would
+give torch.compile users in-graph collectives from torch itself, though not one
+exportable step.)
 """
 import torch
 
