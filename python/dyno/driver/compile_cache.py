@@ -393,11 +393,8 @@ def _write_atomically(path: pathlib.Path, data: bytes) -> None:
 
 
 def _autotune_results_used():
-    import sys
-
-    autotune = sys.modules.get(__package__.rsplit(".", 1)[0]
-                               + ".targets.triton.runtime.autotune")
-    return getattr(autotune, "autotune_results_used", ())
+    """The targets' tuning files this process used (Target.tuning_files)."""
+    return {path for target in targets.loaded() for path in target.tuning_files()}
 
 
 _ARTIFACT_MEMBER_LIMIT = 1 << 30  # bytes: no compiled graph's file comes near it

@@ -20,6 +20,7 @@ wrapper calls at run time (library calls, collectives, frozen weights);
 memory_planning.py plans the wrappers' workspace.
 """
 import importlib
+import sys
 from typing import Tuple
 
 # name -> the package whose TARGET implements it (imported when first asked for: the
@@ -36,6 +37,14 @@ def get(name: str):
     if name not in _PACKAGES:
         raise ValueError(f"dyno: no target {name!r}; targets: {list(_PACKAGES)}")
     return importlib.import_module(_PACKAGES[name], __name__).TARGET
+
+
+def loaded():
+    """The targets this process has imported (a target not yet asked for has compiled
+    nothing here: the Triton target is not imported for it, nor triton)."""
+    return [importlib.import_module(package, __name__).TARGET
+            for package in _PACKAGES.values()
+            if f"{__name__}{package}" in sys.modules]
 
 
 def for_device(device):

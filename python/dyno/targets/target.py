@@ -86,6 +86,12 @@ class Target(abc.ABC):
     def load(self, artifact: Artifact, graph_id: int, device, options) -> Callable:
         """The graph's `call(args) -> outputs` on `device`'s tensors."""
 
+    def tuning_files(self) -> List[pathlib.Path]:
+        """Files this process's graphs of the target read or wrote beside the compile
+        cache (the Triton target's autotuning results), which save_cache_artifacts
+        bundles with the entries, under `autotune/`."""
+        return []
+
     @abc.abstractmethod
     def check_op(self, directory: pathlib.Path) -> None:
         """Per-op fallback's check of one op that torch-mlir imported and Dyno's MLIR

@@ -17,6 +17,7 @@ Its policy:
   launch (runtime/autotune.py).
 """
 import logging
+import pathlib
 from dataclasses import dataclass, field
 from typing import Dict, List
 
@@ -162,6 +163,11 @@ class TritonTarget(Target):
         """Runs the Triton passes and emitter on the op: raises DynoCompileError where it
         has no Triton lowering (e.g. an argmax)."""
         graph_lowering.run_dyno_passes(PASSES, directory)
+
+    def tuning_files(self):
+        """The autotuning results (runtime/autotune.py, keyed by kernel source and GPU
+        model) that this process's launchers read or wrote."""
+        return sorted(pathlib.Path(path) for path in runtime.autotune.autotune_results_used)
 
 
 TARGET = TritonTarget()
