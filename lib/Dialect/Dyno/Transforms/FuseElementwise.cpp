@@ -296,7 +296,49 @@ static void rotationAsGeneric(tensor::ConcatOp concat, IRRewriter &rewriter) {
   rewriter.replaceOp(concat, result);
 }
 
+/// The largest body of `producer` that fusion recomputes in several readers: `maxOps`,
+/// or 4x that for a producer that reads no tensor (a function of its indices, as masks
+/// built from aranges are: recomputed, it saves a store, a load per element and a
+/// launch, and costs only integer arithmetic; Swin's shifted-window regions are 10 ops).
+static unsigned recomputeLimit(linalg::GenericOp producer, unsigned maxOps) {
+  return producer.getNumDpsInputs() == 0 ? 4 * maxOps : maxOps;
+}
+
 namespace {
+/// A cheap generic that reads no tensor (a function of its indices alone, as aranges
+/// and the masks built from them are), read through several reshapes: each reshape
+/// after the first gets a copy of its own. Upstream's reshape propagation moves a
+/// reshape only into a producer with one user, so the generic stayed a kernel of its
+/// own, its result stored and loaded back (Swin's shifted-window regions, read through
+/// two expansions by the attention mask); a copy per reshape is expanded and fused into
+/// its reader, where it is recomputed from indices, which costs no memory read.
+struct CloneIndexOnlyGenericPerReshape : OpRewritePattern<linalg::GenericOp> {
+  CloneIndexOnlyGenericPerReshape(MLIRContext *context, unsigned maxOps)
+      : OpRewritePattern(context), maxOps(maxOps) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getNumDpsInputs() != 0 || op->getNumResults() != 1 ||
+        !op.hasPureTensorSemantics() || op.getNumLoops() != op.getNumParallelLoops() ||
+        bodySize(op) > recomputeLimit(op, maxOps) || dyno::hasTranscendental(op) ||
+        op->hasOneUse())
+      return failure();
+    OpOperand *reshaped = nullptr;
+    for (OpOperand &use : op->getUses())
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(use.getOwner()))
+        reshaped = &use;
+    if (!reshaped)
+      return failure();
+    rewriter.setInsertionPoint(op);
+    Operation *copy = rewriter.clone(*op);
+    rewriter.modifyOpInPlace(reshaped->getOwner(),
+                             [&] { reshaped->set(copy->getResult(0)); });
+    return success();
+  }
+
+  unsigned maxOps;
+};
+
 /// A slice of a generic that is cheap to recompute (the policy elementwise fusion
 /// uses): the generic computed on the slices of its operands. A transpose that rotary
 /// embeddings slice in halves then fuses into what reads the halves.
@@ -526,7 +568,7 @@ struct FuseElementwisePass
         return true;
       // Recompute only all-parallel producers with cheap bodies.
       return producer.getNumLoops() == producer.getNumParallelLoops() &&
-             bodySize(producer) <= maxOps;
+             bodySize(producer) <= recomputeLimit(producer, maxOps);
     };
     // Propagating a reshape through a matmul or convolution would rewrite it into an
     // expanded linalg.generic contraction that no library call matches any more.
@@ -548,7 +590,7 @@ struct FuseElementwisePass
         patterns);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     patterns.add<FoldGenericYieldingItsInits, MergeEqualExpansions>(context);
-    patterns.add<SliceRecomputableGeneric>(context, maxOps);
+    patterns.add<SliceRecomputableGeneric, CloneIndexOnlyGenericPerReshape>(context, maxOps);
     if (rotationsAsReads)
       patterns.add<ReadMoveThroughExpansion>(context);
 

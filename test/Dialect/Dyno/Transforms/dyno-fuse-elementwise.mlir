@@ -407,3 +407,46 @@ func.func @equal_expansions_of_a_reduction_are_one(%x: tensor<8x16xf32>, %xw: te
   } -> tensor<4x2x16xf32>
   return %c, %n : tensor<4x2x16xf32>, tensor<4x2x16xf32>
 }
+
+// -----
+
+// Swin's shifted-window regions: a generic of its indices alone (10 ops, above the
+// recompute limit of 8 for producers that load), read through two different
+// expansions by one consumer. Each expansion gets a copy, expanded and fused into the
+// reader, where it is recomputed from indices: no generic is left to store the regions.
+// CHECK-LABEL: func.func @index_only_generic_read_through_two_expansions
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}}"parallel"]} outs(%{{.*}} : tensor<2x4x4x2xf32>)
+// CHECK-COUNT-4: linalg.index
+// CHECK:         arith.subf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[R]]
+func.func @index_only_generic_read_through_two_expansions() -> tensor<2x4x4x2xf32> {
+  %c6 = arith.constant 6 : i64
+  %c4 = arith.constant 4 : i64
+  %e = tensor.empty() : tensor<8xi64>
+  %regions = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<8xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %j = arith.index_cast %i : index to i64
+    %a = arith.cmpi sge, %j, %c6 : i64
+    %b = arith.extui %a : i1 to i64
+    %c = arith.cmpi sge, %j, %c4 : i64
+    %d = arith.extui %c : i1 to i64
+    %s = arith.addi %d, %b : i64
+    %m = arith.muli %s, %s : i64
+    %t = arith.addi %m, %s : i64
+    linalg.yield %t : i64
+  } -> tensor<8xi64>
+  %rows = tensor.expand_shape %regions [[0, 1]] output_shape [2, 4] : tensor<8xi64> into tensor<2x4xi64>
+  %columns = tensor.expand_shape %regions [[0, 1]] output_shape [4, 2] : tensor<8xi64> into tensor<4x2xi64>
+  %o = tensor.empty() : tensor<2x4x4x2xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%rows, %columns : tensor<2x4xi64>, tensor<4x2xi64>) outs(%o : tensor<2x4x4x2xf32>) {
+  ^bb0(%x: i64, %y: i64, %out: f32):
+    %fx = arith.sitofp %x : i64 to f32
+    %fy = arith.sitofp %y : i64 to f32
+    %d = arith.subf %fx, %fy : f32
+    linalg.yield %d : f32
+  } -> tensor<2x4x4x2xf32>
+  return %r : tensor<2x4x4x2xf32>
+}
