@@ -46,7 +46,10 @@ def DynoFuseElementwise : Pass<"dyno-fuse-elementwise", "func::FuncOp"> {
     transcendental math such as exp or erf). A producer with transcendental math is fused
     only into a single consumer that reads it without broadcasting, so a per-row
     `rsqrt(var + eps)` is not recomputed for every element of the row. Costlier shared producers stay
-    separate; `dyno-tile-kernels` later computes them once per row block.
+    separate; `dyno-tile-kernels` later computes them once per row block. A producer
+    that reads no tensor (a function of its indices: masks built from aranges) may be
+    4x that size, and gets a copy per reshape that reads it, so that each copy fuses
+    into its reader (Swin's shifted-window regions).
     Recomputing `x - mean` in both the variance and the normalization of a layernorm
     costs an instruction per element and saves writing and re-reading a whole tensor. Transposes
     and broadcasts that do not feed a library operation are generalized first so that they
