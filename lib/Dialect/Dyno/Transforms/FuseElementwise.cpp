@@ -296,12 +296,25 @@ static void rotationAsGeneric(tensor::ConcatOp concat, IRRewriter &rewriter) {
   rewriter.replaceOp(concat, result);
 }
 
+/// Whether `op` reads no tensor: no inputs, and no tensor (a gather's table) read
+/// inside its body.
+static bool readsNoTensor(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 0)
+    return false;
+  WalkResult walk = op.getRegion().walk([](Operation *inner) {
+    return llvm::any_of(inner->getOperandTypes(), llvm::IsaPred<TensorType>)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
 /// The largest body of `producer` that fusion recomputes in several readers: `maxOps`,
 /// or 4x that for a producer that reads no tensor (a function of its indices, as masks
 /// built from aranges are: recomputed, it saves a store, a load per element and a
 /// launch, and costs only integer arithmetic; Swin's shifted-window regions are 10 ops).
 static unsigned recomputeLimit(linalg::GenericOp producer, unsigned maxOps) {
-  return producer.getNumDpsInputs() == 0 ? 4 * maxOps : maxOps;
+  return readsNoTensor(producer) ? 4 * maxOps : maxOps;
 }
 
 namespace {
@@ -318,7 +331,7 @@ struct CloneIndexOnlyGenericPerReshape : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getNumDpsInputs() != 0 || op->getNumResults() != 1 ||
+    if (!readsNoTensor(op) || op->getNumResults() != 1 ||
         !op.hasPureTensorSemantics() || op.getNumLoops() != op.getNumParallelLoops() ||
         bodySize(op) > recomputeLimit(op, maxOps) || dyno::hasTranscendental(op) ||
         op->hasOneUse())

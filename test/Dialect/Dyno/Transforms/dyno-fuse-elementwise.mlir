@@ -450,3 +450,42 @@ func.func @index_only_generic_read_through_two_expansions() -> tensor<2x4x4x2xf3
   } -> tensor<2x4x4x2xf32>
   return %r : tensor<2x4x4x2xf32>
 }
+
+// -----
+
+// A generic with no inputs that gathers from a table inside its body reads memory: it
+// keeps the limit of producers that load (8 ops; this one has 10) and is not copied
+// per reshape.
+// CHECK-LABEL: func.func @gather_without_inputs_is_not_recomputed
+// CHECK:         %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8xi64>)
+// CHECK:           tensor.extract
+// CHECK-COUNT-2: tensor.expand_shape %[[G]]
+func.func @gather_without_inputs_is_not_recomputed(%table: tensor<16xi64>) -> tensor<2x4x4x2xf32> {
+  %c6 = arith.constant 6 : i64
+  %c4 = arith.constant 4 : i64
+  %e = tensor.empty() : tensor<8xi64>
+  %regions = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<8xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %v = tensor.extract %table[%i] : tensor<16xi64>
+    %a = arith.cmpi sge, %v, %c6 : i64
+    %b = arith.extui %a : i1 to i64
+    %c = arith.cmpi sge, %v, %c4 : i64
+    %d = arith.extui %c : i1 to i64
+    %s = arith.addi %d, %b : i64
+    %m = arith.muli %s, %s : i64
+    %t = arith.addi %m, %s : i64
+    linalg.yield %t : i64
+  } -> tensor<8xi64>
+  %rows = tensor.expand_shape %regions [[0, 1]] output_shape [2, 4] : tensor<8xi64> into tensor<2x4xi64>
+  %columns = tensor.expand_shape %regions [[0, 1]] output_shape [4, 2] : tensor<8xi64> into tensor<4x2xi64>
+  %o = tensor.empty() : tensor<2x4x4x2xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%rows, %columns : tensor<2x4xi64>, tensor<4x2xi64>) outs(%o : tensor<2x4x4x2xf32>) {
+  ^bb0(%x: i64, %y: i64, %out: f32):
+    %fx = arith.sitofp %x : i64 to f32
+    %fy = arith.sitofp %y : i64 to f32
+    %d = arith.subf %fx, %fy : f32
+    linalg.yield %d : f32
+  } -> tensor<2x4x4x2xf32>
+  return %r : tensor<2x4x4x2xf32>
+}
