@@ -271,8 +271,29 @@ def two_dimensional_training(target, rank):
     return _train_sharded(target, mesh["dp"], mesh["tp"], 10 + mesh["dp"].get_local_rank())
 
 
+def divergent_compile(target, rank):
+    """The coalesced collectives' program where rank 1's compile fails (injected) and rank
+    0's succeeds: compiled, rank 0 would all-reduce tensor by tensor while rank 1's eager
+    program sends one coalesced message (gloo aborted a rank: "Received data size
+    doesn't match expected size"). The processes agree: both run it eagerly."""
+    from dyno.driver import compiler
+    from dyno.errors import DynoCompileError
+
+    def failing(*args, **kwargs):
+        raise DynoCompileError("injected", "rank 1's compile fails")
+
+    original = compiler._compile
+    if rank == 1:
+        compiler._compile = failing
+    try:
+        return coalesced_collectives(target, rank)
+    finally:
+        compiler._compile = original
+
+
 SCENARIOS = {"functional_collectives": functional_collectives,
              "coalesced_collectives": coalesced_collectives,
+             "divergent_compile": divergent_compile,
              "tensor_parallel_training": tensor_parallel_training,
              "data_parallel_training": data_parallel_training,
              "sharded_data_parallel_training": sharded_data_parallel_training,

@@ -74,6 +74,19 @@ def test_coalesced_collectives_are_a_library_call_per_tensor(reports):
         assert calls["_c10d_functional.wait_tensor.default"] == 7, calls
 
 
+def test_processes_that_compile_a_graph_differently_all_run_it_eagerly(reports):
+    """Rank 1's compile of a graph with collectives fails, rank 0's succeeds: every rank
+    runs it eagerly (rank_agreement.py), with eager's results, and none aborts."""
+    for rank, report in enumerate(reports):
+        result = report["divergent_compile"]
+        assert result["results"] and result["difference"] < 1e-5
+        # (Rank 0's compile itself succeeded and is counted; the agreement then ran the
+        # graph eagerly. Had it not, the processes' collectives would not have matched.)
+        assert result["fallback_graphs"] >= 1, result
+        reasons = " ".join(result["fallback_reasons"])
+        assert ("injected" if rank == 1 else "distributed") in reasons, reasons
+
+
 def test_tensor_parallel_training_matches_eager(reports):
     for report in reports:
         result = report["tensor_parallel_training"]
