@@ -273,9 +273,10 @@ def two_dimensional_training(target, rank):
 
 def divergent_compile(target, rank):
     """The coalesced collectives' program where rank 1's compile fails (injected) and rank
-    0's succeeds: compiled, rank 0 would all-reduce tensor by tensor while rank 1's eager
-    program sends one coalesced message (gloo aborted a rank: "Received data size
-    doesn't match expected size"). The processes agree: both run it eagerly."""
+    0's succeeds: rank 0 all-reduces tensor by tensor, compiled; rank 1 ran Dynamo's
+    graph, which sends one coalesced message, and gloo aborted a rank ("Received data
+    size doesn't match expected size"). Now rank 1 runs the AOT graph eagerly, with
+    rank 0's collectives."""
     from dyno.driver import compiler
     from dyno.errors import DynoCompileError
 

@@ -15,13 +15,14 @@ from typing import Callable, List
 
 import torch
 
-from . import compile_cache, rank_agreement
+from . import compile_cache
 from .. import counters, environment, targets
 from ..capture import opaque_inputs
 from ..lowering import frontend
 from ..targets import host_runtime
 from .debug import GraphDump, log
 from ..errors import DynoCompileError
+from ..ops.library_calls import COLLECTIVE_NAMESPACE
 
 _warned = set()
 
@@ -209,50 +210,26 @@ def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, target, dev
         return None, None
 
 
-def _eager(gm: torch.fx.GraphModule, graph_id: int) -> Callable:
-    eager = _boxed(lambda args: gm(*args))
-    eager.dyno_runs_eagerly = True  # (the backend then runs Dynamo's graph instead)
-    eager.dyno_graph_id = graph_id
-    return eager
+def _communicates(gm: torch.fx.GraphModule) -> bool:
+    return any(getattr(node.target, "namespace", None) == COLLECTIVE_NAMESPACE
+               for node in gm.graph.nodes if node.op == "call_function")
 
 
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: CompileOptions,
                   kind: str, inference: bool = False) -> Callable:
     """AOTAutograd's compiler hook: returns a boxed callable running the graph.
-    `inference`: AOTAutograd's inference graph (no backward follows). A graph with
-    collectives runs compiled only where every process that runs them with this one
-    compiled it alike (rank_agreement.py); otherwise every one runs it eagerly."""
-    compiled = _compile_graph(gm, example_inputs, options, kind, inference)
-    if not rank_agreement.communicates(gm):
-        return compiled
-    outcome = rank_agreement.EAGER if getattr(compiled, "dyno_runs_eagerly", False) \
-        else compiled.dyno_outcome
-    try:
-        agreed = rank_agreement.agree(gm, outcome)
-    except Exception as error:  # noqa: BLE001 (no agreement to be had: as compiled)
-        log.info("graph %d: no agreement with the other processes: %s: %s",
-                 compiled.dyno_graph_id, type(error).__name__, error)
-        return compiled
-    if agreed or outcome == rank_agreement.EAGER:
-        return compiled
-    failure = DynoCompileError(
-        "distributed", "not every process that runs this graph's collectives compiled it "
-        "alike (its collectives would have run in another order or size on some); every "
-        "process runs it eagerly")
-    counters.record_fallback(f"{kind} graph {compiled.dyno_graph_id}: {failure.stage}: "
-                             f"{failure.reason}")
-    _warn_once(compiled.dyno_graph_id, failure)
-    return _eager(gm, compiled.dyno_graph_id)
-
-
-def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: CompileOptions,
-                   kind: str, inference: bool) -> Callable:
-    """compile_graph for this process alone: the compiled call (its `dyno_outcome`
-    rank_agreement.WHOLE or PARTIAL) or the eager one (`dyno_runs_eagerly`)."""
+    `inference`: AOTAutograd's inference graph (no backward follows)."""
     dump = GraphDump()
     dump.write("00-aten-fx.py", lambda: gm.code)
-    eager = _eager(gm, dump.graph_id)
-    outcome = rank_agreement.WHOLE
+    eager = _boxed(lambda args: gm(*args))
+    # The backend then runs Dynamo's graph instead, at eager's speed; but not for a graph
+    # that communicates. Dyno's decompositions split coalesced collectives per tensor,
+    # and its compiled graphs keep the AOT graph's order of collective starts, so every
+    # process issues the collectives of this graph, not of Dynamo's: where one process
+    # failed to compile a graph that another compiled (a failure on one machine only),
+    # Dynamo's graph sent one coalesced message where the others sent one per tensor,
+    # and gloo aborted a process ("Received data size doesn't match expected size").
+    eager.dyno_runs_eagerly = not _communicates(gm)
 
     def fall_back(error: DynoCompileError) -> Callable:
         counters.record_fallback(f"{kind} graph {dump.graph_id}: {error.stage}: {error.reason}")
@@ -309,7 +286,6 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Comp
         call = _compile_with_eager_ops(compiled_gm, kind, dump, error, compile_part, target)
         if call is None:
             return fall_back(error)
-        outcome = rank_agreement.PARTIAL
     except Exception as error:  # never break the user's program
         return fall_back(DynoCompileError("internal error", f"{type(error).__name__}: {error}"))
     call = with_objects(call)
@@ -317,7 +293,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Comp
     state = {"eager": False}
     # A graph that communicates is never run a second time after a failure: this process
     # alone would issue its collectives again (the other processes wait in theirs).
-    communicates = rank_agreement.communicates(gm)
+    communicates = _communicates(gm)
 
     def run(args):
         if not state["eager"]:
@@ -344,7 +320,4 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Comp
                 _warn_once(dump.graph_id, failure)
         return gm(*args)
 
-    compiled = _boxed(run)
-    compiled.dyno_outcome = outcome
-    compiled.dyno_graph_id = dump.graph_id
-    return compiled
+    return _boxed(run)
