@@ -229,7 +229,8 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     # failed to compile a graph that another compiled (a failure on one machine only),
     # Dynamo's graph sent one coalesced message where the others sent one per tensor,
     # and gloo aborted a process ("Received data size doesn't match expected size").
-    eager.dyno_runs_eagerly = not _communicates(gm)
+    communicates = _communicates(gm)
+    eager.dyno_runs_eagerly = not communicates
 
     def fall_back(error: DynoCompileError) -> Callable:
         counters.record_fallback(f"{kind} graph {dump.graph_id}: {error.stage}: {error.reason}")
@@ -293,7 +294,6 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     state = {"eager": False}
     # A graph that communicates is never run a second time after a failure: this process
     # alone would issue its collectives again (the other processes wait in theirs).
-    communicates = _communicates(gm)
 
     def run(args):
         if not state["eager"]:
