@@ -3,13 +3,14 @@ zoo against each other and Inductor's default, in one process.
 
     python3 benchmarks/gpu_host_ab.py --size bench --dtype bfloat16 --models llama,gpt2 \
         --artifacts .gpu/old,.gpu/new [--rounds 40] [--graphs] [--no-inductor] \
-        [--kernels kernels.md]
+        [--kernels kernels.md] [--sequence sequence.md]
 
 Each round times 20 calls of every program (and of Inductor's default) in a shuffled
 order; printed: per build the median ms per call and the median over rounds of
 Inductor's time / the build's (or the first build's, with --no-inductor), and before
 the rounds each program's error from eager, kernels and GPU ms per call
-(torch.profiler). `--graphs` also times each build's CUDA-graph program ("+g"), against
+(torch.profiler); `--sequence` writes each program's kernels of one call in launch
+order, to compare two programs kernel by kernel. `--graphs` also times each build's CUDA-graph program ("+g"), against
 Inductor's mode="reduce-overhead" ("inductor-ro"). Small models are bound by the host's launches, whose
 speed drifts within a process on the GPU machines: only rounds taken side by side tell
 a change of 10% apart (gpu_zoo.py's do_bench medians of whole runs moved 30% for one
@@ -29,7 +30,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 from gpu_run import load_runtime, program_weights, relative_error  # noqa: E402
-from gpu_zoo import gpu_profile, profile_kernels  # noqa: E402
+from gpu_zoo import gpu_profile, kernel_sequence, profile_kernels  # noqa: E402
 
 CALLS = 20  # per program per round
 
@@ -97,6 +98,8 @@ def main():
     parser.add_argument("--no-inductor", action="store_true")
     parser.add_argument("--kernels", default="",
                         help="also append each program's costliest kernels to this file")
+    parser.add_argument("--sequence", default="",
+                        help="also append each program's kernels of one call, in order")
     args = parser.parse_args()
     for name in args.models.split(","):
         # Each model's Inductor compiles start afresh: past Dynamo's recompile limit
@@ -123,6 +126,15 @@ def main():
                       f"{gpu_ms:.3f} GPU ms per call", flush=True)
             if args.kernels:
                 profile_kernels(args.kernels, name, built, inputs, rows=40)
+            if args.sequence:
+                with open(args.sequence, "a") as out:
+                    for label, program in built.items():
+                        if label.endswith("+g") or label == "inductor-ro":
+                            continue  # a graph replay's kernels are the same
+                        names = kernel_sequence(program, inputs)
+                        out.write(f"## {name} {args.dtype} {label}: {len(names)} kernels\n\n")
+                        out.writelines(f"{i:3d} {n[:110]}\n" for i, n in enumerate(names))
+                        out.write("\n")
             times = timed_rounds(built, inputs, args.rounds)
         cells = []
         for label in built:

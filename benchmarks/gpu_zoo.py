@@ -261,6 +261,16 @@ def report_lines(rows, labels, args, triton_version):
     return lines
 
 
+def kernel_sequence(program, inputs):
+    """The names of the CUDA kernels one call of `program` launches, in launch order
+    (memory copies and sets included, marked as such by their names): two programs'
+    kernels compared one by one."""
+    events = [event for event in _profiled(program, inputs, 1).events()
+              if event.device_type == torch.autograd.DeviceType.CUDA]
+    events.sort(key=lambda event: event.time_range.start)
+    return [event.name for event in events]
+
+
 def profile_kernels(path, title, programs, inputs, calls=10, rows=12):
     """Appends to `path` each program's GPU time per kernel (torch.profiler, `calls`
     calls), the `rows` costliest: where a model's time goes, side by side."""
