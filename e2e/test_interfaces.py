@@ -433,6 +433,8 @@ def test_out_of_range_index_raises_eagers_error_not_a_crash(target):
     # kernel a failed one aborted the process ("index must be smaller than dim size").
     # dyno-hoist-kernel-assertions checks them on the host before the gather runs: the
     # call runs eagerly and eager raises IndexError; later calls run compiled again.
+    # Triton: the checks are device assertions in the gathering kernel (a GPU's
+    # device-side assert, as eager's); interpreted, a failed one is the same fallback.
     weight = torch.randn(10, 4)
 
     def fn(indices):
@@ -477,8 +479,18 @@ def test_computed_indices_are_checked_only_where_they_can_leave_their_range(
     torch.testing.assert_close(compiled(scores, zero), route(scores, zero))
     assert dyno.stats()["runtime_fallbacks"] == 0
     (wrapper,) = tmp_path.glob("graph_*/0*-wrapper.py")
-    checks = wrapper.read_text().count("_check_condition(")
-    assert checks == 1, wrapper.read_text()  # the shifted index's, not the routing's
+    host_checks = wrapper.read_text().count("_check_condition(")
+    if target == "cpu":
+        assert host_checks == 1, wrapper.read_text()  # the shifted index's, not the routing's
+    else:
+        # dyno-keep-assertions-in-kernels: the shifted index's check is a device
+        # assertion in the kernel that gathers through it, and only there.
+        assert host_checks == 0, wrapper.read_text()
+        (kernels,) = tmp_path.glob("graph_*/0*-kernels.py")
+        asserting = [kernel for kernel in kernels.read_text().split("@triton.jit")[1:]
+                     if "tl.device_assert(" in kernel]
+        assert len(asserting) == 1, kernels.read_text()
+        assert asserting[0].startswith("(debug=True)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(IndexError):

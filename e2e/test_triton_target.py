@@ -213,7 +213,8 @@ def test_export_compiles_small_constants_in_as_literals(tmp_path, monkeypatch,
                                                          literal_elements):
     """An exported program's constants cannot change, so a small one is a literal the
     compiler knows: the gather at the constant index needs no bounds check at run time.
-    A constant over the limit stays an input, read (and checked) at run time."""
+    A constant over the limit stays an input, read (and checked, by a device assertion in
+    the gathering kernel) at run time."""
     import dyno.export
 
     monkeypatch.setattr(dyno.export, "LITERAL_CONSTANT_ELEMENTS", literal_elements)
@@ -224,10 +225,12 @@ def test_export_compiles_small_constants_in_as_literals(tmp_path, monkeypatch,
     kinds = [entry["kind"] for entry in
              json.loads((pathlib.Path(directory) / "program.json").read_text())["inputs"]]
     wrapper = (pathlib.Path(directory) / "wrapper.py").read_text()
+    kernels = (pathlib.Path(directory) / "kernels.py").read_text()
     literal = literal_elements >= 16
     assert kinds == (["parameter", "user_input"] if literal
                      else ["parameter", "constant", "user_input"])
-    assert ("_check_condition(" in wrapper) != literal
+    assert "_check_condition(" not in wrapper
+    assert ("tl.device_assert(" in kernels) != literal
     program = triton_runtime.load(directory, device="cpu")
     torch.testing.assert_close(program(x), model(x).detach(), rtol=0, atol=0)
 

@@ -23,9 +23,12 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   // No kernel computes (or is passed) a tensor with no elements.
   pm.addNestedPass<func::FuncOp>(createDynoFoldEmptyTensors());
-  // Per-element index checks (torch-mlir's, and Dyno's for gathers) run as reductions
-  // asserted on the host, before the ops.
+  // Per-element index checks (torch-mlir's, and Dyno's for gathers): on GPUs checks of
+  // the index in the kernels that read it (device assertions); otherwise, and where no
+  // read is guarded, reductions asserted on the host before the ops.
   pm.addNestedPass<func::FuncOp>(createDynoCheckGatherBounds());
+  if (options.assertionsInKernels)
+    pm.addNestedPass<func::FuncOp>(createDynoKeepAssertionsInKernels());
   pm.addNestedPass<func::FuncOp>(createDynoHoistKernelAssertions());
   // Checks that the indices' ranges prove (sort positions, bins, loop indices) go.
   pm.addNestedPass<func::FuncOp>(createDynoRemoveProvenAssertions());
@@ -101,6 +104,7 @@ void dyno::registerDynoPipelines() {
         formation.rowBiasInLibrary = true;
         formation.rotationsAsReads = true;
         formation.scatterAddsAsReductions = true;
+        formation.assertionsInKernels = true;
         buildKernelFormationPipeline(pm, formation);
         buildTritonLoweringPipeline(pm, options);
       });

@@ -55,6 +55,13 @@ struct KernelFormationOptions : public PassPipelineOptions<KernelFormationOption
                      "(dyno-scatter-adds-as-reductions): the Triton target, where each "
                      "update would be an atomic add on the same few addresses"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> assertionsInKernels{
+      *this, "assertions-in-kernels",
+      llvm::cl::desc("Per-element index checks stay in the kernels that read the index, "
+                     "as device-side assertions (dyno-keep-assertions-in-kernels): the "
+                     "Triton target, where a host check costs two launches per call; "
+                     "false: a reduction asserted on the host before the op"),
+      llvm::cl::init(false)};
 };
 
 /// linalg-on-tensors graph -> host schedule + `module @kernels` on tensors.

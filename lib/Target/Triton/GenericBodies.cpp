@@ -2,12 +2,14 @@
 //
 // Part of the `dyno-convert-kernels-to-triton-level` pass (see KernelEmitter.h): a
 // generic's body on blocks: its scalar arith and math ops elementwise, its index ops,
-// affine applies and gathers (tensor.extract) as offsets and loads, and its per-element
-// loops (scf.while) as block-level loops.
+// affine applies and gathers (tensor.extract) as offsets and loads, its index checks
+// (dyno.check) as device assertions, and its per-element loops (scf.while) as
+// block-level loops.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelEmitter.h"
 
+#include "dyno/Dialect/Dyno/IR/DynoOps.h"
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -126,6 +128,19 @@ LogicalResult KernelEmitter::emitOps(linalg::GenericOp op, Block &block, Region 
     if (auto loop = dyn_cast<scf::WhileOp>(inner)) {
       if (failed(emitWhile(op, loop, region, mapping)))
         return failure();
+      continue;
+    }
+    if (auto check = dyn_cast<dyno::CheckOp>(inner)) {
+      // Asserted on the lanes in the iteration space only: masked lanes hold no index.
+      FailureOr<Value> condition = lookup(check.getCondition());
+      FailureOr<Value> value = lookup(check.getValue());
+      if (failed(condition) || failed(value))
+        return failure();
+      Value mask = isa<RankedTensorType>(condition->getType())
+                       ? maskFor(region, support(*condition))
+                       : Value();
+      tl::AssertOp::create(b, check.getLoc(), *condition, mask, check.getMessage());
+      mapping.map(check.getResult(), *value);
       continue;
     }
     if (inner.getNumRegions() ||

@@ -33,6 +33,20 @@ namespace {
 /// semantics for, and the kernels' helpers).
 #include "TritonPrelude.inc"
 
+/// `text` as a Python string literal.
+std::string pythonString(StringRef text) {
+  std::string literal = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      literal += '\\';
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)
+      literal += ' '; // (messages are ASCII; a control character would end the literal)
+    else
+      literal += c;
+  }
+  return literal + "\"";
+}
+
 class KernelPrinter {
 public:
   KernelPrinter(func::FuncOp kernel, raw_ostream &os) : kernel(kernel), os(os) {
@@ -469,6 +483,19 @@ LogicalResult KernelPrinter::printOp(Operation *op, unsigned indent) {
     os << ")\n";
     return success();
   }
+  if (auto assertion = dyn_cast<tl::AssertOp>(op)) {
+    // Masked lanes hold no index: the condition holds there.
+    os << pad << "tl.device_assert(";
+    if (assertion.getMask())
+      os << "(" << name(assertion.getCondition()) << ") | ~(" << name(assertion.getMask())
+         << ")";
+    else
+      os << name(assertion.getCondition());
+    // (launch.py's CHECK_MESSAGE_PREFIX: an interpreted failure is told by it)
+    os << ", " << pythonString(("dyno check failed: " + assertion.getMessage()).str())
+       << ")\n";
+    return success();
+  }
   if (auto atomic = dyn_cast<tl::AtomicOp>(op)) {
     os << pad << "tl.atomic_" << atomic.getKind() << "(" << name(atomic.getPtr()) << " + "
        << name(atomic.getOffsets()) << ", " << name(atomic.getValue());
@@ -633,8 +660,12 @@ LogicalResult KernelPrinter::print() {
   });
   if (walked.wasInterrupted())
     return failure();
-  os << "\n\n@triton.jit\ndef " << kernel.getName() << "(" << llvm::join(parameters, ", ")
-     << "):\n";
+  // A kernel that asserts compiles in Triton's debug mode, where tl.device_assert is
+  // kept (the runtime turns Triton's integer overflow checks off for it).
+  bool asserts = kernel.walk([](tl::AssertOp) { return WalkResult::interrupt(); })
+                     .wasInterrupted();
+  os << "\n\n@triton.jit" << (asserts ? "(debug=True)" : "") << "\ndef " << kernel.getName()
+     << "(" << llvm::join(parameters, ", ") << "):\n";
   uint64_t start = os.tell();
   // Triton passes an integer argument below 2**31 as int32: products of sizes (a
   // dynamic numel) must not wrap there either.

@@ -319,3 +319,14 @@ LogicalResult SortOp::verify() {
 
 #define GET_OP_CLASSES
 #include "dyno/Dialect/Dyno/IR/DynoOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// CheckOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult CheckOp::fold(FoldAdaptor adaptor) {
+  if (auto condition = dyn_cast_or_null<IntegerAttr>(adaptor.getCondition());
+      condition && condition.getValue().isOne())
+    return getValue();
+  return {};
+}

@@ -64,8 +64,26 @@ static bool allUsersAreLibraryOps(Operation *op) {
   return onlyLibrariesRead(op->getResult(0), /*throughReshapes=*/ofLibraryCall);
 }
 
+/// The ops of `op`'s body that compute its values: index checks kept in kernels
+/// (`dyno.check`, dyno-keep-assertions-in-kernels) and the ops only their conditions
+/// read are a few compares per gather, and do not make a gather too costly to recompute
+/// in each of its readers (as it is where the checks run on the host).
 static unsigned bodySize(linalg::GenericOp op) {
-  return op.getRegion().front().getOperations().size();
+  Block &body = op.getRegion().front();
+  DenseSet<Operation *> checking;
+  for (Operation &inner : llvm::reverse(body)) {
+    bool onlyChecks =
+        isa<dyno::CheckOp>(inner) ||
+        (!inner.use_empty() && isMemoryEffectFree(&inner) &&
+         llvm::all_of(inner.getUses(), [&](OpOperand &use) {
+           auto check = dyn_cast<dyno::CheckOp>(use.getOwner());
+           return (check && use.get() == check.getCondition()) ||
+                  (!check && checking.contains(use.getOwner()));
+         }));
+    if (onlyChecks)
+      checking.insert(&inner);
+  }
+  return body.getOperations().size() - checking.size();
 }
 
 /// Transcendental functions cost tens of instructions each; a producer using one is

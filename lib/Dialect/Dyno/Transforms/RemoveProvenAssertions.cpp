@@ -156,6 +156,8 @@ Bounds ValueBounds::evaluate(Operation *op, unsigned result,
   }
   if (auto extract = dyn_cast<tensor::ExtractOp>(op))
     return elements(extract.getTensor());
+  if (auto check = dyn_cast<dyno::CheckOp>(op))
+    return operand(check.getValue());
   if (auto select = dyn_cast<arith::SelectOp>(op)) {
     Bounds condition = operand(select.getCondition());
     if (condition.ints) {
@@ -630,6 +632,12 @@ struct RemoveProvenAssertionsPass
       if (bounds.scalar(assertion.getArg()).isTrue())
         proven.push_back(assertion);
     });
+    // Checks kept in kernels (dyno-keep-assertions-in-kernels): the same, per element.
+    SmallVector<dyno::CheckOp> provenChecks;
+    getOperation()->walk([&](dyno::CheckOp check) {
+      if (bounds.scalar(check.getCondition()).isTrue())
+        provenChecks.push_back(check);
+    });
     // Selects in kernel bodies whose condition the bounds decide (a negative index's
     // wraparound, `i < 0 ? i + n : i`, of sort positions, also with its comparison in
     // a generic of its own): the value they always pick. Decided before anything is erased (the bounds cache values).
@@ -669,6 +677,14 @@ struct RemoveProvenAssertionsPass
       assertion.erase();
       // The check's own computation (its reduction, the extract) has no other reader,
       // nor has a decided select's comparison.
+      if (condition)
+        worklist.push_back(condition);
+    }
+    for (dyno::CheckOp check : provenChecks) {
+      LLVM_DEBUG(llvm::dbgs() << "proven: " << check << "\n");
+      Operation *condition = check.getCondition().getDefiningOp();
+      check.getResult().replaceAllUsesWith(check.getValue());
+      check.erase();
       if (condition)
         worklist.push_back(condition);
     }

@@ -38,12 +38,15 @@ log = logging.getLogger("dyno.compile")
 # elements) sum their bins as rows instead of adding atomically on the same addresses.
 # A float32 addmm whose sum only library calls read (attention's q, k and v) has cuBLAS
 # add its bias, in the product's epilogue (GPT-2's fused QKV otherwise adds it in three
-# kernels, one per slice); where a kernel reads the sum, that kernel adds it.
+# kernels, one per slice); where a kernel reads the sum, that kernel adds it. A gather's
+# index check is a device assertion in the kernel that reads through the index, as in
+# eager's CUDA kernels and Inductor's (on the host it took a reduction and an
+# `_assert_async`, two launches per call).
 PASSES = graph_lowering.DynoPasses(
     target="triton",
     kernel_formation=("dyno-kernel-formation-pipeline{convolution-bias-in-library=false "
                       "row-bias-in-library=true rotations-as-reads=true "
-                      "scatter-adds-as-reductions=true}"),
+                      "scatter-adds-as-reductions=true assertions-in-kernels=true}"),
     lowering="dyno-triton-lowering-pipeline",
     lowered_file="04-triton.mlir",
     source_writer="dyno-write-triton",
@@ -150,7 +153,8 @@ class TritonTarget(Target):
         kernels = runtime.TritonKernels(runtime.write_kernels(artifact.kernels_source),
                                         device,
                                         autotune=runtime.autotune_requested(options.autotune),
-                                        compile_threads=host_runtime.compile_threads())
+                                        compile_threads=host_runtime.compile_threads(),
+                                        check_failed=host_runtime.CheckFailed)
         if kernels.shared:
             counters.bump("shared_kernels", kernels.shared)
         if kernels.compiled_ahead:

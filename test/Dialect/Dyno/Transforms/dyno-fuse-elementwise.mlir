@@ -489,3 +489,52 @@ func.func @gather_without_inputs_is_not_recomputed(%table: tensor<16xi64>) -> te
   } -> tensor<2x4x4x2xf32>
   return %r : tensor<2x4x4x2xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A gather whose index checks stay in the kernel (dyno.check, on GPUs): the checks and
+// their compares do not count toward its cost, so it is recomputed in both readers, as
+// the same gather without checks is (10 body ops, 4 of them computing values).
+// CHECK-LABEL: func.func @recompute$checked_gather
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%arg0,
+// CHECK:           dyno.check
+// CHECK:           tensor.extract %arg1
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg0, %[[SUM]]
+// CHECK:           dyno.check
+// CHECK:           tensor.extract %arg1
+// CHECK-NOT:     linalg.generic
+func.func @recompute$checked_gather(%idx: tensor<4xi64>, %w: tensor<10x16xf32>) -> (tensor<4xf32>, tensor<4x16xf32>) {
+  %c10 = arith.constant 10 : index
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<4x16xf32>
+  %g = linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]} ins(%idx : tensor<4xi64>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %col = linalg.index 1 : index
+    %r = arith.index_cast %i : i64 to index
+    %lt = arith.cmpi slt, %r, %c10 : index
+    %ge = arith.cmpi sge, %r, %c0 : index
+    %both = arith.andi %lt, %ge : i1
+    %c1 = dyno.check %r if %lt, "index must be smaller than dim size" : index
+    %c2 = dyno.check %c1 if %ge, "index must be larger or equal to 0" : index
+    %c3 = dyno.check %c2 if %both, "index out of range" : index
+    %v = tensor.extract %w[%c3, %col] : tensor<10x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%g : tensor<4x16xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %n = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%g, %s : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.mulf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<4x16xf32>
+  return %s, %n : tensor<4xf32>, tensor<4x16xf32>
+}

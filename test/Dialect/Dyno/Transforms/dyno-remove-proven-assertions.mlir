@@ -1,7 +1,9 @@
 // RUN: dyno-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(dyno-check-gather-bounds,dyno-hoist-kernel-assertions,dyno-remove-proven-assertions))" | FileCheck %s
+// RUN: dyno-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(dyno-check-gather-bounds,dyno-keep-assertions-in-kernels,dyno-hoist-kernel-assertions,dyno-remove-proven-assertions))" | FileCheck %s --check-prefix=GPU
 
 // The checks come from dyno-check-gather-bounds and are hoisted to the host by
-// dyno-hoist-kernel-assertions; this pass removes those the values' bounds prove.
+// dyno-hoist-kernel-assertions (or, GPU, kept in the kernel as dyno.check by
+// dyno-keep-assertions-in-kernels); this pass removes those the values' bounds prove.
 
 #id = affine_map<(d0) -> (d0)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -12,6 +14,10 @@
 // CHECK-NOT:     cf.assert
 // CHECK-NOT:     iterator_types = ["reduction"]
 // CHECK:         tensor.extract
+// GPU-LABEL:   func.func @gather$sort_positions
+// GPU-NOT:       dyno.check
+// GPU-NOT:       cf.assert
+// GPU:           tensor.extract
 func.func @gather$sort_positions(%x: tensor<8xi64>, %w: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %s:2 = dyno.library_call "aten.sort.stable"(%x) {arguments = [unit, true, -1, false]} : (tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>)
   %e = tensor.empty() : tensor<8x4xf32>
@@ -103,6 +109,11 @@ func.func @gather$floor_divided_positions_too_far(%x: tensor<8xi64>, %w: tensor<
 // Indices the user passes are unbounded: the check stays.
 // CHECK-LABEL: func.func @gather$argument_indices
 // CHECK:         cf.assert {{.*}} "index out of range
+// GPU-LABEL:   func.func @gather$argument_indices
+// GPU-NOT:       cf.assert
+// GPU:           linalg.generic
+// GPU:             %[[CHECKED:.*]] = dyno.check {{.*}} "index out of range
+// GPU:             tensor.extract %{{.*}}[%[[CHECKED]], %{{.*}}]
 func.func @gather$argument_indices(%idx: tensor<8xi64>, %w: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %e = tensor.empty() : tensor<8x4xf32>
   %r = linalg.generic {indexing_maps = [#row, #all], iterator_types = ["parallel", "parallel"]} ins(%idx : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {

@@ -244,4 +244,31 @@ def Dyno_YieldOp : Dyno_Op<"yield", [Pure, Terminator,
   let assemblyFormat = "$values attr-dict `:` type($values)";
 }
 
+//===----------------------------------------------------------------------===//
+// Checks inside kernels
+//===----------------------------------------------------------------------===//
+
+def Dyno_CheckOp : Dyno_Op<"check", [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a value that must satisfy a condition (an index in range)";
+  let description = [{
+    Returns `value`; where `condition` is false the program fails as eager's kernel
+    would (a device-side assertion on a GPU, as eager's CUDA gathers assert their
+    indices). `dyno-keep-assertions-in-kernels` attaches each per-element index check of
+    a kernel body to the index it guards: the check lives exactly as long as the read
+    that uses the index (fusion clones it with its reader, dead code elimination drops
+    it with it) and costs no launch of its own. A check whose condition folds to true
+    folds to its value.
+
+    ```mlir
+    %ok = arith.andi %nonNegative, %belowSize : i1
+    %checked = dyno.check %index if %ok, "index out of range" : index
+    %element = tensor.extract %table[%checked, %column] : tensor<50x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyType:$value, I1:$condition, StrAttr:$message);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$value `if` $condition `,` $message attr-dict `:` type($value)";
+  let hasFolder = 1;
+}
+
 #endif // DYNO_DIALECT_DYNO_IR_DYNOOPS_TD

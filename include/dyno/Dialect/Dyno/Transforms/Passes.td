@@ -238,6 +238,42 @@ def DynoFoldEmptyTensors : Pass<"dyno-fold-empty-tensors", "func::FuncOp"> {
   let dependentDialects = ["tensor::TensorDialect"];
 }
 
+def DynoKeepAssertionsInKernels
+    : Pass<"dyno-keep-assertions-in-kernels", "func::FuncOp"> {
+  let summary = "Per-element index checks stay in their kernels, as checks of the index";
+  let description = [{
+    GPUs (the Triton target). A per-element index check (`cf.assert` in a linalg body:
+    torch-mlir's embedding check, `dyno-check-gather-bounds`' gather checks) becomes a
+    `dyno.check` of the index it guards, a device-side assertion in the kernel that
+    reads through it, as eager's CUDA gathers and Inductor's kernels assert their
+    indices. On the host (`dyno-hoist-kernel-assertions`) the same check costs two GPU
+    launches (a reduction and `torch._assert_async`) for every call; here it costs
+    none, and it is cloned, fused and dropped with the read it guards.
+
+    The guarded index is the first `tensor.extract` index after the assertion, in the
+    same body, that depends on a value the condition reads and that itself depends on
+    the op's inputs. An assertion with no such index stays (the host pass hoists it).
+
+    ```mlir
+    // Before
+    ^bb0(%i: i64, %o: f32):
+      %ok = arith.cmpi slt, %i, %c10 : i64
+      cf.assert %ok, "index must be smaller than dim size"
+      %idx = arith.index_cast %i : i64 to index
+      %v = tensor.extract %table[%idx, %j] : tensor<10x4xf32>
+    // After
+    ^bb0(%i: i64, %o: f32):
+      %ok = arith.cmpi slt, %i, %c10 : i64
+      %idx = arith.index_cast %i : i64 to index
+      %checked = dyno.check %idx if %ok, "index must be smaller than dim size" : index
+      %v = tensor.extract %table[%checked, %j] : tensor<10x4xf32>
+    ```
+
+    Input and output: linalg-on-tensors.
+  }];
+  let dependentDialects = ["dyno::DynoDialect"];
+}
+
 def DynoHoistKernelAssertions : Pass<"dyno-hoist-kernel-assertions", "func::FuncOp"> {
   let summary = "Check per-element assertions on the host before the op runs";
   let description = [{

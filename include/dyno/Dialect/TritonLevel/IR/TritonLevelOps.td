@@ -157,6 +157,26 @@ def TL_PickReduceOp : TL_Op<"pick_reduce", [Pure, AllTypesMatch<["value", "picke
   let hasVerifier = 1;
 }
 
+def TL_AssertOp : TL_Op<"assert", [MemoryEffects<[MemWrite]>]> {
+  let summary = "a device-side assertion (tl.device_assert)";
+  let description = [{
+    Fails the launch (a device-side assertion, as eager's CUDA kernels assert their
+    indices) where `condition` is false and `mask` (the lanes in the iteration space)
+    is true. Kernels with an assertion compile in Triton's debug mode, without its
+    integer overflow checks (as Inductor compiles its kernels).
+
+    ```mlir
+    tl.assert %inBounds mask %xmask, "index out of range" : tensor<?xi1>, tensor<?xi1>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[I1, TL_MaskBlock]>:$condition,
+                       Optional<TL_MaskBlock>:$mask, StrAttr:$message);
+  let assemblyFormat = [{
+    $condition (`mask` $mask^)? `,` $message attr-dict `:` type($condition)
+    (`,` type($mask)^)?
+  }];
+}
+
 def TL_AnyOp : TL_Op<"any", [Pure]> {
   let summary = "whether any element of a mask block is set (a scalar)";
   let description = [{

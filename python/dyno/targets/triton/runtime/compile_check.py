@@ -53,8 +53,11 @@ def check_gpu_compile(function, digest: str, config: dict, arguments, targets) -
         target = GPUTarget(backend, arch if backend == "cuda" else f"gfx{arch}",
                            32 if backend == "cuda" else 64)
         try:
+            options = {"num_warps": config.get("num_warps", 4)}
+            if getattr(function, "debug", False):  # a kernel that asserts (launch.py)
+                options.update(debug=True, sanitize_overflow=False)
             triton.compile(ASTSource(function, signature, blocks), target=target,
-                           options={"num_warps": config.get("num_warps", 4)})
+                           options=options)
         except Exception as error:  # Triton's CompilationError, or a backend's failure
             raise TritonCompileCheckError(
                 f"Triton's GPU compiler ({backend}:{arch}) rejects kernel "

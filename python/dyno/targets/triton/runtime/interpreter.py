@@ -108,8 +108,8 @@ _interpreted_cast = None
 
 
 def correct_the_interpreter():
-    """Patches Triton's interpreter (interpreted runs only): vectorized reductions, and
-    casts into bf16 rounded as on the GPU."""
+    """Patches Triton's interpreter (interpreted runs only): vectorized reductions, casts
+    into bf16 rounded as on the GPU, and device assertions checked."""
     global _interpreted_cast
     from triton.runtime import interpreter
 
@@ -117,6 +117,16 @@ def correct_the_interpreter():
     if reduce_ops is not None and hasattr(reduce_ops, "generic_reduce") and \
             reduce_ops.generic_reduce is not _fold_reduce_over_blocks:
         reduce_ops.generic_reduce = _fold_reduce_over_blocks
+    # Dyno's kernels assert their indices (tl.device_assert, kept by Triton only in
+    # debug mode); integer overflow checks, which debug mode also asks for, stay off.
+    shared_builder = getattr(interpreter, "interpreter_builder", None)
+    options = getattr(shared_builder, "options", None)
+    if options is not None and not options.debug:
+        import dataclasses
+        changes = {"debug": True}
+        if hasattr(options, "sanitize_overflow"):
+            changes["sanitize_overflow"] = False
+        shared_builder.options = dataclasses.replace(options, **changes)
     builder = getattr(interpreter, "InterpreterBuilder", None)
     if builder is not None and hasattr(builder, "cast_impl") and \
             builder.cast_impl is not _round_casts_into_bf16:

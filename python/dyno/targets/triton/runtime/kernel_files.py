@@ -113,10 +113,12 @@ class TritonKernels:
     """The kernels of one graph, by name, ready to launch on `device`. `shared`: how many
     of them launch through a launcher an earlier graph of this process made. With
     `compile_threads` > 1, the kernels whose signatures the launch table gives compile
-    ahead of their first launch on that many threads (`compiled_ahead` of them)."""
+    ahead of their first launch on that many threads (`compiled_ahead` of them).
+    `check_failed`: the exception an interpreted kernel's failed index check raises (the
+    host runtime's CheckFailed: the call then runs eagerly, which raises eager's error)."""
 
     def __init__(self, kernels_path: str, device: torch.device, autotune: bool = False,
-                 compile_threads: int = 1):
+                 compile_threads: int = 1, check_failed=None):
         interpret = torch.device(device).type == "cpu"
         with open(kernels_path, "rb") as file:
             source = file.read()
@@ -146,7 +148,7 @@ class TritonKernels:
                                      + device_name.encode()).hexdigest()[:24]
                 check = (getattr(twins, name), digest, check_targets) if twins else None
                 launcher = Launcher(getattr(self.module, name), entry, interpret, autotune,
-                                    key, compile_check=check)
+                                    key, compile_check=check, check_failed=check_failed)
                 self.launchers[name] = launcher
                 own_launchers.append(launcher)
                 if sharing:

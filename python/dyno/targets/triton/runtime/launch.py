@@ -9,6 +9,16 @@ from .compile_check import check_gpu_compile
 from .compile_pool import load_compiled, mock_arguments, pending_compiles, submit_compile, wait_for
 
 
+# Every device assertion of a kernel (an index check, TranslateToTriton.cpp) starts its
+# message with this: an interpreted kernel's failed check is told from other errors.
+CHECK_MESSAGE_PREFIX = "dyno check failed: "
+
+# Launch options of a kernel that asserts (written `@triton.jit(debug=True)`, which
+# keeps tl.device_assert): Triton's integer overflow checks, which debug mode also turns
+# on, stay off (Inductor compiles its kernels the same way).
+_ASSERTING_OPTIONS = {"sanitize_overflow": False}
+
+
 def _current_cuda_stream():
     """The current CUDA stream of the current device, as Triton's launcher takes it."""
     return _raw_stream(_current_device())
@@ -51,8 +61,10 @@ class Launcher:
     """Launches one kernel: grid from the index-space size, blocks from a configuration."""
 
     def __init__(self, function, entry: dict, interpret: bool, autotune: bool, key: str,
-                 compile_check=None):
+                 compile_check=None, check_failed=None):
         self.function = function
+        self.options = _ASSERTING_OPTIONS if getattr(function, "debug", False) else {}
+        self.check_failed = check_failed
         self.args = entry["args"]
         self.compiling = None  # the compile ahead of the first launch (a Future)
         # (compiled-mode twin of the kernel, source digest, targets): checks every new
@@ -106,7 +118,8 @@ class Launcher:
                     blocks = {k: v for k, v in config.items() if k != "num_warps"}
                     try:
                         load_compiled(self.function.warmup(
-                            *arguments, grid=(1,), **blocks, num_warps=config["num_warps"]))
+                            *arguments, grid=(1,), **blocks, num_warps=config["num_warps"],
+                            **self.options))
                     except Exception as error:  # (e.g. a configuration out of resources)
                         failure = failure or error
             if failure is not None:
@@ -151,7 +164,8 @@ class Launcher:
             twin, digest, targets = self.compile_check
             check_gpu_compile(twin, digest, self.configs[0], tensors, targets)
         blocks = {k: v for k, v in config.items() if k != "num_warps"}
-        compiled = self.function[grid](*tensors, **blocks, num_warps=config["num_warps"])
+        compiled = self.function[grid](*tensors, **blocks, num_warps=config["num_warps"],
+                                       **self.options)
         if key is not None and self.fast is not None and hasattr(compiled, "__getitem__"):
             try:
                 fast = _direct_launch(compiled, grid[0]) or compiled[(grid[0], 1, 1)]
@@ -189,4 +203,17 @@ class Launcher:
             self.compiling = None
         if not self.tuned:
             self._tune(tensors)
-        self._launch(self.config, tensors)
+        if not self.interpret:
+            self._launch(self.config, tensors)
+            return
+        try:
+            self._launch(self.config, tensors)
+        except Exception as error:
+            # A failed index check: on a GPU a device-side assertion, as eager's; here
+            # the host runtime's CheckFailed (the call runs eagerly and raises eager's
+            # error). Triton's interpreter wraps it in an InterpreterError.
+            text = str(error)
+            if self.check_failed is None or CHECK_MESSAGE_PREFIX not in text:
+                raise
+            message = text[text.index(CHECK_MESSAGE_PREFIX):].splitlines()[0].rstrip("')\"")
+            raise self.check_failed(f"{self.name}: {message}") from error

@@ -237,7 +237,8 @@ def load(directory: str, device="cuda", autotune=None,
     host_runtime = _sibling_module(directory, "host_runtime")
     kernels = TritonKernels(os.path.join(directory, "kernels.py"), device,
                             autotune=autotune_requested(autotune),
-                            compile_threads=host_runtime.compile_threads())
+                            compile_threads=host_runtime.compile_threads(),
+                            check_failed=host_runtime.CheckFailed)
     namespace = host_runtime.wrapper_globals(kernels, lambda threads: None, device)
     with open(os.path.join(directory, "wrapper.py")) as file:
         source = file.read()
