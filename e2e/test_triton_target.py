@@ -208,6 +208,32 @@ class _RelativePositionBias(torch.nn.Module):
         return x + self.table[self.index].t()
 
 
+def test_index_checks_in_kernels_hold_only_on_the_lanes_in_range(tmp_path, monkeypatch):
+    """A gather's index check is a device assertion in the kernel that gathers
+    (dyno-keep-assertions-in-kernels), asserted on the lanes inside the tensor only:
+    lanes past its end load no index (zeros here), and `10 - idx` is 10 there, out of
+    the table's range. 67 ids fill no block size exactly."""
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    table = torch.randn(10, 3)
+
+    def gather(idx):
+        return table[10 - idx] * 2
+
+    compiled = torch.compile(gather, backend="mlir", options={"target": "triton"})
+    idx = torch.arange(1, 11).repeat(7)[:67]
+    torch.testing.assert_close(compiled(idx), gather(idx))
+    stats = dyno.stats()
+    assert stats["compiled_graphs"] == 1 and stats["runtime_fallbacks"] == 0, stats
+    (kernels,) = tmp_path.glob("graph_*/0*-kernels.py")
+    assert "tl.device_assert(" in kernels.read_text()
+    # A bad id still fails the check, and the call runs eagerly (eager's IndexError).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(IndexError):
+            compiled(torch.where(idx == 5, 21, idx))  # 10 - 21 = -11: out of range
+    assert dyno.stats()["runtime_fallbacks"] == 1
+
+
 @pytest.mark.parametrize("literal_elements", [1 << 16, 8])
 def test_export_compiles_small_constants_in_as_literals(tmp_path, monkeypatch,
                                                          literal_elements):

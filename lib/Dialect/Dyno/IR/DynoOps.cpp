@@ -324,6 +324,10 @@ LogicalResult SortOp::verify() {
 // CheckOp
 //===----------------------------------------------------------------------===//
 
+Speculation::Speculatability CheckOp::getSpeculatability() {
+  return Speculation::NotSpeculatable;
+}
+
 OpFoldResult CheckOp::fold(FoldAdaptor adaptor) {
   if (auto condition = dyn_cast_or_null<IntegerAttr>(adaptor.getCondition());
       condition && condition.getValue().isOne())

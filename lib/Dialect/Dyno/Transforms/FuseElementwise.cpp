@@ -388,6 +388,10 @@ struct SliceRecomputableGeneric : OpRewritePattern<tensor::ExtractSliceOp> {
     if (!producer->hasOneUse() &&
         (bodySize(producer) > maxOps || dyno::hasTranscendental(producer)))
       return failure();
+    // A gather whose index checks stay in its kernel (dyno.check) checks every index,
+    // as eager does, not only those of the slice read.
+    if (!producer.getBody()->getOps<dyno::CheckOp>().empty())
+      return failure();
     // The operands' slices are computed from the maps as if they were linear: a map
     // with floordiv, mod or a negative coefficient would slice the wrong elements.
     if (llvm::any_of(producer.getIndexingMapsArray(),

@@ -56,8 +56,10 @@ bool readsInputs(linalg::GenericOp op, Value value, DenseMap<Value, bool> &memo)
   return memo[value] = reads;
 }
 
-/// Attaches `assertion` to the first index read after it that shares an input-derived
-/// value with its condition; false when there is none.
+/// Attaches `assertion` to an index of the first read after it (torch-mlir and
+/// dyno-check-gather-bounds assert right before the read they guard) that shares an
+/// input-derived value with its condition; false when that read has none (the host
+/// pass then checks it).
 bool attach(linalg::GenericOp op, cf::AssertOp assertion, DenseMap<Value, bool> &memo) {
   Block *body = op.getBody();
   SetVector<Value> condition = sliceInBody(assertion.getArg(), body);
@@ -78,6 +80,7 @@ bool attach(linalg::GenericOp op, cf::AssertOp assertion, DenseMap<Value, bool> 
       index.set(checked);
       return true;
     }
+    return false;
   }
   return false;
 }

@@ -1,8 +1,8 @@
-// RUN: dyno-opt %s --split-input-file --dyno-keep-assertions-in-kernels | FileCheck %s
+// RUN: dyno-opt %s --split-input-file --dyno-keep-assertions-in-kernels | FileCheck %s --implicit-check-not=cf.assert
 // RUN: dyno-opt %s --split-input-file --dyno-keep-assertions-in-kernels --canonicalize | FileCheck %s --check-prefix=FOLD
 
 // An embedding's index checks (torch-mlir's): both become checks of the row index the
-// gather reads through, in the same body; no assertion, no reduction is left.
+// gather reads through, in the same body; no assertion is left (--implicit-check-not).
 // CHECK-LABEL: func.func @embedding_index_checks
 // CHECK-NOT:     cf.assert
 // CHECK:         linalg.generic
@@ -86,4 +86,29 @@ func.func @checks_fold_and_die(%i: index, %w: tensor<10xf32>, %ok: i1) -> index 
   %dead = dyno.check %i if %ok, "index out of range" : index
   %unread = tensor.extract %w[%dead] : tensor<10xf32>
   return %c : index
+}
+
+// -----
+
+// The read right after the assertion is another one (a column at the loop index): the
+// assertion does not reach past it to a later read; it stays for the host pass.
+// CHECK-LABEL: func.func @guards_only_the_next_read
+// CHECK:           cf.assert %{{.*}}, "row out of range"
+// CHECK-NOT:       dyno.check
+// CHECK:           linalg.yield
+func.func @guards_only_the_next_read(%idx: tensor<3xi64>, %w: tensor<10x3xf32>, %v: tensor<3xf32>) -> tensor<3xf32> {
+  %c10 = arith.constant 10 : index
+  %e = tensor.empty() : tensor<3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%idx : tensor<3xi64>) outs(%e : tensor<3xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %j = linalg.index 0 : index
+    %row = arith.index_cast %i : i64 to index
+    %ok = arith.cmpi slt, %row, %c10 : index
+    cf.assert %ok, "row out of range"
+    %a = tensor.extract %v[%j] : tensor<3xf32>
+    %b = tensor.extract %w[%row, %j] : tensor<10x3xf32>
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<3xf32>
+  return %r : tensor<3xf32>
 }

@@ -248,7 +248,9 @@ def Dyno_YieldOp : Dyno_Op<"yield", [Pure, Terminator,
 // Checks inside kernels
 //===----------------------------------------------------------------------===//
 
-def Dyno_CheckOp : Dyno_Op<"check", [Pure, AllTypesMatch<["value", "result"]>]> {
+def Dyno_CheckOp : Dyno_Op<"check", [NoMemoryEffect,
+    DeclareOpInterfaceMethods<ConditionallySpeculatable>,
+    AllTypesMatch<["value", "result"]>]> {
   let summary = "a value that must satisfy a condition (an index in range)";
   let description = [{
     Returns `value`; where `condition` is false the program fails as eager's kernel
@@ -257,7 +259,9 @@ def Dyno_CheckOp : Dyno_Op<"check", [Pure, AllTypesMatch<["value", "result"]>]> 
     a kernel body to the index it guards: the check lives exactly as long as the read
     that uses the index (fusion clones it with its reader, dead code elimination drops
     it with it) and costs no launch of its own. A check whose condition folds to true
-    folds to its value.
+    folds to its value. It has no memory effect (CSE merges equal checks, an unread one
+    is dead) but is not speculatable: hoisted above the branch that guards it, it could
+    fail where the program never reads the index.
 
     ```mlir
     %ok = arith.andi %nonNegative, %belowSize : i1

@@ -250,9 +250,12 @@ def DynoKeepAssertionsInKernels
     launches (a reduction and `torch._assert_async`) for every call; here it costs
     none, and it is cloned, fused and dropped with the read it guards.
 
-    The guarded index is the first `tensor.extract` index after the assertion, in the
-    same body, that depends on a value the condition reads and that itself depends on
-    the op's inputs. An assertion with no such index stays (the host pass hoists it).
+    The guarded read is the first `tensor.extract` after the assertion in the same body
+    (torch-mlir and `dyno-check-gather-bounds` assert right before the read they
+    guard); the check goes on its index that depends on a value the condition reads and
+    that itself depends on the op's inputs. An assertion whose read has no such index
+    stays (the host pass hoists it). Fusion never recomputes a checked gather on a
+    slice only (`dyno-fuse-elementwise`): every index is checked, as eager checks them.
 
     ```mlir
     // Before

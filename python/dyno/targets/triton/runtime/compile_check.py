@@ -53,9 +53,10 @@ def check_gpu_compile(function, digest: str, config: dict, arguments, targets) -
         target = GPUTarget(backend, arch if backend == "cuda" else f"gfx{arch}",
                            32 if backend == "cuda" else 64)
         try:
-            options = {"num_warps": config.get("num_warps", 4)}
-            if getattr(function, "debug", False):  # a kernel that asserts (launch.py)
-                options.update(debug=True, sanitize_overflow=False)
+            # (launch.py's LAUNCH_OPTIONS; a kernel that asserts compiles in debug mode)
+            options = {"num_warps": config.get("num_warps", 4), "sanitize_overflow": False}
+            if getattr(function, "debug", False):
+                options["debug"] = True
             triton.compile(ASTSource(function, signature, blocks), target=target,
                            options=options)
         except Exception as error:  # Triton's CompilationError, or a backend's failure

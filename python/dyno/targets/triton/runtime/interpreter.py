@@ -119,14 +119,17 @@ def correct_the_interpreter():
         reduce_ops.generic_reduce = _fold_reduce_over_blocks
     # Dyno's kernels assert their indices (tl.device_assert, kept by Triton only in
     # debug mode); integer overflow checks, which debug mode also asks for, stay off.
+    # (Triton's interpreter keeps one builder for the process: other interpreted Triton
+    # code in it asserts too.)
     shared_builder = getattr(interpreter, "interpreter_builder", None)
     options = getattr(shared_builder, "options", None)
-    if options is not None and not options.debug:
+    if options is not None:
         import dataclasses
         changes = {"debug": True}
-        if hasattr(options, "sanitize_overflow"):
+        if getattr(options, "sanitize_overflow", False):
             changes["sanitize_overflow"] = False
-        shared_builder.options = dataclasses.replace(options, **changes)
+        if any(getattr(options, key) != value for key, value in changes.items()):
+            shared_builder.options = dataclasses.replace(options, **changes)
     builder = getattr(interpreter, "InterpreterBuilder", None)
     if builder is not None and hasattr(builder, "cast_impl") and \
             builder.cast_impl is not _round_casts_into_bf16:

@@ -1,6 +1,8 @@
 """A kernel's launcher: the grid from its index-space size, the blocks from a
 configuration (autotuned where asked), and after the first launch Triton's C launcher
 called directly."""
+import re
+
 import torch
 import triton
 
@@ -13,10 +15,11 @@ from .compile_pool import load_compiled, mock_arguments, pending_compiles, submi
 # message with this: an interpreted kernel's failed check is told from other errors.
 CHECK_MESSAGE_PREFIX = "dyno check failed: "
 
-# Launch options of a kernel that asserts (written `@triton.jit(debug=True)`, which
-# keeps tl.device_assert): Triton's integer overflow checks, which debug mode also turns
-# on, stay off (Inductor compiles its kernels the same way).
-_ASSERTING_OPTIONS = {"sanitize_overflow": False}
+# Launch options of every kernel: a kernel that asserts is written
+# `@triton.jit(debug=True)`, which keeps tl.device_assert; Triton's integer overflow
+# checks, which debug mode (or TRITON_DEBUG=1) also turns on, stay off (Inductor
+# compiles its kernels the same way).
+LAUNCH_OPTIONS = {"sanitize_overflow": False}
 
 
 def _current_cuda_stream():
@@ -63,7 +66,6 @@ class Launcher:
     def __init__(self, function, entry: dict, interpret: bool, autotune: bool, key: str,
                  compile_check=None, check_failed=None):
         self.function = function
-        self.options = _ASSERTING_OPTIONS if getattr(function, "debug", False) else {}
         self.check_failed = check_failed
         self.args = entry["args"]
         self.compiling = None  # the compile ahead of the first launch (a Future)
@@ -119,7 +121,7 @@ class Launcher:
                     try:
                         load_compiled(self.function.warmup(
                             *arguments, grid=(1,), **blocks, num_warps=config["num_warps"],
-                            **self.options))
+                            **LAUNCH_OPTIONS))
                     except Exception as error:  # (e.g. a configuration out of resources)
                         failure = failure or error
             if failure is not None:
@@ -165,7 +167,7 @@ class Launcher:
             check_gpu_compile(twin, digest, self.configs[0], tensors, targets)
         blocks = {k: v for k, v in config.items() if k != "num_warps"}
         compiled = self.function[grid](*tensors, **blocks, num_warps=config["num_warps"],
-                                       **self.options)
+                                       **LAUNCH_OPTIONS)
         if key is not None and self.fast is not None and hasattr(compiled, "__getitem__"):
             try:
                 fast = _direct_launch(compiled, grid[0]) or compiled[(grid[0], 1, 1)]
@@ -212,8 +214,7 @@ class Launcher:
             # A failed index check: on a GPU a device-side assertion, as eager's; here
             # the host runtime's CheckFailed (the call runs eagerly and raises eager's
             # error). Triton's interpreter wraps it in an InterpreterError.
-            text = str(error)
-            if self.check_failed is None or CHECK_MESSAGE_PREFIX not in text:
+            match = re.search(re.escape(CHECK_MESSAGE_PREFIX) + r"[^'\"\n]*", str(error))
+            if self.check_failed is None or match is None:
                 raise
-            message = text[text.index(CHECK_MESSAGE_PREFIX):].splitlines()[0].rstrip("')\"")
-            raise self.check_failed(f"{self.name}: {message}") from error
+            raise self.check_failed(f"{self.name}: {match.group(0)}") from error
