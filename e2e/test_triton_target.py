@@ -106,11 +106,13 @@ class _FakeKernel:
 
     def __init__(self):
         self.launched = []
+        self.options = []  # Triton's compile options of each launch
         self.__name__ = "kernel_0"
 
     def __getitem__(self, grid):
-        def launch(*tensors, XBLOCK, num_warps):
+        def launch(*tensors, XBLOCK, num_warps, **options):
             self.launched.append((grid, XBLOCK, num_warps))
+            self.options.append(options)
         return launch
 
 
@@ -132,6 +134,9 @@ def test_autotuning_picks_the_fastest_config_and_caches_it(tmp_path, monkeypatch
                                        key="cachekey")
     launcher.fast = None  # the fake has no compiled-kernel launcher
     launcher(torch.empty(1))
+    # Every launch compiles without Triton's integer overflow checks (which its debug
+    # mode, kept for kernels that assert their indices, would turn on).
+    assert kernel.options and all(o == {"sanitize_overflow": False} for o in kernel.options)
     assert kernel.launched[-1] == ((16,), 256, 1)  # the winner, with its grid
     cached = json.loads((tmp_path / "autotune" / "cachekey.json").read_text())
     assert cached["config"] == {"XBLOCK": 256, "num_warps": 1}
@@ -331,6 +336,40 @@ def test_float32_convolutions_run_channels_last_in_graphs_of_many_convolutions(
     assert (layouts["convolutions.0.weight"] == "channels_last") == channels_last
     program = triton_runtime.load(directory, device="cpu")
     torch.testing.assert_close(program(x), model(x).detach(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("convolutions, tail, types",
+                         [(4, 0, ["bf16", "f16", "f32"]), (1, 40, [])])
+def test_a_lone_patch_convolution_runs_nchw_in_every_dtype(convolutions, tail, types):
+    """bf16/f16 GPU convolutions run channels-last, but not a graph's lone convolution
+    of an image's 3 channels among many other ops (Swin's and ViT's patch embedding):
+    channels-last, cuDNN pads its channels in two kernels per call beside the image's
+    copy; NCHW (as Inductor runs it) takes 2 kernels where that took 4 (Swin, H200)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from dyno.targets import triton as triton_target
+
+    model = _ConvolutionStack(convolutions, tail).eval().to(torch.bfloat16)
+    gm = make_fx(model)(torch.randn(2, 3, 8, 8, dtype=torch.bfloat16))
+    assert triton_target.channels_last_types(gm) == types
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_the_wrapper_names_each_convolutions_layout(tmp_path, monkeypatch, channels_last):
+    """The Triton wrapper tells the runtime's convolution whether the compiler chose
+    channels-last for it (its neighbouring kernels read and write that order); the
+    runtime no longer guesses from the dtype. Either way the program matches eager."""
+    from dyno.targets import triton as triton_target
+
+    if not channels_last:
+        monkeypatch.setattr(triton_target, "channels_last_types", lambda gm: [])
+    torch.manual_seed(0)
+    model = _ConvolutionStack(2, 0).eval().to(torch.bfloat16)
+    x = torch.randn(2, 3, 8, 8, dtype=torch.bfloat16)
+    directory = dyno.export_triton(model, (x,), str(tmp_path / "p"))
+    wrapper = (pathlib.Path(directory) / "wrapper.py").read_text()
+    assert wrapper.count(f"channels_last={channels_last})") == 2, wrapper
+    program = triton_runtime.load(directory, device="cpu")
+    torch.testing.assert_close(program(x), model(x).detach(), rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.long  # (65 s on 2 cores, 2026-12-02)

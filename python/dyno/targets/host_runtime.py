@@ -352,7 +352,8 @@ class FrozenWeights:
 GPU_CHANNELS_LAST_DTYPES = (torch.bfloat16, torch.float16)
 
 
-def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
+def conv2d(x, weight, bias, stride, padding, dilation, groups,
+           channels_last=None) -> torch.Tensor:
     """A dyno.contraction "conv2d". Where `convolves_channels_last` (bf16/f16 with AMX): on a
     channels-last copy of the input (oneDNN's NCHW bf16 convolutions measured 1.2x-3.4x
     slower than channels-last ones there, the copy included;
@@ -362,10 +363,13 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups) -> torch.Tensor:
     (GPU_CHANNELS_LAST_DTYPES): cuDNN's NCHW ones transposed their input to NHWC and
     their result back around every call (ResNet-50, bf16, H200: 0.57 ms of 2.51 ms per
     call), and the Triton target's kernels read and write these tensors channels-last
-    (dyno-channels-last-convolutions)."""
+    (dyno-channels-last-convolutions). `channels_last=False`: the Triton target ran this
+    graph's convolutions NCHW (triton.channels_last_types: a patch convolution of a few
+    input channels in a transformer)."""
     if (x.device.type == "cpu" and convolves_channels_last(x.dtype, frozen_filters=False)
             and torch.backends.mkldnn.enabled) or (
-                x.is_cuda and x.dtype in GPU_CHANNELS_LAST_DTYPES and x.dim() == 4):
+                x.is_cuda and x.dtype in GPU_CHANNELS_LAST_DTYPES and x.dim() == 4
+                and channels_last is not False):
         x = x.contiguous(memory_format=torch.channels_last)
     return torch.conv2d(x, weight, bias, stride, padding, dilation, groups)
 

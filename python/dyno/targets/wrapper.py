@@ -597,8 +597,15 @@ class WrapperBuilder:
             padding = _i64_array(op.attributes["padding"])
             dilation = _i64_array(op.attributes["dilations"])
             groups = ir_int(op.attributes["groups"])
+            # Triton: whether this convolution runs channels-last is the compiler's
+            # choice (its neighbouring kernels read and write that order); the CPU's
+            # runtime decides by the machine's oneDNN.
+            memory_format = ""
+            if self.pass_tensors:
+                element = str(ir.RankedTensorType(op.operands[0].type).element_type)
+                memory_format = f", channels_last={element in self.channels_last_types}"
             expression = (f"_conv2d({operands[0]}, {operands[1]}, {bias}, {stride}, "
-                          f"{padding}, {dilation}, {groups})")
+                          f"{padding}, {dilation}, {groups}{memory_format})")
             if operands[1] in self.frozen_arguments and not self.pass_tensors:
                 # A frozen filter: oneDNN's convolution on the filter packed once (CPU).
                 slot = self.frozen_slots.setdefault((operands[1], False),

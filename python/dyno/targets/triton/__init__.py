@@ -61,16 +61,32 @@ PASSES = graph_lowering.DynoPasses(
 FLOAT32_CHANNELS_LAST_NODES_PER_CONVOLUTION = 300
 
 
+# Input channels per group below which an NHWC convolution makes cuDNN pad the channels
+# (two kernels per call, beside the copy of an NCHW image into channels-last): a patch
+# or stem convolution of an image's 3 channels.
+PADDED_NHWC_CHANNELS = 8
+
+
 def channels_last_types(gm) -> List[str]:
     """Element types (MLIR names) of `gm`'s convolutions that run channels-last, their
     neighbouring kernels reading and writing that order (dyno-channels-last-convolutions):
-    bf16 and f16 always (host_runtime.conv2d, cuDNN's order); f32 in a graph of many
-    convolutions (FLOAT32_CHANNELS_LAST_NODES_PER_CONVOLUTION)."""
-    convolutions = sum(1 for node in gm.graph.nodes
-                       if node.op == "call_function"
-                       and node.target is torch.ops.aten.convolution.default)
+    bf16 and f16 (host_runtime.conv2d, cuDNN's order) but in a graph of few convolutions
+    that all read fewer than PADDED_NHWC_CHANNELS channels per group (Swin's and ViT's
+    patch convolution: NCHW there, as Inductor runs it, takes 2 kernels where
+    channels-last took 4); f32 in a graph of many convolutions
+    (FLOAT32_CHANNELS_LAST_NODES_PER_CONVOLUTION)."""
+    convolutions = [node for node in gm.graph.nodes
+                    if node.op == "call_function"
+                    and node.target is torch.ops.aten.convolution.default]
     many = convolutions and len(gm.graph.nodes) < (
-        FLOAT32_CHANNELS_LAST_NODES_PER_CONVOLUTION * convolutions)
+        FLOAT32_CHANNELS_LAST_NODES_PER_CONVOLUTION * len(convolutions))
+
+    def few_channels(node) -> bool:
+        weight = node.args[1].meta.get("val") if len(node.args) > 1 else None
+        return weight is not None and weight.dim() == 4 and \
+            weight.shape[1] < PADDED_NHWC_CHANNELS
+    if convolutions and not many and all(few_channels(node) for node in convolutions):
+        return []
     return ["bf16", "f16", *(["f32"] if many else [])]
 
 
