@@ -661,7 +661,7 @@ LogicalResult KernelPrinter::print() {
   if (walked.wasInterrupted())
     return failure();
   // A kernel that asserts compiles in Triton's debug mode, where tl.device_assert is
-  // kept (the runtime turns Triton's integer overflow checks off for it).
+  // kept (every launch turns Triton's integer overflow checks off: launch.py).
   bool asserts = kernel.walk([](tl::AssertOp) { return WalkResult::interrupt(); })
                      .wasInterrupted();
   os << "\n\n@triton.jit" << (asserts ? "(debug=True)" : "") << "\ndef " << kernel.getName()
@@ -676,8 +676,8 @@ LogicalResult KernelPrinter::print() {
            << ", tl.int64)\n";
   if (failed(printBlock(kernel.getBody().front(), 4)))
     return failure();
-  // A kernel left with nothing to do (it only checked index bounds, which the Triton
-  // target does not check) still needs a body.
+  // A kernel left with nothing to do (e.g. one whose only work a canonicalization
+  // folded away) still needs a body.
   if (os.tell() == start)
     os << "    pass\n";
   return success();

@@ -205,16 +205,15 @@ class Launcher:
             self.compiling = None
         if not self.tuned:
             self._tune(tensors)
-        if not self.interpret:
-            self._launch(self.config, tensors)
-            return
         try:
             self._launch(self.config, tensors)
         except Exception as error:
-            # A failed index check: on a GPU a device-side assertion, as eager's; here
-            # the host runtime's CheckFailed (the call runs eagerly and raises eager's
-            # error). Triton's interpreter wraps it in an InterpreterError.
+            # A failed index check: on a GPU a device-side assertion, as eager's;
+            # interpreted, the host runtime's CheckFailed (the call runs eagerly and
+            # raises eager's error). Triton's interpreter wraps it in an InterpreterError.
+            if not self.interpret or self.check_failed is None:
+                raise
             match = re.search(re.escape(CHECK_MESSAGE_PREFIX) + r"[^'\"\n]*", str(error))
-            if self.check_failed is None or match is None:
+            if match is None:
                 raise
             raise self.check_failed(f"{self.name}: {match.group(0)}") from error
