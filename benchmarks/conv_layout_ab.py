@@ -3,12 +3,15 @@
     DYNO_CACHE=0 python benchmarks/conv_layout_ab.py [--models resnet,small_cnn]
                                                      [--dtype bfloat16] [--rounds 8]
 
-Each model is compiled twice by Dyno: once with its convolutions channels-last (oneDNN
-then copies each plain filter to channels-last on every call; the kernels around the
-convolutions read and write NHWC), once NCHW; `host_runtime.convolves_channels_last`,
-the rule both the compiler and the runtime read, is switched for each. Eager and
-Inductor are timed beside them in rotating rounds; medians per call, in us. Which layout
-`convolves_channels_last` picks on this machine is printed too.
+Each model is compiled twice by Dyno, each time through a backend function of its own
+(Dynamo shares a cache entry between compiles of one module's code with one backend, so
+that before 2026-12-04 this script timed one compiled graph under both labels): once
+with its convolutions channels-last (oneDNN then copies each plain filter to
+channels-last on every call; the kernels around the convolutions read and write NHWC),
+once NCHW; `host_runtime.convolves_channels_last`, the rule both the compiler and the
+runtime read, is switched for each. Eager and Inductor are timed beside them in
+rotating rounds; medians per call, in us. Which layout `convolves_channels_last` picks
+on this machine is printed too.
 """
 import argparse
 import os
@@ -34,6 +37,7 @@ def main():
     from dyno.targets import host_runtime
 
     dtype = getattr(torch, args.dtype)
+    dyno_backend = torch._dynamo.lookup_backend("mlir")
     rule = host_runtime.convolves_channels_last
     layouts = {"channels_last": lambda dtype, frozen_filters: True,
                "nchw": lambda dtype, frozen_filters: False}
@@ -46,10 +50,13 @@ def main():
             backends = {"eager": model, "inductor": torch.compile(model, backend="inductor")}
             backends["inductor"](*inputs)
             for label, layout in layouts.items():
-                torch._dynamo.reset()
+                # Each layout compiles with a backend of its own: Dynamo shares a cache
+                # entry between compiles of one module's code (even of copies of the
+                # module) with one backend, so that all labels would run one graph.
                 host_runtime.convolves_channels_last = layout
                 try:
-                    compiled = torch.compile(model, backend="mlir")
+                    compiled = torch.compile(
+                        model, backend=lambda gm, example, dyno=dyno_backend: dyno(gm, example))
                     compiled(*inputs)
                 finally:
                     host_runtime.convolves_channels_last = rule

@@ -95,13 +95,13 @@ class ResidualConvNet(torch.nn.Module):
 @pytest.mark.parametrize("dtype,freezing", [(torch.bfloat16, False), (torch.float16, False),
                                             (torch.bfloat16, True), (torch.float32, True)])
 def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
-    """On the CPU, oneDNN runs convolutions with frozen filters, and bf16/f16 ones where
-    it has AMX, on channels-last tensors (dyno-channels-last-convolutions): the kernels
-    between them read the convolutions' results and write their inputs in that order,
-    so the only copy of an activation a call makes is the graph input's, to
-    channels-last (there were two per convolution: 6 here). Elsewhere (bf16 on AVX-512
-    BF16 without AMX) they run NCHW, and a call copies neither activations nor filters
-    (oneDNN's channels-last path copied each plain filter on every call). The results
+    """On the CPU, oneDNN runs convolutions with frozen filters, and bf16/f16 ones wherever
+    it computes them, on channels-last tensors (dyno-channels-last-convolutions): the
+    kernels between them read the convolutions' results and write their inputs in that
+    order, so the only copy of an activation a call makes is the graph input's, to
+    channels-last (there were two per convolution: 6 here). Elsewhere (f16 without
+    AVX-512 FP16, bf16 on AVX2 alone) they run NCHW, and a call copies neither
+    activations nor filters. The results
     match eager and are no less accurate against float64. The Triton target keeps NCHW
     and must match too."""
     from conftest import TARGET

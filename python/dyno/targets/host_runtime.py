@@ -141,22 +141,18 @@ def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool) -> bool:
     """Whether this runtime runs convolutions of `dtype` on channels-last tensors.
     With frozen filters (`FrozenWeights.conv2d`, whose packed filter suits either
     layout): f32, and bf16/f16 where oneDNN computes them. With a plain filter, oneDNN's
-    channels-last path copies it to channels-last on every call (`aten::copy_`, slow for
-    these transposes): f32 stays NCHW (ResNet ran 1.36x -> 1.22x eager channels-last);
-    bf16/f16 go channels-last only where oneDNN has AMX, whose channels-last
-    convolutions paid for the copies (ResNet 1.24x, Sapphire Rapids, 2026-11-27). With
-    AVX-512 BF16 and no AMX (AMD Zen 4), the copies cost more than channels-last gained:
-    bf16 ResNet 2225 -> 1869 us NCHW, SmallCNN 666 -> 547, ViT 2237 -> 1968 (2 threads,
-    `python benchmarks/conv_layout_ab.py`, 2026-11-27)."""
+    channels-last path copies it to channels-last on every call (ATen's strided copy:
+    80 us for a 128x128x3x3 f32 filter on 2 threads, as long as a kernel of Dyno's took
+    for the same transpose in a trial): bf16/f16 still gain (AMD Zen 4, AVX-512 BF16,
+    no AMX, 2 threads: ResNet 2584 -> 2516 us, ConvNeXt 2314 -> 2178, SmallCNN 458 ->
+    471; Sapphire Rapids with AMX 1.24x); f32 loses where filters are large (ResNet
+    3455 -> 3553 us, SmallCNN 660 -> 763, ConvNeXt 2043 -> 2180 with the copies;
+    `python benchmarks/conv_layout_ab.py`, 2026-12-04) and stays NCHW. (The
+    2026-11-27 rule, NCHW for bf16 without AMX, came from that script when it timed one
+    compiled graph under both layouts.)"""
     if dtype == torch.float32:
         return frozen_filters and torch.backends.mkldnn.is_available()
-    return onednn_computes(dtype) and (frozen_filters or _has_amx_tiles())
-
-
-@functools.lru_cache(maxsize=None)
-def _has_amx_tiles() -> bool:
-    is_supported = getattr(torch.cpu, "_is_amx_tile_supported", None)
-    return bool(is_supported is not None and is_supported())
+    return onednn_computes(dtype)
 
 
 _EPILOGUES = {None: ("none", None), "gelu": ("gelu", "none")}
@@ -354,10 +350,10 @@ GPU_CHANNELS_LAST_DTYPES = (torch.bfloat16, torch.float16)
 
 def conv2d(x, weight, bias, stride, padding, dilation, groups,
            channels_last=None) -> torch.Tensor:
-    """A dyno.contraction "conv2d". Where `convolves_channels_last` (bf16/f16 with AMX): on a
-    channels-last copy of the input (oneDNN's NCHW bf16 convolutions measured 1.2x-3.4x
-    slower than channels-last ones there, the copy included;
-    benchmarks/cpu_library_calls.py). The result is channels-last, as PyTorch returns
+    """A dyno.contraction "conv2d". Where `convolves_channels_last` (bf16/f16 where oneDNN
+    computes them): on a channels-last copy of the input (oneDNN's NCHW bf16
+    convolutions measured 1.2x-3.4x slower than channels-last ones with AMX, the copy
+    included; benchmarks/cpu_library_calls.py). The result is channels-last, as PyTorch returns
     it: the wrapper copies it to NCHW only for a kernel, and a convolution that reads it
     directly reads it as it is. On a GPU, bf16/f16 convolutions run channels-last too
     (GPU_CHANNELS_LAST_DTYPES): cuDNN's NCHW ones transposed their input to NHWC and
