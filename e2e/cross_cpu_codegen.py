@@ -10,8 +10,10 @@ user's process down (issue 52). This compiles the kernels of the ops in `OPS` an
 models (benchmarks/zoo.py, "test" size) in each low-precision dtype on the CPU target,
 and each graph's kernels (the LLVM dialect, 04-llvm.mlir of DYNO_DEBUG_DIR) with the kit's
 `opt -O3` and `llc -O3` for each of `CPUS`, as the JIT does for its host (llc alone does not
-meet the vectorizer's output). Every tool runs in a subprocess: a crash is a row of the
-table. Exits 1 if any (graph, CPU) failed. e2e/test_cross_cpu_codegen.py runs a few.
+meet the vectorizer's output), and links and loads the object as the JIT does, in a fresh
+process (on Zen 4 LLVM called compiler-rt's __truncdfbf2, which GCC 12's libgcc lacks: the
+kernels did not load). Every tool runs in a subprocess: a
+crash is a row of the table. Exits 1 if any (graph, CPU) failed. e2e/test_cross_cpu_codegen.py runs a few.
 """
 import argparse
 import os
@@ -70,21 +72,54 @@ def kernels_llvm_ir(llvm_dialect_path: pathlib.Path) -> str:
 
 
 def compile_for(llvm_ir: str, cpu: str) -> str:
-    """'' where `opt -O3` and `llc -O3` compile `llvm_ir` for `cpu`, else what failed."""
+    """'' where `opt -O3` and `llc -O3` compile `llvm_ir` for `cpu` and the object links
+    and loads as the JIT links and loads kernels, else what failed."""
     with tempfile.TemporaryDirectory() as directory:
         source, optimized = f"{directory}/kernels.ll", f"{directory}/kernels.bc"
+        obj = f"{directory}/kernels.o"
         pathlib.Path(source).write_text(llvm_ir)
         for command in ([llvm_tool("opt"), "-O3", f"-mtriple={TRIPLE}", f"-mcpu={cpu}",
                          source, "-o", optimized],
                         [llvm_tool("llc"), "-O3", f"-mtriple={TRIPLE}", f"-mcpu={cpu}",
-                         optimized, "-o", os.devnull]):
+                         "-relocation-model=pic", "-filetype=obj", optimized, "-o", obj]):
             done = subprocess.run(command, capture_output=True, text=True, timeout=900)
             if done.returncode:
                 lines = [line for line in done.stderr.splitlines()
                          if "Assertion" in line or "error" in line.lower()]
                 tool = os.path.basename(command[0])
                 return f"{tool} exit {done.returncode}: {(lines or [''])[0].strip()[:200]}"
+        failures = unresolved_symbols(pathlib.Path(obj).read_bytes(), directory)
+        if failures:
+            return f"does not load: {failures[0]}"
     return ""
+
+
+def unresolved_symbols(object_code: bytes, directory: str) -> list:
+    """Why the library the JIT would link from `object_code` does not load beside the
+    JIT's runtimes (its OpenMP entry points; MLIR's runner utilities where it calls
+    memrefCopy, as the JIT loads them), in a fresh process; [] if it loads. (LLVM lowers
+    f64 -> bf16 on Zen 4 to compiler-rt's __truncdfbf2, which GCC 12's libgcc lacks.)"""
+    from dyno.targets.cpu import jit
+
+    library = f"{directory}/kernels.so"
+    failure = jit._link([object_code], library)
+    if failure:
+        return [failure]
+    listed = subprocess.run([llvm_tool("llvm-nm"), "--undefined-only", "--dynamic", library],
+                            capture_output=True, text=True, timeout=300)
+    needed = {fields[1].split("@")[0] for fields in map(str.split, listed.stdout.splitlines())
+              if len(fields) == 2 and fields[0] == "U"}
+    runtimes = [jit.openmp_runtime().library]
+    if "memrefCopy" in needed:
+        runtimes.append(jit.runner_utils_library())
+    loader = ("import ctypes, sys\n"
+              "for path in sys.argv[2:]: ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)\n"
+              "ctypes.CDLL(sys.argv[1])\n")
+    loaded = subprocess.run([sys.executable, "-c", loader, library, *runtimes],
+                            capture_output=True, text=True, timeout=300)
+    if loaded.returncode == 0:
+        return []
+    return [(loaded.stderr.strip().splitlines() or ["did not load"])[-1][-200:]]
 
 
 def compiled_graphs(fn, inputs, debug_dir: pathlib.Path):

@@ -4,7 +4,9 @@
 // subnormals. LLVM on x86 CPUs with AVX512-BF16 lowers `fptrunc float to bfloat` to
 // vcvtneps2bf16, which flushes them (`x * 1.0` of a bf16 3e-39 returned 0), and
 // Triton's interpreter truncates instead of rounding and mangles bf16 subnormals when
-// widening. This pass spells both conversions as eager does. See Passes.td.
+// widening. This pass spells both conversions as eager does, and f64 <-> bf16 through
+// f32 as eager does too (LLVM would call compiler-rt's __truncdfbf2, which GCC 12's
+// libgcc lacks). See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/Transforms/LowPrecisionFloats.h"
@@ -70,9 +72,17 @@ Value widenExactly(OpBuilder &builder, Location loc, Value x, Type f32Type) {
   return arith::BitcastOp::create(builder, loc, f32Type, shifted);
 }
 
-bool converts(Type from, Type to, bool fromF32) {
-  Type source = getElementTypeOrSelf(from), result = getElementTypeOrSelf(to);
-  return fromF32 ? source.isF32() && result.isBF16() : source.isBF16() && result.isF32();
+/// Whether `op` is a conversion this pass spells out: f32 or f64 to bf16, bf16 to f32 or
+/// f64. (LLVM lowers f64 <-> bf16 through compiler-rt's __truncdfbf2, which GCC 12's
+/// libgcc lacks: kernels calling it did not load on AMD Zen 4.)
+bool converts(Operation *op) {
+  if (!isa<arith::TruncFOp, arith::ExtFOp>(op))
+    return false;
+  Type source = getElementTypeOrSelf(op->getOperand(0).getType());
+  Type result = getElementTypeOrSelf(op->getResult(0).getType());
+  if (isa<arith::TruncFOp>(op))
+    return (source.isF32() || source.isF64()) && result.isBF16();
+  return source.isBF16() && (result.isF32() || result.isF64());
 }
 
 struct ExpandBf16ConversionsPass
@@ -80,19 +90,26 @@ struct ExpandBf16ConversionsPass
   void runOnOperation() override {
     SmallVector<Operation *> conversions;
     getOperation()->walk([&](Operation *op) {
-      if ((isa<arith::TruncFOp>(op) &&
-           converts(op->getOperand(0).getType(), op->getResult(0).getType(), true)) ||
-          (isa<arith::ExtFOp>(op) &&
-           converts(op->getOperand(0).getType(), op->getResult(0).getType(), false)))
+      if (converts(op))
         conversions.push_back(op);
     });
     for (Operation *op : conversions) {
       OpBuilder builder(op);
+      Location loc = op->getLoc();
       Value input = op->getOperand(0);
       Type type = op->getResult(0).getType();
-      Value exact = isa<arith::TruncFOp>(op)
-                        ? roundToNearestEven(builder, op->getLoc(), input, type)
-                        : widenExactly(builder, op->getLoc(), input, type);
+      Type f32Type = withElement(type, builder.getF32Type());
+      Value exact;
+      if (isa<arith::TruncFOp>(op)) {
+        // From f64: to f32 first, as eager's static_cast<BFloat16>(double) rounds.
+        if (getElementTypeOrSelf(input.getType()).isF64())
+          input = arith::TruncFOp::create(builder, loc, f32Type, input);
+        exact = roundToNearestEven(builder, loc, input, type);
+      } else {
+        exact = widenExactly(builder, loc, input, f32Type);
+        if (getElementTypeOrSelf(type).isF64())
+          exact = arith::ExtFOp::create(builder, loc, type, exact);
+      }
       op->getResult(0).replaceAllUsesWith(exact);
       op->erase();
     }

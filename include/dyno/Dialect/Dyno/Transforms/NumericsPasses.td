@@ -178,7 +178,12 @@ def DynoExpandBf16Conversions : Pass<"dyno-expand-bf16-conversions", "func::Func
     `(bits + 0x7FFF + ((bits >> 16) & 1)) >> 16`, a NaN keeping its sign and upper
     payload, quieted (`(bits >> 16) | 0x40`; eager's scalar and vector conversions
     disagree on NaN bits, 0x7FC0 against 0xFFFF), and every `arith.extf` from bf16 to
-    f32 by the 16-bit shift it is. The CPU target runs it (the rounding costs a few
+    f32 by the 16-bit shift it is. f64 goes through f32, as eager's
+    `static_cast<BFloat16>(double)` does: rounded to f32, then to bf16 (two roundings
+    to nearest, eager's bits); widened to f32 exactly, then extended. (LLVM lowers
+    f64 -> bf16 to compiler-rt's `__truncdfbf2`, which GCC 12's libgcc lacks: on AMD
+    Zen 4 the kernels of a bf16 cumsum, whose long sums keep f64 partials, did not
+    load.) The CPU target runs it (the rounding costs a few
     vectorized integer operations per stored element); the Triton target does not:
     a GPU's `cvt.rn.bf16.f32` rounds as eager does in one instruction, and the Triton
     runtime makes the interpreter's casts exact.
