@@ -555,3 +555,17 @@ def test_cumsum_of_a_fill(each_target):
         mask = torch.ones(tokens.shape, dtype=torch.int64)
         return torch.cumsum(mask, 1) * mask - 1 + tokens
     _exact(positions, torch.randint(0, 9, (4, 37)))
+
+
+def test_bf16_sorts_and_medians_with_signed_nans(each_target):
+    """bf16 NaNs whose sign bit is set (eager's vectorized float -> bf16 conversion makes
+    0xFFFF on AMD Zen 4) sort last, as eager's do, and nanmedian skips them. Triton's
+    interpreter compared bf16 as its uint16 bits, so the sort key's NaN check missed
+    them and they sorted first (masked.median returned NaN in the bf16 OpInfo sweep); it
+    now compares bf16 as floats, as the GPU does."""
+    x = torch.tensor([1.0, -1.0, 2.0, -0.0, 0.0, 0.5, -3.0, 4.0]).bfloat16()
+    x[[1, 5]] = torch.tensor([-1, 0x7FC0], dtype=torch.int16).view(torch.bfloat16)
+    mask = torch.tensor([True, True, False, True, True, True, True, False])
+    _exact(lambda t: torch.sort(t)[0], x)
+    _exact(lambda t, m: torch.nanmedian(t.masked_fill(~m, nan), 0).values, x, mask)
+    _exact(lambda t: (torch.sort(t)[0] < 0.25) & (t == t), x)

@@ -102,6 +102,34 @@ def _round_casts_into_bf16(self, src, dst_type):
     return _interpreted_cast(self, src, dst_type)
 
 
+_FLOAT_COMPARISONS = ("OLT", "OGT", "OLE", "OGE", "OEQ", "ONE", "ULT", "UGT", "ULE", "UGE",
+                      "UEQ", "UNE")
+
+
+def _compares_bf16_as_floats(compare):
+    """A float comparison of the interpreter that compares bf16 operands as the values
+    they are. It stores bf16 as uint16 bits and compared those: a NaN equalled itself and
+    -1.0 was above 1.0 (a bf16 sort key's NaN check failed, so that a NaN with its sign
+    bit set, which eager's vectorized float -> bf16 conversion makes on AMD Zen 4, sorted
+    first: masked.median returned NaN). The GPU compares bf16 as floats."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    def widened(handle):
+        bits = np.ascontiguousarray(handle.data).astype(np.uint32) << np.uint32(16)
+        return interpreter.TensorHandle(bits.view(np.float32).reshape(handle.data.shape),
+                                        tl.float32)
+
+    def compare_as_floats(self, lhs, rhs):
+        if lhs.dtype.scalar == tl.bfloat16:
+            lhs, rhs = widened(lhs), widened(rhs)
+        return compare(self, lhs, rhs)
+
+    compare_as_floats.dyno_bf16_as_floats = True
+    return compare_as_floats
+
+
 _TORCH_READS_FROM_NUMPY = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
                            "bool")
 _interpreted_cast = None
@@ -109,7 +137,8 @@ _interpreted_cast = None
 
 def correct_the_interpreter():
     """Patches Triton's interpreter (interpreted runs only): vectorized reductions, casts
-    into bf16 rounded as on the GPU, and device assertions checked."""
+    into bf16 rounded as on the GPU, bf16 compared as floats, and device assertions
+    checked."""
     global _interpreted_cast
     from triton.runtime import interpreter
 
@@ -135,3 +164,7 @@ def correct_the_interpreter():
             builder.cast_impl is not _round_casts_into_bf16:
         _interpreted_cast = builder.cast_impl
         builder.cast_impl = _round_casts_into_bf16
+    for predicate in _FLOAT_COMPARISONS if builder is not None else ():
+        compare = getattr(builder, f"create_fcmp{predicate}", None)
+        if compare is not None and not getattr(compare, "dyno_bf16_as_floats", False):
+            setattr(builder, f"create_fcmp{predicate}", _compares_bf16_as_floats(compare))
