@@ -12,8 +12,8 @@ and each graph's kernels (the LLVM dialect, 04-llvm.mlir of DYNO_DEBUG_DIR) with
 `opt -O3` and `llc -O3` for each of `CPUS`, as the JIT does for its host (llc alone does not
 meet the vectorizer's output), and links and loads the object as the JIT does, in a fresh
 process (on Zen 4 LLVM called compiler-rt's __truncdfbf2, which GCC 12's libgcc lacks: the
-kernels did not load). Every tool runs in a subprocess: a
-crash is a row of the table. Exits 1 if any (graph, CPU) failed. e2e/test_cross_cpu_codegen.py runs a few.
+kernels did not load). Every tool runs in a subprocess: a crash is a row of the table.
+Exits 1 if any (graph, CPU) failed. e2e/test_cross_cpu_codegen.py runs a few.
 """
 import argparse
 import os

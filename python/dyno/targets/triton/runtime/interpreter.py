@@ -96,10 +96,20 @@ def _round_casts_into_bf16(self, src, dst_type):
         return interpreter.TensorHandle(bits.view(np.uint16).reshape(src.data.shape),
                                         tl.bfloat16)
     if source == tl.bfloat16 and dst_type.scalar == tl.float32:
-        bits = np.ascontiguousarray(src.data).astype(np.uint32) << np.uint32(16)
-        return interpreter.TensorHandle(bits.view(np.float32).reshape(src.data.shape),
-                                        tl.float32)
+        return _bf16_widened(src)
     return _interpreted_cast(self, src, dst_type)
+
+
+def _bf16_widened(handle):
+    """An interpreter tensor of bf16 (uint16 bits) as the float32 values they are: the bits
+    shifted into place, exactly."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    bits = np.ascontiguousarray(handle.data).astype(np.uint32) << np.uint32(16)
+    return interpreter.TensorHandle(bits.view(np.float32).reshape(handle.data.shape),
+                                    tl.float32)
 
 
 _FLOAT_COMPARISONS = ("OLT", "OGT", "OLE", "OGE", "OEQ", "ONE", "ULT", "UGT", "ULE", "UGE",
@@ -112,18 +122,11 @@ def _compares_bf16_as_floats(compare):
     -1.0 was above 1.0 (a bf16 sort key's NaN check failed, so that a NaN with its sign
     bit set, which eager's vectorized float -> bf16 conversion makes on AMD Zen 4, sorted
     first: masked.median returned NaN). The GPU compares bf16 as floats."""
-    import numpy as np
     import triton.language as tl
-    from triton.runtime import interpreter
-
-    def widened(handle):
-        bits = np.ascontiguousarray(handle.data).astype(np.uint32) << np.uint32(16)
-        return interpreter.TensorHandle(bits.view(np.float32).reshape(handle.data.shape),
-                                        tl.float32)
 
     def compare_as_floats(self, lhs, rhs):
         if lhs.dtype.scalar == tl.bfloat16:
-            lhs, rhs = widened(lhs), widened(rhs)
+            lhs, rhs = _bf16_widened(lhs), _bf16_widened(rhs)
         return compare(self, lhs, rhs)
 
     compare_as_floats.dyno_bf16_as_floats = True
