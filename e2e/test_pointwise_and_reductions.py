@@ -238,3 +238,28 @@ def test_float_constants_compared_with_int_scalars():
         c = torch.scalar_tensor(0.1)
         return x * (c < 0), x * (c > 0), x * (c <= 0), x * (torch.scalar_tensor(-0.5) >= -1)
     assert_compiled_matches(fn, torch.randn(16), rtol=0, atol=0)
+
+
+def test_relu_clamp_and_max_keep_eager_bits():
+    # A bf16 ReLU, clamp, maximum, where or max pool computes in f32 and narrows values
+    # that are bf16 already: the CPU target takes their upper 16 bits instead of rounding
+    # (dyno-expand-bf16-conversions). Subnormals, signed zeros, infinities and NaNs keep
+    # what eager gives, bit for bit (NaN payloads aside: eager's own differ). Regression:
+    # relu and clamp(min=0) of -0.0 gave 0.0 on both targets (eager: -0.0), in f32 too.
+    special = torch.tensor([3e-39, -3e-39, 1e-40, 0.0, -0.0, float("inf"), float("-inf"),
+                            float("nan"), 1.5, -2.25, 65504.0, -1e-3] * 8)
+    x = special.reshape(4, 3, 4, 2).to(torch.bfloat16)
+    y = torch.roll(x, 1, dims=0)
+
+    def fn(x, y):
+        return (torch.relu(x), torch.clamp(x, min=0.0), torch.clamp(x, max=-0.0),
+                torch.maximum(x, y), torch.where(x > 0, x, y), -torch.relu(-x),
+                F.max_pool2d(x, 2, stride=1, padding=1))
+    for dtype in (torch.bfloat16, torch.float32):
+        torch._dynamo.reset()
+        x, y = x.to(dtype), y.to(dtype)
+        actual = assert_compiled_matches(fn, x, y, rtol=0, atol=0)
+        bits = torch.int16 if dtype == torch.bfloat16 else torch.int32
+        for got, want in zip(actual, fn(x, y)):
+            same = got.view(bits) == want.view(bits)
+            assert bool((same | (got.isnan() & want.isnan())).all()), (dtype, got, want)

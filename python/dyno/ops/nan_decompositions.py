@@ -1,6 +1,7 @@
-"""NaN as PyTorch propagates it, where torch-mlir 20261001 drops it: its lowerings of
-maximum/minimum/clamp (and with them hardtanh, relu6, clip, hardsigmoid) are
-compare-and-select forms that drop a NaN, it folds `x == x` to true, its argmax never
+"""NaN and signed zeros as PyTorch keeps them, where torch-mlir 20261001 drops them: its
+lowerings of maximum/minimum/clamp (and with them hardtanh, relu6, clip, hardsigmoid) are
+compare-and-select forms that drop a NaN (and its relu and clamp turned a -0.0 at a
+bound of 0.0 into 0.0), it folds `x == x` to true, its argmax never
 picks a NaN and its max.dim/min.dim index stops before one. The forms below propagate
 NaN (see `_nan_max`); fmax/fmin, which ignore it, and amax/amin of a 0-d tensor it
 cannot lower at all."""
@@ -22,14 +23,25 @@ def _nan_min(a, b):
     return aten.where.self(aten.logical_or(aten.lt.Tensor(a, b), aten.isnan(a)), a, b)
 
 
+def _at_least(x, low):
+    """x raised to `low` where below it, as eager's clamp: x itself unless x < low (a
+    -0.0 stays -0.0 under a bound of 0.0, a NaN stays NaN); a NaN bound gives NaN."""
+    return aten.where.self(aten.logical_or(aten.lt.Tensor(x, low), aten.isnan(low)), low, x)
+
+
+def _at_most(x, high):
+    return aten.where.self(aten.logical_or(aten.gt.Tensor(x, high), aten.isnan(high)), high,
+                           x)
+
+
 def _clamp(x, low=None, high=None):
     if not is_float(x):
         return NotImplemented
     result = x
     if low is not None:
-        result = _nan_max(result, as_tensor(low, x))
+        result = _at_least(result, as_tensor(low, x))
     if high is not None:
-        result = _nan_min(result, as_tensor(high, x))
+        result = _at_most(result, as_tensor(high, x))
     if result is x:
         return aten.clone.default(x)
     return aten._to_copy.default(result, dtype=x.dtype) if result.dtype != x.dtype else result
@@ -48,6 +60,15 @@ def clamp_min(x, min):
 @decomposes(aten.clamp_max.default, aten.clamp_max.Tensor)
 def clamp_max(x, max):
     return _clamp(x, None, max)
+
+
+@decomposes(aten.relu.default)
+def relu(x):
+    """x unless x < 0, as eager's relu: torch-mlir's `x > 0 ? x : 0` turned -0.0 into
+    0.0 (a signed zero eager keeps; 1 / relu(x) changed sign)."""
+    if not is_float(x):
+        return NotImplemented
+    return _at_least(x, aten.scalar_tensor(0.0, dtype=x.dtype, device=x.device))
 
 
 @decomposes(aten.maximum.default)
