@@ -13,7 +13,9 @@
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 
 #define DEBUG_TYPE "dyno-expand-bf16-conversions"
 
@@ -61,6 +63,44 @@ Value roundToNearestEven(OpBuilder &builder, Location loc, Value x, Type bf16Typ
   return arith::BitcastOp::create(builder, loc, bf16Type, chosen);
 }
 
+/// Whether every value `x` (f32) can take is a bf16 value: a widened bf16, a constant
+/// bf16 represents, or a choice among such values (select, max/min, negation,
+/// absolute value). Rounding such a value to bf16 changes nothing: its low 16 bits are
+/// zero. (A ReLU or max pool of bf16 values, computed in f32 as eager computes them.)
+bool isExactInBf16(Value x, unsigned depth = 8) {
+  if (depth == 0 || !getElementTypeOrSelf(x.getType()).isF32())
+    return false;
+  Operation *op = x.getDefiningOp();
+  if (!op)
+    return false;
+  if (auto extend = dyn_cast<arith::ExtFOp>(op))
+    return getElementTypeOrSelf(extend.getIn().getType()).isBF16();
+  FloatAttr::ValueType value(0.0f);
+  if (matchPattern(x, m_ConstantFloat(&value)))  // scalars and splats
+    return (value.bitcastToAPInt().getZExtValue() & 0xFFFF) == 0;
+  if (auto select = dyn_cast<arith::SelectOp>(op))
+    return isExactInBf16(select.getTrueValue(), depth - 1) &&
+           isExactInBf16(select.getFalseValue(), depth - 1);
+  if (isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(op))
+    return isExactInBf16(op->getOperand(0), depth - 1) &&
+           isExactInBf16(op->getOperand(1), depth - 1);
+  if (isa<arith::NegFOp, math::AbsFOp>(op))
+    return isExactInBf16(op->getOperand(0), depth - 1);
+  return false;
+}
+
+/// An f32 holding a bf16 value (isExactInBf16) as that bf16: its upper 16 bits. A NaN
+/// keeps its bits (one the rounding would have quieted stays signaling).
+Value narrowExactly(OpBuilder &builder, Location loc, Value x, Type bf16Type) {
+  Type i32Type = withElement(x.getType(), builder.getI32Type());
+  Type i16Type = withElement(x.getType(), builder.getI16Type());
+  Value bits = arith::BitcastOp::create(builder, loc, i32Type, x);
+  Value upper = arith::ShRUIOp::create(builder, loc, bits,
+                                       integerConstant(builder, loc, i32Type, 16));
+  Value narrow = arith::TruncIOp::create(builder, loc, i16Type, upper);
+  return arith::BitcastOp::create(builder, loc, bf16Type, narrow);
+}
+
 /// A bf16's bits as the upper half of an f32's: exact, subnormals included.
 Value widenExactly(OpBuilder &builder, Location loc, Value x, Type f32Type) {
   Type i16Type = withElement(x.getType(), builder.getI16Type());
@@ -89,9 +129,14 @@ struct ExpandBf16ConversionsPass
     : dyno::impl::DynoExpandBf16ConversionsBase<ExpandBf16ConversionsPass> {
   void runOnOperation() override {
     SmallVector<Operation *> conversions;
+    // Judged before any conversion is rewritten (the judgement reads the widenings).
+    llvm::SmallPtrSet<Operation *, 16> exactNarrowings;
     getOperation()->walk([&](Operation *op) {
-      if (converts(op))
-        conversions.push_back(op);
+      if (!converts(op))
+        return;
+      conversions.push_back(op);
+      if (isa<arith::TruncFOp>(op) && isExactInBf16(op->getOperand(0)))
+        exactNarrowings.insert(op);
     });
     for (Operation *op : conversions) {
       OpBuilder builder(op);
@@ -104,7 +149,8 @@ struct ExpandBf16ConversionsPass
         // From f64: to f32 first, as eager's static_cast<BFloat16>(double) rounds.
         if (getElementTypeOrSelf(input.getType()).isF64())
           input = arith::TruncFOp::create(builder, loc, f32Type, input);
-        exact = roundToNearestEven(builder, loc, input, type);
+        exact = exactNarrowings.contains(op) ? narrowExactly(builder, loc, input, type)
+                                             : roundToNearestEven(builder, loc, input, type);
       } else {
         exact = widenExactly(builder, loc, input, f32Type);
         if (getElementTypeOrSelf(type).isF64())

@@ -71,3 +71,53 @@ func.func @f64(%d: f64, %b: bf16) -> (bf16, f64) {
   %1 = arith.extf %b : bf16 to f64
   return %0, %1 : bf16, f64
 }
+
+// -----
+
+// A value that is a bf16 already (a ReLU or a maximum of widened bf16 values, a
+// selection among them and constants bf16 represents) narrows by taking its upper 16
+// bits: no rounding. A sum rounds; so does a selection with a constant bf16 cannot
+// represent (0.1), or with a value of unknown origin (an argument).
+// CHECK-LABEL: func.func @exact_values
+// CHECK: %[[RELU:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[RBITS:.*]] = arith.bitcast %[[RELU]] : f32 to i32
+// CHECK: %[[RUPPER:.*]] = arith.shrui %[[RBITS]], %{{.*}} : i32
+// CHECK-NEXT: %[[RNARROW:.*]] = arith.trunci %[[RUPPER]] : i32 to i16
+// CHECK-NEXT: arith.bitcast %[[RNARROW]] : i16 to bf16
+// CHECK-NEXT: %[[MAX:.*]] = arith.maximumf
+// CHECK-NEXT: %[[NEG:.*]] = arith.negf %[[MAX]]
+// CHECK-NEXT: %[[MBITS:.*]] = arith.bitcast %[[NEG]] : f32 to i32
+// CHECK: %[[MUPPER:.*]] = arith.shrui %[[MBITS]], %{{.*}} : i32
+// CHECK-NEXT: %[[MNARROW:.*]] = arith.trunci %[[MUPPER]] : i32 to i16
+// CHECK-NEXT: arith.bitcast %[[MNARROW]] : i16 to bf16
+// CHECK-NEXT: arith.addf
+// CHECK: arith.andi
+// CHECK: arith.ori
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : i16
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: arith.andi
+// CHECK: arith.ori
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : i16
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: arith.andi
+// CHECK: arith.ori
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : i16
+func.func @exact_values(%b: bf16, %c: bf16, %f: f32, %p: i1) -> (bf16, bf16, bf16, bf16, bf16) {
+  %zero = arith.constant 0.0 : f32
+  %tenth = arith.constant 0.1 : f32
+  %x = arith.extf %b : bf16 to f32
+  %y = arith.extf %c : bf16 to f32
+  %gt = arith.cmpf ugt, %x, %zero : f32
+  %relu = arith.select %gt, %x, %zero : f32
+  %0 = arith.truncf %relu : f32 to bf16
+  %max = arith.maximumf %x, %y : f32
+  %neg = arith.negf %max : f32
+  %1 = arith.truncf %neg : f32 to bf16
+  %sum = arith.addf %x, %y : f32
+  %2 = arith.truncf %sum : f32 to bf16
+  %inexact = arith.select %p, %x, %tenth : f32
+  %3 = arith.truncf %inexact : f32 to bf16
+  %unknown = arith.select %p, %x, %f : f32
+  %4 = arith.truncf %unknown : f32 to bf16
+  return %0, %1, %2, %3, %4 : bf16, bf16, bf16, bf16, bf16
+}

@@ -188,6 +188,13 @@ def DynoExpandBf16Conversions : Pass<"dyno-expand-bf16-conversions", "func::Func
     a GPU's `cvt.rn.bf16.f32` rounds as eager does in one instruction, and the Triton
     runtime makes the interpreter's casts exact.
 
+    A narrowing whose f32 operand is a bf16 value already (a widened bf16, a constant
+    whose low 16 bits are zero, or a select, max/min, negation or absolute value of
+    such values: a ReLU, clamp or max pool of bf16 values) takes the upper 16 bits
+    without rounding, which would change nothing (a NaN keeps its bits, unquieted).
+    ResNet's bf16 stem (batch norm, ReLU, 3x3 max pool) rounded twice per element
+    before the pool and once per pooled element.
+
     ```mlir
     // Before
     %b = arith.truncf %x : f32 to bf16
