@@ -110,6 +110,9 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   kernels.addNestedPass<func::FuncOp>(createDynoReassociateFloats());
   // f32 <-> bf16 in integer arithmetic: x86's vcvtneps2bf16 flushes subnormals.
   kernels.addNestedPass<func::FuncOp>(createDynoExpandBf16Conversions());
+  // An innermost loop's branch on a condition of the outer loops (a channels-last pad's
+  // "inside the source?") taken outside it: two straight-line loops LLVM vectorizes.
+  kernels.addNestedPass<func::FuncOp>(createDynoUnswitchInnerLoops());
   // Short contiguous innermost loops (16 channels of a channels-last image) left rolled:
   // LLVM's loop vectorizer takes them whole where full unrolling would come first.
   kernels.addNestedPass<func::FuncOp>(createDynoVectorizeShortInnerLoops());
