@@ -51,8 +51,8 @@ def measure(name, dtype, freezing, channels_last, rounds):
     if not channels_last:
         original = cpu.pipeline_options
         cpu.pipeline_options = (
-            lambda options, **kwargs: " ".join(
-                option for option in original(options, **kwargs).split()
+            lambda options, *args, **kwargs: " ".join(
+                option for option in original(options, *args, **kwargs).split()
                 if not option.startswith("channels-last-convolutions")))
     model, inputs = build(name, dtype)
     compiled = torch.compile(model, backend="mlir",

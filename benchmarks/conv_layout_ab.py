@@ -39,8 +39,8 @@ def main():
     dtype = getattr(torch, args.dtype)
     dyno_backend = torch._dynamo.lookup_backend("mlir")
     rule = host_runtime.convolves_channels_last
-    layouts = {"channels_last": lambda dtype, frozen_filters: True,
-               "nchw": lambda dtype, frozen_filters: False}
+    layouts = {"channels_last": lambda dtype, frozen_filters, depthwise=False: True,
+               "nchw": lambda dtype, frozen_filters, depthwise=False: False}
     print(f"{torch.get_num_threads()} threads, {args.dtype}; this machine's rule: "
           f"{'channels-last' if rule(dtype, frozen_filters=False) else 'NCHW'}")
     for name in args.models.split(","):

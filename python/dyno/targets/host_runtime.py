@@ -137,8 +137,10 @@ def onednn_computes(dtype: torch.dtype) -> bool:
     return False
 
 
-def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool) -> bool:
-    """Whether this runtime runs convolutions of `dtype` on channels-last tensors.
+def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool,
+                            depthwise: bool = False) -> bool:
+    """Whether this runtime runs convolutions of `dtype` on channels-last tensors
+    (`depthwise`: in a graph with depthwise convolutions).
     With frozen filters (`FrozenWeights.conv2d`, whose packed filter suits either
     layout): f32, and bf16/f16 where oneDNN computes them. With a plain filter, oneDNN's
     channels-last path copies it to channels-last on every call (ATen's strided copy:
@@ -149,9 +151,13 @@ def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool) -> bool:
     3455 -> 3553 us, SmallCNN 660 -> 763, ConvNeXt 2043 -> 2180 with the copies;
     `python benchmarks/conv_layout_ab.py`, 2026-12-04) and stays NCHW. (The
     2026-11-27 rule, NCHW for bf16 without AMX, came from that script when it timed one
-    compiled graph under both layouts.)"""
+    compiled graph under both layouts.) A graph with depthwise convolutions runs f32
+    channels-last too: oneDNN's NHWC depthwise kernel is faster and a depthwise filter
+    is channels-last as it is (no copy); ConvNeXt f32 1791 -> 1665 us, where SmallCNN
+    (389 -> 410) and ResNet lose (AMD Zen 4, 2 threads, after
+    dyno-vectorize-short-inner-loops; `benchmarks/conv_layout_ab.py`, 2026-12-04)."""
     if dtype == torch.float32:
-        return frozen_filters and torch.backends.mkldnn.is_available()
+        return (frozen_filters or depthwise) and torch.backends.mkldnn.is_available()
     return onednn_computes(dtype)
 
 
@@ -359,13 +365,17 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups,
     (GPU_CHANNELS_LAST_DTYPES): cuDNN's NCHW ones transposed their input to NHWC and
     their result back around every call (ResNet-50, bf16, H200: 0.57 ms of 2.51 ms per
     call), and the Triton target's kernels read and write these tensors channels-last
-    (dyno-channels-last-convolutions). `channels_last=False`: the Triton target ran this
-    graph's convolutions NCHW (triton.channels_last_types: a patch convolution of a few
-    input channels in a transformer)."""
-    if (x.device.type == "cpu" and convolves_channels_last(x.dtype, frozen_filters=False)
-            and torch.backends.mkldnn.enabled) or (
-                x.is_cuda and x.dtype in GPU_CHANNELS_LAST_DTYPES and x.dim() == 4
-                and channels_last is not False):
+    (dyno-channels-last-convolutions). `channels_last`: the compiler's choice for this
+    graph (the CPU target's per-graph rule, cpu.channels_last_types; on the Triton
+    target False where it ran the graph's convolutions NCHW, a patch convolution of a
+    few input channels in a transformer); None: the rule for the dtype."""
+    if x.device.type == "cpu":
+        if channels_last is None:
+            channels_last = convolves_channels_last(x.dtype, frozen_filters=False)
+        if channels_last and torch.backends.mkldnn.enabled and x.dim() == 4:
+            x = x.contiguous(memory_format=torch.channels_last)
+    elif (x.is_cuda and x.dtype in GPU_CHANNELS_LAST_DTYPES and x.dim() == 4
+          and channels_last is not False):
         x = x.contiguous(memory_format=torch.channels_last)
     return torch.conv2d(x, weight, bias, stride, padding, dilation, groups)
 

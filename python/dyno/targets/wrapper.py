@@ -168,7 +168,8 @@ class WrapperBuilder:
         `_frozen.linear`, which keeps the weight packed. `workspace`: intermediates live
         in a per-graph workspace kept from call to call (memory_planning).
         `channels_last_types`: element types (MLIR names) of the convolutions that run
-        channels-last (Triton): their filters are kept so (channels_last_filters)."""
+        channels-last (each `_conv2d` is told; on Triton their filters are kept so,
+        channels_last_filters)."""
         self.channels_last_types = tuple(channels_last_types)
         self.plans_workspace = workspace
         self.func = host_func
@@ -597,20 +598,18 @@ class WrapperBuilder:
             padding = _i64_array(op.attributes["padding"])
             dilation = _i64_array(op.attributes["dilations"])
             groups = ir_int(op.attributes["groups"])
-            # Triton: whether this convolution runs channels-last is the compiler's
-            # choice (its neighbouring kernels read and write that order); the CPU's
-            # runtime decides by the machine's oneDNN.
-            memory_format = ""
-            if self.pass_tensors:
-                element = str(ir.RankedTensorType(op.operands[0].type).element_type)
-                memory_format = f", channels_last={element in self.channels_last_types}"
-            expression = (f"_conv2d({operands[0]}, {operands[1]}, {bias}, {stride}, "
-                          f"{padding}, {dilation}, {groups}{memory_format})")
+            # Whether this convolution runs channels-last is the compiler's choice for
+            # the graph (its neighbouring kernels read and write that order).
+            element = str(ir.RankedTensorType(op.operands[0].type).element_type)
+            arguments = (f"{operands[0]}, {operands[1]}, {bias}, {stride}, {padding}, "
+                         f"{dilation}, {groups}")
+            expression = (f"_conv2d({arguments}, "
+                          f"channels_last={element in self.channels_last_types})")
             if operands[1] in self.frozen_arguments and not self.pass_tensors:
                 # A frozen filter: oneDNN's convolution on the filter packed once (CPU).
                 slot = self.frozen_slots.setdefault((operands[1], False),
                                                     len(self.frozen_slots))
-                expression = f"_frozen.conv2d({slot}, " + expression[len("_conv2d("):]
+                expression = f"_frozen.conv2d({slot}, {arguments})"
             contiguous = False  # follows the input's memory format
         else:
             raise DynoCompileError("wrapper", f"unknown library operation {callee}")

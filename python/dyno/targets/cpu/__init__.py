@@ -15,7 +15,7 @@ import hashlib
 import logging
 import platform
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
@@ -85,22 +85,35 @@ def _host_cpu() -> str:
         return f"{platform.machine()}|{platform.processor()}"
 
 
-def pipeline_options(options, frozen_filters: bool = False) -> str:
-    """dyno-cpu-lowering-pipeline's options for a graph. `frozen_filters`: the graph's
-    convolution filters are frozen (packed at run time)."""
+def channels_last_types(gm, frozen_filters: bool = False) -> List[str]:
+    """Element types (MLIR names) of `gm`'s convolutions that run channels-last
+    (host_runtime.convolves_channels_last, which the wrapper passes to each convolution):
+    bf16/f16 where oneDNN computes them; f32 with frozen filters, or in a graph with a
+    depthwise convolution (groups = input channels, one per group)."""
+    def depthwise(node) -> bool:
+        weight = node.args[1].meta.get("val") if len(node.args) > 8 else None
+        groups = node.args[8] if len(node.args) > 8 else 1
+        return weight is not None and weight.dim() == 4 and groups > 1 and \
+            weight.shape[1] == 1
+    has_depthwise = any(node.op == "call_function"
+                        and node.target is torch.ops.aten.convolution.default
+                        and depthwise(node) for node in gm.graph.nodes)
+    return [name for name, dtype in (("bf16", torch.bfloat16), ("f16", torch.float16),
+                                     ("f32", torch.float32))
+            if host_runtime.convolves_channels_last(dtype, frozen_filters,
+                                                    depthwise=has_depthwise)]
+
+
+def pipeline_options(options, channels_last: Sequence[str] = ()) -> str:
+    """dyno-cpu-lowering-pipeline's options for a graph. `channels_last`: the element
+    types of its convolutions that run channels-last (channels_last_types)."""
     pipeline = [] if options.block_long_sums else ["block-long-sums=false"]
     if torch.backends.cpu.get_cpu_capability() == "AVX512":
         # PyTorch's kernels use 512-bit vectors here; LLVM's x86 tuning would stop at
         # 256 (dyno-prefer-vector-width).
         pipeline.append("vector-width=512")
-    # The runtime runs these convolutions channels-last (host_runtime): kernels read and
-    # write their tensors in that order. (Per graph: an f32 convolution whose filter is
-    # not itself a frozen input runs NCHW, and its kernels' views are copied; correct,
-    # slower.)
-    channels_last = [name for name, dtype in (("bf16", torch.bfloat16),
-                                              ("f16", torch.float16),
-                                              ("f32", torch.float32))
-                     if host_runtime.convolves_channels_last(dtype, frozen_filters)]
+    # The runtime runs these convolutions channels-last (the wrapper tells it so): kernels
+    # read and write their tensors in that order.
     if channels_last:
         pipeline.append("channels-last-convolutions=" + ",".join(channels_last))
     return " ".join(pipeline)
@@ -126,8 +139,9 @@ class CpuTarget(Target):
 
         jit.codegen_worker.start()  # LLVM's worker starts while the pass pipelines run
         outputs = frontend.graph_outputs(gm)
+        convolution_types = channels_last_types(gm, frozen_filters=bool(frozen_inputs))
         lowered = graph_lowering.lower_graph(
-            gm, dump, PASSES, pipeline_options(options, frozen_filters=bool(frozen_inputs)),
+            gm, dump, PASSES, pipeline_options(options, convolution_types),
             causal_masks=options.causal_masks)
         # One parse of the lowered module: its host function makes the wrapper, then its
         # kernels go to the JIT.
@@ -136,7 +150,8 @@ class CpuTarget(Target):
                 module, host = graph_lowering.host_function(lowered)
                 builder = wrapper.WrapperBuilder(host, ir.AsmState(host),
                                                  frozen_inputs=frozen_inputs,
-                                                 workspace=options.workspace)
+                                                 workspace=options.workspace,
+                                                 channels_last_types=convolution_types)
                 source = builder.emit(outputs)
             dump.write("05-wrapper.py", source)
             with dump.stage("JIT"):
