@@ -370,9 +370,14 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups,
     target False where it ran the graph's convolutions NCHW, a patch convolution of a
     few input channels in a transformer); None: the rule for the dtype."""
     if x.device.type == "cpu":
-        if channels_last is None:
-            channels_last = convolves_channels_last(x.dtype, frozen_filters=False)
-        if channels_last and torch.backends.mkldnn.enabled and x.dim() == 4:
+        # Where the compiler asks and this CPU's oneDNN computes the dtype (the Triton
+        # target asks for its GPU's sake; run by its interpreter, f16 without AVX-512
+        # FP16 stays with PyTorch's NCHW kernel, as eager runs it).
+        computed = x.dtype == torch.float32 and torch.backends.mkldnn.is_available() \
+            or onednn_computes(x.dtype)
+        wanted = (convolves_channels_last(x.dtype, frozen_filters=False)
+                  if channels_last is None else channels_last and computed)
+        if wanted and torch.backends.mkldnn.enabled and x.dim() == 4:
             x = x.contiguous(memory_format=torch.channels_last)
     elif (x.is_cuda and x.dtype in GPU_CHANNELS_LAST_DTYPES and x.dim() == 4
           and channels_last is not False):

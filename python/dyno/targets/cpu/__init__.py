@@ -90,10 +90,11 @@ def channels_last_types(gm, frozen_filters: bool = False) -> List[str]:
     (host_runtime.convolves_channels_last, which the wrapper passes to each convolution):
     bf16/f16 where oneDNN computes them; f32 with frozen filters, or in a graph with a
     depthwise convolution (groups = input channels, one per group)."""
-    def depthwise(node) -> bool:
-        weight = node.args[1].meta.get("val") if len(node.args) > 8 else None
-        groups = node.args[8] if len(node.args) > 8 else 1
-        return weight is not None and weight.dim() == 4 and groups > 1 and \
+    def depthwise(node) -> bool:  # aten.convolution(x, w, b, stride, padding, dilation,
+        if len(node.args) < 9 or node.args[6]:  # transposed, output_padding, groups)
+            return False
+        weight = node.args[1].meta.get("val")
+        return weight is not None and weight.dim() == 4 and node.args[8] > 1 and \
             weight.shape[1] == 1
     has_depthwise = any(node.op == "call_function"
                         and node.target is torch.ops.aten.convolution.default
