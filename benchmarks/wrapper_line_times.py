@@ -1,0 +1,172 @@
+"""Where a Dyno-compiled CPU call's time goes, line by line of its wrapper, beside the time
+before the wrapper runs (Dynamo's frame, AOTAutograd's runtime wrapper) and after it.
+
+    python benchmarks/wrapper_line_times.py MODEL [--dtype bfloat16] [--calls 300]
+                                            [--top 40] [--inductor]
+
+MODEL: a zoo model ("cpu" size) or one of e2e/models.py's suite. The wrapper's source is
+compiled with a clock reading before each statement of `_planned_call` (the compile
+cache is off, so the graph is compiled here); each line's time is the median, over the
+calls, of the time to the next reading. A line's time includes what it starts: a kernel
+launch runs the kernel, `_conv2d` the library. Lines are grouped by kind (kernel
+launches, matmuls, library calls, views, `del`, ...) and the slowest are listed. The
+torch.profiler's "Torch-Compiled Region" self time overstates the wrapper's own cost
+(the profiler's bookkeeping per recorded op lands there); these are wall-clock times
+without it. `--inductor` also times Inductor's call of the same model and splits it
+the same way at its compiled graph's entry and exit (`CompiledFxGraph.__call__`).
+"""
+import argparse
+import collections
+import os
+import re
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
+
+_KINDS = [("kernel launch", "_kernels["), ("matmul", "_mm("), ("matmul", "_addmm("),
+          ("matmul", "_bmm("), ("matmul", "_baddbmm("), ("matmul", "_linear"),
+          ("matmul", "_frozen.linear"), ("library call", "_library_call("),
+          ("convolution", "_conv2d("), ("convolution", "_frozen.conv2d("),
+          ("workspace", "_ws["), ("view", "_view("), ("contiguous", ".contiguous()")]
+_VIEW = re.compile(r"\.(permute|mT|T|t\(|reshape|expand|transpose|unsqueeze|squeeze)")
+
+
+def _kind(line: str) -> str:
+    if line.startswith("del "):
+        return "del"
+    for kind, marker in _KINDS:
+        if marker in line:
+            return kind
+    return "view" if _VIEW.search(line) else "other"
+
+
+def build(name: str, dtype: torch.dtype):
+    import zoo
+    from models import suite
+
+    for entry_name, model, inputs in suite():
+        if entry_name == name:
+            return model.eval().to(dtype), tuple(
+                x.to(dtype) if x.is_floating_point() else x for x in inputs)
+    return zoo.cpu_benchmark_model(name, dtype)
+
+
+def instrumented(source: str):
+    """`source` with `_T.append(_clock())` before each statement of `_planned_call`, and
+    the statements in order."""
+    lines, statements, inside = [], [], False
+    for line in source.splitlines():
+        if line.startswith("def _planned_call"):
+            inside = True
+        elif inside and line.startswith("    ") and not line.startswith("     "):
+            lines.append("    _T.append(_clock())")
+            statements.append(line.strip())
+        lines.append(line)
+    return "\n".join(lines), statements
+
+
+def dyno_lines(model, inputs, calls: int):
+    os.environ["DYNO_CACHE"] = "0"
+    import dyno  # noqa: F401  (registers the backend)
+    from dyno.targets import cpu, wrapper
+
+    stamps, statements = [], []
+
+    def load(self, artifact, graph_id, device=None, options=None):
+        namespace = wrapper.wrapper_globals(artifact.kernels, cpu.jit.sync_threads)
+        source, lines = instrumented(artifact.wrapper_source)
+        statements.append(lines)
+        namespace.update(_T=stamps, _clock=time.perf_counter_ns)
+        exec(compile(source, f"<dyno graph {graph_id}>", "exec"), namespace)
+        return namespace["call"]
+
+    cpu.CpuTarget.load = load
+    compiled = torch.compile(model, backend="mlir")
+    per_line, before, after, total = collections.defaultdict(list), [], [], []
+    with torch.no_grad():
+        for _ in range(20):
+            compiled(*inputs)
+        for _ in range(calls):
+            del stamps[:]
+            start = time.perf_counter_ns()
+            compiled(*inputs)
+            end = time.perf_counter_ns()
+            total.append(end - start)
+            before.append(stamps[0] - start)
+            after.append(end - stamps[-1])
+            for i in range(len(stamps) - 1):
+                per_line[i].append(stamps[i + 1] - stamps[i])
+    if len(statements) != 1:
+        print(f"note: {len(statements)} graphs; lines of the first only", file=sys.stderr)
+    lines = statements[0]
+    medians = {i: statistics.median(per_line[i]) / 1e3 for i in per_line if i < len(lines)}
+    return (statistics.median(total) / 1e3, statistics.median(before) / 1e3,
+            statistics.median(after) / 1e3, [(medians[i], lines[i]) for i in sorted(medians)])
+
+
+def inductor_split(model, inputs, calls: int):
+    from torch._inductor import output_code
+
+    stamps = []
+    original = output_code.CompiledFxGraph.__call__
+
+    def call(self, args):
+        stamps.append(time.perf_counter_ns())
+        result = original(self, args)
+        stamps.append(time.perf_counter_ns())
+        return result
+
+    output_code.CompiledFxGraph.__call__ = call
+    compiled = torch.compile(model, backend="inductor")
+    total, before, after = [], [], []
+    with torch.no_grad():
+        for _ in range(20):
+            compiled(*inputs)
+        for _ in range(calls):
+            del stamps[:]
+            start = time.perf_counter_ns()
+            compiled(*inputs)
+            end = time.perf_counter_ns()
+            total.append(end - start)
+            before.append(stamps[0] - start)
+            after.append(end - stamps[-1])
+    output_code.CompiledFxGraph.__call__ = original
+    return tuple(statistics.median(v) / 1e3 for v in (total, before, after))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--inductor", action="store_true")
+    args = parser.parse_args()
+    dtype = getattr(torch, args.dtype)
+    model, inputs = build(args.model, dtype)
+    total, before, after, lines = dyno_lines(model, inputs, args.calls)
+    print(f"{args.model} {args.dtype}, {torch.get_num_threads()} threads: Dyno's call "
+          f"{total:.1f} us = {before:.1f} before its wrapper + {sum(t for t, _ in lines):.1f} "
+          f"in it + {after:.1f} after")
+    if args.inductor:
+        total, before, after = inductor_split(model, inputs, args.calls)
+        print(f"Inductor's call {total:.1f} us = {before:.1f} before its graph + "
+              f"{total - before - after:.1f} in it + {after:.1f} after")
+    kinds, counts = collections.Counter(), collections.Counter()
+    for seconds, line in lines:
+        kinds[_kind(line)] += seconds
+        counts[_kind(line)] += 1
+    print("\n| kind | us | lines |\n|---|---|---|")
+    for kind, seconds in kinds.most_common():
+        print(f"| {kind} | {seconds:.1f} | {counts[kind]} |")
+    print(f"\nSlowest {args.top} lines (median us):")
+    for seconds, line in sorted(lines, key=lambda entry: -entry[0])[:args.top]:
+        print(f"{seconds:8.1f}  {line[:140]}")
+
+
+if __name__ == "__main__":
+    main()
