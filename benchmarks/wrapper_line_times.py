@@ -69,6 +69,27 @@ def instrumented(source: str):
     return "\n".join(lines), statements
 
 
+def timed_calls(compiled, inputs, calls: int, stamps: list):
+    """Per call: its total time, the time to the first of `stamps` (read inside the call)
+    and from the last, and the gaps between the stamps (ns)."""
+    runs = []
+    with torch.no_grad():
+        for _ in range(20):
+            compiled(*inputs)
+        for _ in range(calls):
+            del stamps[:]
+            start = time.perf_counter_ns()
+            compiled(*inputs)
+            end = time.perf_counter_ns()
+            runs.append((end - start, stamps[0] - start, end - stamps[-1],
+                         [b - a for a, b in zip(stamps, stamps[1:])]))
+    return runs
+
+
+def _median_us(values) -> float:
+    return statistics.median(values) / 1e3
+
+
 def dyno_lines(model, inputs, calls: int):
     os.environ["DYNO_CACHE"] = "0"
     import dyno  # noqa: F401  (registers the backend)
@@ -85,27 +106,14 @@ def dyno_lines(model, inputs, calls: int):
         return namespace["call"]
 
     cpu.CpuTarget.load = load
-    compiled = torch.compile(model, backend="mlir")
-    per_line, before, after, total = collections.defaultdict(list), [], [], []
-    with torch.no_grad():
-        for _ in range(20):
-            compiled(*inputs)
-        for _ in range(calls):
-            del stamps[:]
-            start = time.perf_counter_ns()
-            compiled(*inputs)
-            end = time.perf_counter_ns()
-            total.append(end - start)
-            before.append(stamps[0] - start)
-            after.append(end - stamps[-1])
-            for i in range(len(stamps) - 1):
-                per_line[i].append(stamps[i + 1] - stamps[i])
+    runs = timed_calls(torch.compile(model, backend="mlir"), inputs, calls, stamps)
     if len(statements) != 1:
         print(f"note: {len(statements)} graphs; lines of the first only", file=sys.stderr)
     lines = statements[0]
-    medians = {i: statistics.median(per_line[i]) / 1e3 for i in per_line if i < len(lines)}
-    return (statistics.median(total) / 1e3, statistics.median(before) / 1e3,
-            statistics.median(after) / 1e3, [(medians[i], lines[i]) for i in sorted(medians)])
+    # (The last statement, the return, ends in the time "after" the wrapper.)
+    per_line = [_median_us([gaps[i] for *_, gaps in runs]) for i in range(len(runs[0][3]))]
+    return (_median_us([run[0] for run in runs]), _median_us([run[1] for run in runs]),
+            _median_us([run[2] for run in runs]), list(zip(per_line, lines)))
 
 
 def inductor_split(model, inputs, calls: int):
@@ -121,21 +129,11 @@ def inductor_split(model, inputs, calls: int):
         return result
 
     output_code.CompiledFxGraph.__call__ = call
-    compiled = torch.compile(model, backend="inductor")
-    total, before, after = [], [], []
-    with torch.no_grad():
-        for _ in range(20):
-            compiled(*inputs)
-        for _ in range(calls):
-            del stamps[:]
-            start = time.perf_counter_ns()
-            compiled(*inputs)
-            end = time.perf_counter_ns()
-            total.append(end - start)
-            before.append(stamps[0] - start)
-            after.append(end - stamps[-1])
-    output_code.CompiledFxGraph.__call__ = original
-    return tuple(statistics.median(v) / 1e3 for v in (total, before, after))
+    try:
+        runs = timed_calls(torch.compile(model, backend="inductor"), inputs, calls, stamps)
+    finally:
+        output_code.CompiledFxGraph.__call__ = original
+    return tuple(_median_us([run[k] for run in runs]) for k in range(3))
 
 
 def main():
