@@ -137,6 +137,14 @@ def onednn_computes(dtype: torch.dtype) -> bool:
     return False
 
 
+def onednn_runs(dtype: torch.dtype) -> bool:
+    """Whether oneDNN, enabled, computes `dtype`'s GEMMs and convolutions here: f32, and
+    bf16/f16 where this CPU has the instructions (onednn_computes)."""
+    return torch.backends.mkldnn.enabled and (
+        dtype == torch.float32 and torch.backends.mkldnn.is_available()
+        or onednn_computes(dtype))
+
+
 def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool,
                             depthwise: bool = False) -> bool:
     """Whether this runtime runs convolutions of `dtype` on channels-last tensors
@@ -301,11 +309,7 @@ class FrozenWeights:
     def __init__(self):
         self._slots = {}  # slot -> (packed weight, the weight's identity when packed)
 
-    @staticmethod
-    def _packs(dtype: torch.dtype) -> bool:
-        return torch.backends.mkldnn.enabled and (
-            dtype == torch.float32 and torch.backends.mkldnn.is_available()
-            or onednn_computes(dtype))
+    _packs = staticmethod(onednn_runs)  # whether this dtype's weights are packed
 
     def linear(self, a: torch.Tensor, argument: torch.Tensor, transposed: bool, slot: int,
                bias, epilogue=None) -> torch.Tensor:
@@ -373,11 +377,9 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups,
         # Where the compiler asks and this CPU's oneDNN computes the dtype (the Triton
         # target asks for its GPU's sake; run by its interpreter, f16 without AVX-512
         # FP16 stays with PyTorch's NCHW kernel, as eager runs it).
-        computed = x.dtype == torch.float32 and torch.backends.mkldnn.is_available() \
-            or onednn_computes(x.dtype)
         wanted = (convolves_channels_last(x.dtype, frozen_filters=False)
-                  if channels_last is None else channels_last and computed)
-        if wanted and torch.backends.mkldnn.enabled and x.dim() == 4:
+                  if channels_last is None else channels_last)
+        if wanted and onednn_runs(x.dtype) and x.dim() == 4:
             x = x.contiguous(memory_format=torch.channels_last)
     elif (x.is_cuda and x.dtype in GPU_CHANNELS_LAST_DTYPES and x.dim() == 4
           and channels_last is not False):
