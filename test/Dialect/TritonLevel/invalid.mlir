@@ -148,6 +148,20 @@ func.func @tl.scan$region_on_sum(%v: tensor<?x?xf32>) {
 
 // -----
 
+// A combiner whose block does not end in its terminator (fuzzing found the verifier
+// asking such a block for its terminator: an assertion, where bad input needs a
+// diagnostic).
+func.func @tl.scan$combiner_not_ending_in_yield(%v: tensor<?x?xf32>) {
+  // expected-error @+1 {{combiner must end in a tl.yield of one 'f32'}}
+  %x = tl.scan "combine" %v along 1 {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.maximumf %a, %b : f32
+  } : tensor<?x?xf32>
+  return
+}
+
+// -----
+
 func.func @tl.sort$float_keys(%v: tensor<?x?xf32>) {
   // expected-error @+1 {{sorts 'f32'; keys must be integers}}
   %x = tl.sort %v along 1 : tensor<?x?xf32>

@@ -151,7 +151,9 @@ LogicalResult ScanOp::verify() {
                    [&](Type t) { return t != element; }))
     return emitOpError("kind 'combine' needs a combiner of one block with two ")
            << element << " arguments";
-  auto yield = dyn_cast<YieldOp>(getCombiner().front().getTerminator());
+  // (A block that does not end in a terminator has none to ask for: bad input.)
+  Block &combiner = getCombiner().front();
+  auto yield = dyn_cast_or_null<YieldOp>(combiner.empty() ? nullptr : &combiner.back());
   if (!yield || yield.getValue().getType() != element)
     return emitOpError("combiner must end in a tl.yield of one ") << element;
   return success();
