@@ -559,9 +559,30 @@ struct FuseElementwisePass
     : mlir::dyno::impl::DynoFuseElementwiseBase<FuseElementwisePass> {
   using DynoFuseElementwiseBase::DynoFuseElementwiseBase;
 
+  /// Upstream's verifier of tensor.expand_shape does not compare a static size of its
+  /// output_shape with its result type, and the reshape-fusion patterns below build types
+  /// from the output_shape: a negative size there ends in an assertion
+  /// (e2e/dyno_opt_fuzz.py). Such input is malformed, and gets a diagnostic instead.
+  static LogicalResult verifyExpandShapeSizes(func::FuncOp func) {
+    WalkResult result = func.walk([](tensor::ExpandShapeOp reshape) {
+      ArrayRef<int64_t> resultShape = reshape.getResultType().getShape();
+      for (auto [dim, size] : llvm::enumerate(reshape.getStaticOutputShape()))
+        if (!ShapedType::isDynamic(size) && size != resultShape[dim]) {
+          reshape.emitOpError("output_shape size ")
+              << size << " of dimension " << dim << " differs from the result type's "
+              << resultShape[dim];
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    return failure(result.wasInterrupted());
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *context = &getContext();
+    if (failed(verifyExpandShapeSizes(func)))
+      return signalPassFailure();
 
     // Named data movement ops become generics so that they fold into consumers' maps.
     IRRewriter rewriter(context);
