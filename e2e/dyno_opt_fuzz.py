@@ -146,17 +146,15 @@ def run_case(flags, text, directory):
     return ("rejected" if completed.returncode else "accepted"), command, stderr
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=3000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(ROOT / "build" / "fuzz-crashes"))
-    args = parser.parse_args()
+def fuzz(cases: int, seed: int, out: str):
+    """Runs `cases` mutated inputs from `seed`; returns (outcome counts, failures as
+    (outcome, test, first line of its message)), each failure's input written under
+    `out`."""
     sources = cases_from_tests()
-    rng = random.Random(args.seed)
+    rng = random.Random(seed)
     counts, failures = {}, []
     with tempfile.TemporaryDirectory() as directory:
-        for case in range(args.cases):
+        for case in range(cases):
             test, flags, piece = rng.choice(sources)
             text = piece
             for _ in range(rng.randint(1, 3)):
@@ -164,8 +162,8 @@ def main():
             outcome, command, stderr = run_case(flags, text, directory)
             counts[outcome] = counts.get(outcome, 0) + 1
             if outcome in ("crash", "no diagnostic", "timeout"):
-                os.makedirs(args.out, exist_ok=True)
-                stem = os.path.join(args.out, f"case{args.seed}-{case}")
+                os.makedirs(out, exist_ok=True)
+                stem = os.path.join(out, f"case{seed}-{case}")
                 with open(stem + ".mlir", "w") as file:
                     file.write(text)
                 first = next((line for line in stderr.splitlines()
@@ -174,8 +172,18 @@ def main():
                     file.write(f"{outcome} ({test})\n{shlex.join(command[:-3])} "
                                f"{stem}.mlir\n\n{stderr[:6000]}")
                 failures.append((outcome, str(test), first[:160]))
-    print(f"{args.cases} mutated inputs from {len(sources)} (test, pipeline) pieces, seed "
-          f"{args.seed}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return counts, failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=str(ROOT / "build" / "fuzz-crashes"))
+    args = parser.parse_args()
+    counts, failures = fuzz(args.cases, args.seed, args.out)
+    print(f"{args.cases} mutated inputs from {len(cases_from_tests())} (test, pipeline) "
+          f"pieces, seed {args.seed}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     for outcome, test, first in failures:
         print(f"  {outcome}: {test}: {first}")
     return 1 if failures else 0
