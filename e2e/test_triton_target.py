@@ -608,7 +608,7 @@ def kernel_0(arg0, arg1, XBLOCK: tl.constexpr):
     tl.store(arg1 + offsets, tl.erf(tl.load(arg0 + offsets, mask=mask)), mask=mask)
 
 
-LAUNCH_TABLE_VERSION = 2
+LAUNCH_TABLE_VERSION = 3
 KERNELS = {"kernel_0": {"args": ["DTYPE", "DTYPE"], "xnumel": 64, "rnumel": 1,
                         "configs": [{"XBLOCK": 64, "num_warps": 4}]}}
 '''

@@ -56,11 +56,11 @@ for name, (tensor_type, op) in GRAPHS.items():
     fields = sorted(set().union(*(entry.keys() for entry in module.KERNELS.values())))
     print(name, len(module.KERNELS), fields,
           *(",".join(map(str, entry["args"])) for entry in module.KERNELS.values()))
-    # CHECK: static 1 ['args', 'configs', 'rnumel', 'xnumel'] float32,float32
-    # CHECK: dynamic 1 ['args', 'configs', 'rnumel', 'xnumel', 'xnumel_args']
+    # CHECK: static 1 ['args', 'configs', 'key', 'rnumel', 'xnumel'] float32,float32
+    # CHECK: dynamic 1 ['args', 'configs', 'key', 'rnumel', 'xnumel', 'xnumel_args']
     # CHECK-SAME: float32,int,float32,int,int
 
-for label, old, new in [("version", "LAUNCH_TABLE_VERSION = 2", "LAUNCH_TABLE_VERSION = 3"),
+for label, old, new in [("version", "LAUNCH_TABLE_VERSION = 3", "LAUNCH_TABLE_VERSION = 4"),
                         ("field", '"args"', '"arguments"')]:
     module = load(os.path.join(directory, f"changed_{label}.py"), source.replace(old, new))
     try:
@@ -68,5 +68,5 @@ for label, old, new in [("version", "LAUNCH_TABLE_VERSION = 2", "LAUNCH_TABLE_VE
         print(label, "accepted")
     except runtime.LaunchTableError as error:
         print(label, "refused:", error)
-# CHECK: version refused: {{.*}} has launch table version 3; this runtime reads version 2
+# CHECK: version refused: {{.*}} has launch table version 4; this runtime reads version 3
 # CHECK: field refused: launch table entry 'kernel_0': missing ['args'], unknown ['arguments']

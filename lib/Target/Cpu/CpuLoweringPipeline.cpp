@@ -150,4 +150,6 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createDynoDeduplicateKernels());
   // Each kernel buffer its own alias scope: LLVM hoists and vectorizes across them.
   pm.nest<ModuleOp>().addPass(createDynoMarkDistinctKernelBuffers());
+  // Each kernel's key: the JIT shares compiled kernels across graphs by it.
+  pm.addPass(createDynoKeyKernels());
 }

@@ -9,6 +9,7 @@
 
 #include "dyno/Dialect/Dyno/IR/DynoDialect.h"
 #include "dyno/Dialect/Dyno/Transforms/ExactQuotients.h"
+#include "dyno/Dialect/Dyno/Transforms/KernelIdentity.h"
 #include "dyno/Dialect/TritonLevel/IR/TritonLevelOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -746,7 +747,7 @@ LogicalResult mlir::dyno::translateToTriton(Operation *op, raw_ostream &os) {
   // test/python/launch_table.py checks this printer against that declaration.
   buffer << "\n\n# Launch table: index-space sizes and block-size configurations, the\n"
          << "# heuristic's choice first (fields: dyno/targets/triton/runtime.py).\n"
-         << "LAUNCH_TABLE_VERSION = 2\nKERNELS = {\n";
+         << "LAUNCH_TABLE_VERSION = 3\nKERNELS = {\n";
   for (func::FuncOp kernel : kernels) {
     SmallVector<std::string> configs;
     for (Attribute config : kernel->getAttrOfType<ArrayAttr>(tl::kConfigsAttr))
@@ -763,6 +764,8 @@ LogicalResult mlir::dyno::translateToTriton(Operation *op, raw_ostream &os) {
         indices.push_back(std::to_string(index));
       buffer << ", \"xnumel_args\": [" << llvm::join(indices, ", ") << "]";
     }
+    if (auto key = kernel->getAttrOfType<StringAttr>(kKernelKeyAttrName))
+      buffer << ", \"key\": \"" << key.getValue() << "\"";
     buffer
            << ",\n        \"configs\": [" << llvm::join(configs, ", ") << "]},\n";
   }

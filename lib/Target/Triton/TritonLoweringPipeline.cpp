@@ -71,4 +71,6 @@ void dyno::buildTritonLoweringPipeline(OpPassManager &pm,
   kernels.addPass(createCSEPass());
   // Kernels equal up to their names (a model's repeated layers): compiled once.
   pm.addPass(createDynoDeduplicateKernels());
+  // Each kernel's key, printed in the launch table: the runtime shares launchers by it.
+  pm.addPass(createDynoKeyKernels());
 }

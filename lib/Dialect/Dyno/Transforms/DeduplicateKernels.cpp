@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
+#include "dyno/Dialect/Dyno/Transforms/KernelIdentity.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -35,19 +36,10 @@ SmallVector<NamedAttribute> attributesButName(Operation *kernel) {
   return attributes;
 }
 
-/// A hash that kernels equal up to their names share: their attributes but the name,
-/// and the shape of their bodies (each operation's name, attributes and types).
+/// A hash that kernels equal up to their names share: of their printing up to the name
+/// (KernelIdentity.h, what kernels are keyed by across graphs too).
 llvm::hash_code hashKernel(FunctionOpInterface kernel) {
-  llvm::hash_code hash = llvm::hash_value(kernel->getName().getStringRef());
-  for (NamedAttribute attribute : attributesButName(kernel))
-    hash = llvm::hash_combine(hash, attribute.getName(), attribute.getValue());
-  kernel.getFunctionBody().walk([&](Operation *op) {
-    hash = llvm::hash_combine(
-        hash, OperationEquivalence::computeHash(op, OperationEquivalence::ignoreHashValue,
-                                                OperationEquivalence::ignoreHashValue,
-                                                OperationEquivalence::IgnoreLocations));
-  });
-  return hash;
+  return llvm::hash_value(dyno::printedUpToName(kernel));
 }
 
 bool sameKernel(FunctionOpInterface lhs, FunctionOpInterface rhs) {

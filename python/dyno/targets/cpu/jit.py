@@ -13,8 +13,8 @@ data pointers.
 
 Kernels equal up to their names are compiled once per process: a graph's kernel that an
 earlier graph already compiled (the same function, and the same globals and
-declarations it refers to) is taken from that graph's `KernelUnit` instead (see
-`_sharing_keys`). Every compiled kernel is named after its graph's unit or, when it can
+declarations it refers to: the key dyno-key-kernels computed, KernelIdentity.h) is
+taken from that graph's `KernelUnit` instead (see `_sharing_keys`). Every compiled kernel is named after its graph's unit or, when it can
 be shared, after its content, so the units' object code links into one library without
 clashes (the compile cache stores a graph's kernels, its own and those it took, as one).
 
@@ -26,7 +26,6 @@ import contextlib
 import ctypes
 import ctypes.util
 import glob
-import hashlib
 import os
 import re
 import site
@@ -234,6 +233,8 @@ def _load_compiled(objects: List[bytes], runner_utils: bool):
 # (so no two units linked into one library define the same symbol).
 _units_by_kernel = weakref.WeakValueDictionary()
 _sharing_lock = threading.Lock()
+# The attribute by which dyno-key-kernels keys a kernel (KernelIdentity.h).
+KERNEL_KEY = "dyno.kernel_key"
 _SYMBOL_REFERENCE = re.compile(r'@([A-Za-z_$.][\w$.\-]*|"[^"]*")')
 
 
@@ -244,36 +245,16 @@ def _references(text: str, name: str) -> set:
 
 def _sharing_keys(module, kernel_names) -> Dict[str, Optional[str]]:
     """For each of `kernel_names` (functions of `module` that the wrapper launches), what
-    kernels equal up to their names share: a hash of its text under a neutral name and of
-    the texts of the symbols it refers to; None where it cannot be shared (another
-    function calls it, it calls a function defined here, or its constants live in the
-    module's resources, which its text does not show)."""
-    texts, defined, referenced = {}, set(), set()
+    kernels equal up to their names share: the `dyno.kernel_key` dyno-key-kernels put on
+    it, last in the CPU lowering pipeline (KernelIdentity.h: its printing up to its name
+    and those of the symbols it uses); None where it put none (it cannot be shared:
+    another function calls it, it calls a function defined here, or its constants live
+    in the module's resources)."""
+    keys = dict.fromkeys(kernel_names)
     for op in module.body.operations:
-        if "sym_name" not in op.attributes:
-            continue
-        name = op.attributes["sym_name"].value
-        texts[name] = op.get_asm()
-        if op.operation.name == "llvm.func" and len(op.regions[0].blocks):
-            defined.add(name)
-        referenced.update(_references(texts[name], name))
-    keys = {}
-    for name in kernel_names:
-        text = texts.get(name)
-        uses, pending = set(), [name]
-        while pending:  # what it refers to, and what those refer to
-            for use in _references(texts.get(pending.pop(), ""), name) - uses:
-                uses.add(use)
-                pending.append(use)
-        if (text is None or name in referenced or uses & defined or "dense_resource" in text
-                or any(u not in texts or "dense_resource" in texts[u] for u in uses)):
-            keys[name] = None
-            continue
-        unnamed = re.sub(rf'@"?{re.escape(name)}"?(?=[(\s])', "@KERNEL", text, count=1)
-        digest = hashlib.sha256(unnamed.encode())
-        for use in sorted(uses):
-            digest.update(b"\0" + texts[use].encode())
-        keys[name] = digest.hexdigest()[:32]
+        if "sym_name" in op.attributes and op.attributes["sym_name"].value in keys \
+                and KERNEL_KEY in op.attributes:
+            keys[op.attributes["sym_name"].value] = op.attributes[KERNEL_KEY].value
     return keys
 
 

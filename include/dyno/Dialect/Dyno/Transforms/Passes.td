@@ -179,6 +179,29 @@ def DynoDeduplicateKernels : Pass<"dyno-deduplicate-kernels", "ModuleOp"> {
   }];
 }
 
+def DynoKeyKernels : Pass<"dyno-key-kernels", "ModuleOp"> {
+  let summary = "Each launched kernel's key, by which graphs and processes share it";
+  let description = [{
+    On the top-level module (the host function and its nested `module @kernels`), sets
+    `dyno.kernel_key` on each kernel a `dyno.launch` calls: a SHA-256 (32 hex digits) of
+    the kernel printed in generic form with its name replaced, and of the symbols it
+    uses, transitively (KernelIdentity.h). Kernels equal up to their names get one key,
+    in any graph and any process. Last in both targets' lowering pipelines: the CPU JIT
+    shares compiled kernels between the graphs of a process by it and names them after
+    it in the libraries the compile cache stores; the Triton translator prints it in the
+    launch table, and the runtime shares launchers by it. A kernel that cannot be shared
+    (another symbol calls it, it calls a function defined beside it, it refers to a
+    symbol the module lacks, a `dense_resource` constant) gets no key. The same printing
+    is what dyno-deduplicate-kernels groups a graph's kernels by.
+
+    ```mlir
+    module @kernels {
+      llvm.func @kernel_3(...) attributes {dyno.kernel_key = "5f0c1e..."} {...}
+    }
+    ```
+  }];
+}
+
 def DynoCheckStaticSizes : Pass<"dyno-check-static-sizes", "func::FuncOp"> {
   let summary = "Check at run time the sizes a dynamically shaped graph assumes";
   let description = [{

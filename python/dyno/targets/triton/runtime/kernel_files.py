@@ -2,11 +2,9 @@
 its kernels' launchers, shared with other graphs' kernels equal up to their names (Triton
 compiles each distinct kernel once: its own caches key a kernel by its source, name
 included)."""
-import ast
 import hashlib
 import importlib.util
 import json
-import re
 import sys
 import threading
 import weakref
@@ -35,9 +33,11 @@ _lock = threading.Lock()
 #                run time (dynamic shapes)
 #   configs      block-size configurations ({"XBLOCK": .., "RBLOCK": .., "num_warps": ..}),
 #                the compiler's heuristic choice first
-LAUNCH_TABLE_VERSION = 2
+#   key          optional: the kernel's key (dyno-key-kernels, KernelIdentity.h: kernels
+#                equal up to their names share it), absent where it cannot be shared
+LAUNCH_TABLE_VERSION = 3
 LAUNCH_TABLE_FIELDS = {"args": True, "xnumel": True, "rnumel": True,  # name -> required
-                       "xnumel_args": False, "configs": True}
+                       "xnumel_args": False, "configs": True, "key": False}
 
 
 class LaunchTableError(RuntimeError):
@@ -81,32 +81,24 @@ def import_kernels(path: str, source: bytes, interpret: bool):
         return module
 
 
-# Launchers by kernel: a kernel's source with its name replaced, its launch-table entry
-# and how it runs. Weak: a launcher lives while a graph that launches it does.
+# Launchers by kernel: its key (computed from its IR by dyno-key-kernels), its
+# launch-table entry and how it runs. Weak: a launcher lives while a graph that
+# launches it does.
 _shared_launchers = weakref.WeakValueDictionary()
 
 
-def _function_sources(source: bytes) -> dict:
-    """Each top-level function's source text in a kernels file, by name."""
-    text = source.decode()
-    return {node.name: ast.get_source_segment(text, node)
-            for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
-
-
-def _sharing_key(name: str, functions: dict, entry: dict, how: str):
-    """What kernels equal up to their names share (`functions`: the file's functions'
-    sources, by name): the kernel's source under a neutral name, the sources of the
-    file's functions it calls (the prelude's helpers), its launch-table entry and `how`
-    it runs; None for one that calls a function of its file by a name of its own (a
-    scan's combiner, `_dyno_combine_<name>_*`)."""
-    source = functions.get(name)
-    if source is None or f"_{name}_" in source:
+def _sharing_key(entry: dict, how: str):
+    """What kernels equal up to their names share: the key dyno-key-kernels computed from
+    the kernel's IR (its launch-table entry's "key"), with the rest of its entry and
+    `how` it runs; None for a kernel without a key (it cannot be shared). Two kernels
+    files print one IR alike (the translation is a function of the IR), so a launcher
+    made from either runs both."""
+    key = entry.get("key")
+    if key is None:
         return None
-    parts = [re.sub(rf"\b{re.escape(name)}\b", "KERNEL", source),
-             json.dumps(entry, sort_keys=True), how]
-    parts += [functions[callee] for callee in sorted(functions)
-              if callee != name and re.search(rf"\b{re.escape(callee)}\(", source)]
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    rest = json.dumps({field: value for field, value in entry.items() if field != "key"},
+                      sort_keys=True)
+    return hashlib.sha256("\0".join([key, rest, how]).encode()).hexdigest()
 
 
 class TritonKernels:
@@ -128,13 +120,12 @@ class TritonKernels:
         check_targets = compile_check_targets() if interpret else []
         twins = import_kernels(kernels_path, source, False) if check_targets else None
         digest = hashlib.sha256(source).hexdigest()[:24]
-        functions = _function_sources(source)
         how = json.dumps([device_name, str(device), interpret, autotune, check_targets])
         self.launchers = {}
         own_launchers = []
         self.shared = 0
         for name, entry in self.module.KERNELS.items():
-            sharing = _sharing_key(name, functions, entry, how)
+            sharing = _sharing_key(entry, how)
             with _lock:
                 launcher = _shared_launchers.get(sharing) if sharing else None
                 if launcher is not None:
