@@ -62,7 +62,12 @@ def run_dyno_passes(passes: DynoPasses, directory: pathlib.Path, options: str = 
              lowering]
     if passes.source_writer is not None:
         steps.append(_with_file(passes.source_writer, directory / passes.source_file))
-    command = [dyno_opt_path(), f"--pass-pipeline=builtin.module({','.join(steps)})",
+    # (Without dyno-opt's crash-recovering first parse of its input: it runs in a process
+    # of its own, whose crash is already a fallback with this reproducer, and its input
+    # is torch-mlir's output; the input is parsed once, and a rerun of the reproducer
+    # shows a crash's stack.)
+    command = [dyno_opt_path(), "--recover-parser-crashes=false",
+               f"--pass-pipeline=builtin.module({','.join(steps)})",
                str(directory / "02-linalg.mlir"), "-o", str(lowered_path)]
     reproducer = " ".join(shlex.quote(part) for part in command)
     return run_tool(f"dyno-opt ({passes.target})", command, lowered_path, reproducer)
