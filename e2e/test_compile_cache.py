@@ -25,9 +25,9 @@ if os.environ.get("CHECK_NO_COMPILE"):
     def refuse(*args, **kwargs):
         raise RuntimeError("compiled although the cache holds this graph")
     dyno.lowering.graph_lowering.run_dyno_passes = refuse
-if os.environ.get("MIN_PART_TEXT"):  # JIT parts however small (with DYNO_JIT_THREADS)
+if os.environ.get("MIN_PART_OPERATIONS"):  # JIT parts however small (DYNO_JIT_THREADS)
     import dyno.targets.cpu.jit
-    dyno.targets.cpu.jit.MIN_PART_TEXT = int(os.environ["MIN_PART_TEXT"])
+    dyno.targets.cpu.jit.MIN_PART_OPERATIONS = int(os.environ["MIN_PART_OPERATIONS"])
 '''
 _CHILD = _REFUSE_COMPILES + r'''
 torch.manual_seed(0)
@@ -341,7 +341,7 @@ def test_graphs_sharing_kernels_are_stored_whole(tmp_path, threads):
     JIT threads the first layer's kernels are compiled in two parts, the units the later
     graphs take them from."""
     first = _run(tmp_path / "cache", _SHARING_CHILD, DYNO_JIT_THREADS=threads,
-                 MIN_PART_TEXT="1")
+                 MIN_PART_OPERATIONS="1")
     assert first["compiled"] == 4 and first["fallbacks"] == 0, first
     assert (first["parts"] >= 2) == (threads == "2"), first
     assert first["units"] and all(first["units"]), first  # each runs from a stored library
@@ -356,13 +356,13 @@ def test_a_graph_compiled_in_parts_at_once_is_stored_whole(tmp_path):
     """Under two JIT threads a graph's kernels compile in two parts at once
     (jit._split_for_threads, dyno._mlir_libs._dynoParallelJit) to the same results as in
     one part; its entry links both parts' code, so a second process loads it alone."""
-    first = _run(tmp_path / "cache", _PARTS_CHILD, DYNO_JIT_THREADS="2", MIN_PART_TEXT="1")
+    first = _run(tmp_path / "cache", _PARTS_CHILD, DYNO_JIT_THREADS="2", MIN_PART_OPERATIONS="1")
     assert first["parts"] == 2 and first["compiled"] == 1 and first["fallbacks"] == 0, first
     assert first["units"] == [True, True], first  # both parts run from the stored library
     second = _run(tmp_path / "cache", _PARTS_CHILD, DYNO_JIT_THREADS="2",
                   CHECK_NO_COMPILE="1")
     assert second["hits"] == 1 and second["fallbacks"] == 0, second
     one_part = _run(tmp_path / "other", _PARTS_CHILD, DYNO_JIT_THREADS="1",
-                    MIN_PART_TEXT="1")
+                    MIN_PART_OPERATIONS="1")
     assert one_part["parts"] == 0 and one_part["fallbacks"] == 0, one_part
     assert second["out"] == first["out"] == one_part["out"]

@@ -27,7 +27,6 @@ import ctypes
 import ctypes.util
 import glob
 import os
-import re
 import site
 import sys
 import threading
@@ -235,12 +234,6 @@ _units_by_kernel = weakref.WeakValueDictionary()
 _sharing_lock = threading.Lock()
 # The attribute by which dyno-key-kernels keys a kernel (KernelIdentity.h).
 KERNEL_KEY = "dyno.kernel_key"
-_SYMBOL_REFERENCE = re.compile(r'@([A-Za-z_$.][\w$.\-]*|"[^"]*")')
-
-
-def _references(text: str, name: str) -> set:
-    """The symbols the op printed as `text`, whose own symbol is `name`, refers to."""
-    return {reference.strip('"') for reference in _SYMBOL_REFERENCE.findall(text)} - {name}
 
 
 def _sharing_keys(module, kernel_names) -> Dict[str, Optional[str]]:
@@ -258,9 +251,10 @@ def _sharing_keys(module, kernel_names) -> Dict[str, Optional[str]]:
     return keys
 
 
-# A part smaller than this much LLVM-dialect text (about two GPT-2 kernels) is not worth
-# its own engine and thread (in the worker).
-MIN_PART_TEXT = 20_000
+# A part of fewer operations than this (about two GPT-2 kernels: 20,000 characters of
+# LLVM dialect, at 110 characters an operation) is not worth its own engine and thread
+# (in the worker).
+MIN_PART_OPERATIONS = 180
 
 
 def _defined_or_declared(module) -> set:
@@ -270,24 +264,24 @@ def _defined_or_declared(module) -> set:
 
 def _split_for_threads(module, kernel_symbols: set, threads: int):
     """Splits `module` (LLVM dialect; its kernels are `kernel_symbols`) into at most
-    `threads` modules to compile at once, balanced by the size of their text: what refers
-    to each other (a kernel, the functions it calls, the globals it reads) stays in one,
-    and each gets a copy of the declarations it calls. Returns [(module, its kernels)],
-    `module` first (what moved out of it is gone from it)."""
+    `threads` modules to compile at once, balanced by their numbers of operations: what
+    refers to each other (a kernel, the functions it calls, the globals it reads) stays
+    in one, and each gets a copy of the declarations it calls. Returns [(module, its
+    kernels)], `module` first (what moved out of it is gone from it). Symbols and their
+    uses come from the IR (`_dynoSymbolUses.symbol_uses`, SymbolTable in C++)."""
     from ... import ir
+    from ..._mlir_libs._dynoSymbolUses import symbol_uses
 
     if threads <= 1:
         return [(module, sorted(kernel_symbols))]
-    ops, texts, declarations = {}, {}, set()
-    for op in module.body.operations:
-        if "sym_name" not in op.attributes:
-            # Not a symbol (module flags, constructors): nothing here knows what it
-            # needs, so nothing is split.
-            return [(module, sorted(kernel_symbols))]
-        name = op.attributes["sym_name"].value
-        ops[name], texts[name] = op, op.get_asm()
-        if op.operation.name == "llvm.func" and not len(op.regions[0].blocks):
-            declarations.add(name)
+    if any("sym_name" not in op.attributes for op in module.body.operations):
+        # Not a symbol (module flags, constructors): nothing here knows what it needs,
+        # so nothing is split.
+        return [(module, sorted(kernel_symbols))]
+    symbols = symbol_uses(module)  # name -> (operations, declaration?, uses)
+    ops = {op.attributes["sym_name"].value: op for op in module.body.operations}
+    sizes_of = {name: size for name, (size, _, _) in symbols.items()}
+    declarations = {name for name, (_, declared, _) in symbols.items() if declared}
     group = {name: name for name in ops if name not in declarations}
 
     def root(name):
@@ -297,32 +291,32 @@ def _split_for_threads(module, kernel_symbols: set, threads: int):
         return name
 
     for name in group:
-        for use in _references(texts[name], name):
+        for use in symbols[name][2]:
             if use in group:
                 group[root(use)] = root(name)
     components: Dict[str, List[str]] = {}
     for name in group:
         components.setdefault(root(name), []).append(name)
     with_kernels = [names for names in components.values() if kernel_symbols & set(names)]
-    total = sum(len(text) for text in texts.values())
-    count = min(threads, len(with_kernels), max(1, total // MIN_PART_TEXT))
+    total = sum(sizes_of.values())
+    count = min(threads, len(with_kernels), max(1, total // MIN_PART_OPERATIONS))
     if count <= 1:
         return [(module, sorted(kernel_symbols))]
     parts: List[List[str]] = [[] for _ in range(count)]
     sizes = [0] * count
     # The largest first, each into the smallest part so far; what has no kernel (a global
     # nothing here reads) stays in the first.
-    for names in sorted(with_kernels, key=lambda names: -sum(len(texts[n]) for n in names)):
+    for names in sorted(with_kernels, key=lambda names: -sum(sizes_of[n] for n in names)):
         smallest = sizes.index(min(sizes))
         parts[smallest] += names
-        sizes[smallest] += sum(len(texts[n]) for n in names)
+        sizes[smallest] += sum(sizes_of[n] for n in names)
     split = [(module, sorted(kernel_symbols & set(parts[0])))]
     for names in parts[1:]:
         part = ir.Module.create()
         needed = set()
         for name in names:
             part.body.append(ops[name].detach_from_parent())
-            needed |= _references(texts[name], name) & declarations
+            needed |= set(symbols[name][2]) & declarations
         with ir.InsertionPoint(part.body):
             for name in sorted(needed):
                 ops[name].clone()
