@@ -39,6 +39,38 @@ def test_names_are_released_after_their_last_read():
     ]
 
 
+def test_views_of_the_workspace_or_the_arguments_are_not_released():
+    """A view of the workspace or of an argument holds no memory of its own: its `del`
+    would free nothing and cost a statement per call. What a view of a fresh buffer
+    keeps alive is released as before, and so is a reshape (which may copy)."""
+    lines = [
+        "buf1 = _ws[0]",
+        "buf2 = _view(buf1, (4, 2), (2, 1), 0)",
+        "buf3 = arg0.mT",
+        "buf4 = buf3.permute([1, 0])",
+        "_kernels['k'](buf2.data_ptr(), buf4.data_ptr())",
+        "buf5 = _empty((8,), dtype=torch.float32)",
+        "buf6 = _view(buf5, (2, 4), (4, 1), 0)",
+        "buf7 = buf1.reshape((8,))",
+        "_kernels['k'](buf6.data_ptr(), buf7.data_ptr())",
+        "return [_as_eager(arg1, (1,), torch.float32)]",
+    ]
+    assert release_dead_names(lines) == [
+        "buf1 = _ws[0]",
+        "buf2 = _view(buf1, (4, 2), (2, 1), 0)",
+        "buf3 = arg0.mT",
+        "buf4 = buf3.permute([1, 0])",
+        "_kernels['k'](buf2.data_ptr(), buf4.data_ptr())",
+        "buf5 = _empty((8,), dtype=torch.float32)",
+        "buf6 = _view(buf5, (2, 4), (4, 1), 0)",
+        "del buf5",
+        "buf7 = buf1.reshape((8,))",
+        "_kernels['k'](buf6.data_ptr(), buf7.data_ptr())",
+        "del buf6, buf7",
+        "return [_as_eager(arg1, (1,), torch.float32)]",
+    ]
+
+
 def test_buffers_whose_lives_do_not_overlap_share_a_slot():
     lines = [
         "buf1 = _empty((64, 64), dtype=torch.float32)",
