@@ -13,7 +13,9 @@ launches, matmuls, library calls, views, `del`, ...) and the slowest are listed.
 torch.profiler's "Torch-Compiled Region" self time overstates the wrapper's own cost
 (the profiler's bookkeeping per recorded op lands there); these are wall-clock times
 without it. `--inductor` also times Inductor's call of the same model and splits it
-the same way at its compiled graph's entry and exit (`CompiledFxGraph.__call__`).
+the same way at its compiled graph's entry and exit (`CompiledFxGraph.__call__`), and
+its wrapper's `call` line by line (the generated module compiled again with the same
+clock readings; its kernels come from Inductor's caches).
 """
 import argparse
 import collections
@@ -31,7 +33,14 @@ _KINDS = [("kernel launch", "_kernels["), ("matmul", "_mm("), ("matmul", "_addmm
           ("matmul", "_bmm("), ("matmul", "_baddbmm("), ("matmul", "_linear"),
           ("matmul", "_frozen.linear"), ("library call", "_library_call("),
           ("convolution", "_conv2d("), ("convolution", "_frozen.conv2d("),
-          ("workspace", "_ws["), ("view", "_view("), ("contiguous", ".contiguous()")]
+          ("workspace", "_ws["), ("view", "_view("), ("contiguous", ".contiguous()"),
+          # Inductor's wrapper
+          ("matmul", "extern_kernels.mm("), ("matmul", "extern_kernels.addmm("),
+          ("matmul", "extern_kernels.bmm("), ("matmul", "extern_kernels.baddbmm("),
+          ("convolution", "extern_kernels.convolution("), ("library call", "torch.ops."),
+          ("kernel launch", "cpp_fused_"), ("allocation", "empty_strided_cpu("),
+          ("allocation", "_empty("), ("input check", "assert_size_stride("),
+          ("view", "reinterpret_tensor(")]
 _VIEW = re.compile(r"\.(permute|mT|T|t\(|reshape|expand|transpose|unsqueeze|squeeze)")
 
 
@@ -55,15 +64,20 @@ def build(name: str, dtype: torch.dtype):
     return zoo.cpu_benchmark_model(name, dtype)
 
 
-def instrumented(source: str):
-    """`source` with `_T.append(_clock())` before each statement of `_planned_call`, and
-    the statements in order."""
+def instrumented(source: str, header: str = "def _planned_call", indent: int = 4):
+    """`source` with `_T.append(_clock())` before each statement of the function whose
+    `def` line starts with `header` (its statements indented by `indent`; comments are
+    not statements), and the statements in order."""
     lines, statements, inside = [], [], False
+    body = " " * indent
     for line in source.splitlines():
-        if line.startswith("def _planned_call"):
+        if line.lstrip().startswith(header):
             inside = True
-        elif inside and line.startswith("    ") and not line.startswith("     "):
-            lines.append("    _T.append(_clock())")
+        elif inside and line.strip() and not line.startswith(body):
+            inside = False  # the function ended
+        elif inside and line.startswith(body) and not line.startswith(body + " ") \
+                and not line.strip().startswith("#"):
+            lines.append(body + "_T.append(_clock())")
             statements.append(line.strip())
         lines.append(line)
     return "\n".join(lines), statements
@@ -116,24 +130,37 @@ def dyno_lines(model, inputs, calls: int):
             _median_us([run[2] for run in runs]), list(zip(per_line, lines)))
 
 
-def inductor_split(model, inputs, calls: int):
+def inductor_lines(model, inputs, calls: int):
+    """As dyno_lines, for Inductor's compiled graph: its wrapper's `call` (the generated
+    module's Runner.call) timed line by line, the module compiled again with clock
+    readings (its kernels come from Inductor's caches)."""
     from torch._inductor import output_code
 
-    stamps = []
+    stamps, statements, graphs = [], [], []
     original = output_code.CompiledFxGraph.__call__
 
     def call(self, args):
-        stamps.append(time.perf_counter_ns())
-        result = original(self, args)
-        stamps.append(time.perf_counter_ns())
-        return result
+        if self not in graphs:
+            graphs.append(self)
+            source, lines = instrumented(self.source_code, "def call(self, args)", 8)
+            statements.append(lines)
+            namespace = {"_T": stamps, "_clock": time.perf_counter_ns,
+                         "__name__": "inductor_graph_timed"}
+            exec(compile(source, "<inductor graph>", "exec"), namespace)
+            self.current_callable = namespace["call"]
+        return original(self, args)
 
     output_code.CompiledFxGraph.__call__ = call
     try:
         runs = timed_calls(torch.compile(model, backend="inductor"), inputs, calls, stamps)
     finally:
         output_code.CompiledFxGraph.__call__ = original
-    return tuple(_median_us([run[k] for run in runs]) for k in range(3))
+    if len(statements) != 1:
+        print(f"note: {len(statements)} Inductor graphs; lines of the first only",
+              file=sys.stderr)
+    per_line = [_median_us([gaps[i] for *_, gaps in runs]) for i in range(len(runs[0][3]))]
+    return (_median_us([run[0] for run in runs]), _median_us([run[1] for run in runs]),
+            _median_us([run[2] for run in runs]), list(zip(per_line, statements[0])))
 
 
 def main():
@@ -150,19 +177,24 @@ def main():
     print(f"{args.model} {args.dtype}, {torch.get_num_threads()} threads: Dyno's call "
           f"{total:.1f} us = {before:.1f} before its wrapper + {sum(t for t, _ in lines):.1f} "
           f"in it + {after:.1f} after")
+    report("Dyno", lines, args.top)
     if args.inductor:
-        total, before, after = inductor_split(model, inputs, args.calls)
-        print(f"Inductor's call {total:.1f} us = {before:.1f} before its graph + "
-              f"{total - before - after:.1f} in it + {after:.1f} after")
+        total, before, after, lines = inductor_lines(model, inputs, args.calls)
+        print(f"\nInductor's call {total:.1f} us = {before:.1f} before its graph + "
+              f"{sum(t for t, _ in lines):.1f} in it + {after:.1f} after")
+        report("Inductor", lines, args.top)
+
+
+def report(who: str, lines, top: int) -> None:
     kinds, counts = collections.Counter(), collections.Counter()
     for seconds, line in lines:
         kinds[_kind(line)] += seconds
         counts[_kind(line)] += 1
-    print("\n| kind | us | lines |\n|---|---|---|")
+    print(f"\n{who}: | kind | us | lines |\n|---|---|---|")
     for kind, seconds in kinds.most_common():
         print(f"| {kind} | {seconds:.1f} | {counts[kind]} |")
-    print(f"\nSlowest {args.top} lines (median us):")
-    for seconds, line in sorted(lines, key=lambda entry: -entry[0])[:args.top]:
+    print(f"\n{who}: slowest {top} lines (median us):")
+    for seconds, line in sorted(lines, key=lambda entry: -entry[0])[:top]:
         print(f"{seconds:8.1f}  {line[:140]}")
 
 
