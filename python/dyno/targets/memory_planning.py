@@ -71,37 +71,33 @@ _PURE_VIEW = re.compile(r"^_view\((\w+),|^(\w+)(?:\.mT|\.T|\.(?:permute|transpos
                         r"unsqueeze|squeeze|expand)\(.*\))$|^(\w+)$")
 
 
-def _holding_no_memory(lines: List[str], assigned, defined) -> List[set]:
-    """Per line, the variables whose value after it holds no memory of its own: a view of
-    the workspace (`_ws[k]`, which keeps it from call to call), of `call`'s arguments
-    (which the caller holds) or of such a view. Releasing one frees nothing, so its `del`
-    would only cost time (about 0.25 us a statement)."""
-    holding_none, result = set(), []
-    for line, targets in zip(lines, assigned):
-        right = _right_side(line)
-        if len(targets) == 1:
-            view = _PURE_VIEW.match(right)
-            source = next((name for name in view.groups() if name), None) if view else None
-            if right.startswith("_ws[") and right.endswith("]") \
-                    or (source is not None and (source not in defined or source in holding_none)):
-                holding_none.add(targets[0])
-            else:
-                holding_none.discard(targets[0])
-        else:
-            holding_none.difference_update(targets)
-        result.append(set(holding_none))
-    return result
+def _update_holding_no_memory(holding_none: set, line: str, targets, defined) -> None:
+    """Updates `holding_none`, the variables whose value holds no memory of its own, for
+    `line` (assigning `targets`): a view of the workspace (`_ws[k]`, which keeps it from
+    call to call), of `call`'s arguments (which the caller holds) or of such a view.
+    Releasing one frees nothing, so its `del` would only cost time (about 0.25 us a
+    statement)."""
+    right = _right_side(line)
+    if len(targets) != 1:
+        holding_none.difference_update(targets)
+        return
+    view = _PURE_VIEW.match(right)
+    source = next((name for name in view.groups() if name), None) if view else None
+    if (right.startswith("_ws[") and right.endswith("]")) or \
+            (source is not None and (source not in defined or source in holding_none)):
+        holding_none.add(targets[0])
+    else:
+        holding_none.discard(targets[0])
 
 
 def release_dead_names(lines: List[str]) -> List[str]:
     """`lines` with `del` after each variable's last read. `call`'s own arguments are
     left alone (the caller holds them), as are variables that hold no memory of their
-    own (`_holding_no_memory`: views of the workspace or of the arguments); a variable
+    own (`_update_holding_no_memory`: views of the workspace or of the arguments); a variable
     never read (a library call's unused result) is released at once."""
     assigned = [_assigned(line) for line in lines]
     defined = {name for targets in assigned for name in targets}
     reads = [_names_read(line, defined) for line in lines]
-    holding_none = _holding_no_memory(lines, assigned, defined)
     # Walking backwards: a name is dead after line i if no later line reads it before
     # (re)defining it.
     live = set()
@@ -118,10 +114,11 @@ def release_dead_names(lines: List[str]) -> List[str]:
             if name not in live and name not in assigned[i]:
                 releases[i].append(name)
             live.add(name)
-    result = []
-    for line, names, free in zip(lines, releases, holding_none):
+    result, holding_none = [], set()
+    for line, targets, names in zip(lines, assigned, releases):
         result.append(line)
-        names = [name for name in names if name not in free]
+        _update_holding_no_memory(holding_none, line, targets, defined)
+        names = [name for name in names if name not in holding_none]
         if names:
             result.append(f"del {', '.join(sorted(names))}")
     return result

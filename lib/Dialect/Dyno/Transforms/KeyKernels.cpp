@@ -34,9 +34,8 @@ struct KeyKernelsPass : mlir::dyno::impl::DynoKeyKernelsBase<KeyKernelsPass> {
           launched.insert(callee.getLeafReference());
       });
       dyno::KernelKeys keys(kernels);
-      SymbolTable symbols(kernels);
       for (StringAttr name : launched) {
-        Operation *kernel = symbols.lookup(name);
+        Operation *kernel = keys.lookup(name);
         if (!kernel) {
           root.emitError("a dyno.launch calls @kernels::@") << name.getValue()
                                                             << ", which is not there";

@@ -38,6 +38,8 @@ class KernelKeys {
 public:
   explicit KernelKeys(ModuleOp kernels);
   std::optional<std::string> keyOf(Operation *kernel);
+  /// The module's symbol named `name` (null if none).
+  Operation *lookup(StringAttr name) { return symbols.lookup(name); }
 
 private:
   const std::string &printingOf(Operation *symbol);
