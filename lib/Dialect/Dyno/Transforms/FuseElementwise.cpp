@@ -67,7 +67,9 @@ static bool allUsersAreLibraryOps(Operation *op) {
 /// The ops of `op`'s body that compute its values: index checks kept in kernels
 /// (`dyno.check`, dyno-keep-assertions-in-kernels) and the ops only their conditions
 /// read are a few compares per gather, and do not make a gather too costly to recompute
-/// in each of its readers (as it is where the checks run on the host).
+/// in each of its readers (as it is where the checks run on the host). Nor do float
+/// widenings (a bf16 or f16 value read as f32 is one shift or convert): a bf16 residual
+/// add of three tensors is as cheap to recompute as the float32 one.
 static unsigned bodySize(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
   DenseSet<Operation *> checking;
@@ -83,7 +85,10 @@ static unsigned bodySize(linalg::GenericOp op) {
     if (onlyChecks)
       checking.insert(&inner);
   }
-  return body.getOperations().size() - checking.size();
+  unsigned widenings = llvm::count_if(body, [&](Operation &inner) {
+    return isa<arith::ExtFOp>(inner) && !checking.contains(&inner);
+  });
+  return body.getOperations().size() - checking.size() - widenings;
 }
 
 /// Transcendental functions cost tens of instructions each; a producer using one is
@@ -333,6 +338,29 @@ static bool readsNoTensor(linalg::GenericOp op) {
 /// launch, and costs only integer arithmetic; Swin's shifted-window regions are 10 ops).
 static unsigned recomputeLimit(linalg::GenericOp producer, unsigned maxOps) {
   return readsNoTensor(producer) ? 4 * maxOps : maxOps;
+}
+
+/// Whether `fusedOperand`, a generic's read of a collapse_shape with several readers,
+/// collapses a generic that fusion recomputes in its readers (cheap, all parallel, not
+/// transcendental): the reader is then expanded to that generic's shape (as upstream
+/// expands a collapse's only reader), so the generic fuses into it. A residual add
+/// read through the tokens' collapse by a layer norm's three passes and, directly, by
+/// the next residual add was otherwise written and read back: a kernel of its own
+/// (Swin's window reversal, computed in its windows' order). Expanding a reader
+/// duplicates no work; the collapse stays for readers that are not generics. Not where
+/// the expansion would bring back a unit dimension (folded away before fusion): a
+/// reduction over a channel and a unit dimension is split into several Triton kernels
+/// (wav2vec2's feature extractor's layer norms went from one kernel to three).
+static bool readerExpandsToRecomputable(OpOperand *fusedOperand, unsigned maxOps) {
+  auto collapse = fusedOperand->get().getDefiningOp<tensor::CollapseShapeOp>();
+  auto reader = dyn_cast<linalg::GenericOp>(fusedOperand->getOwner());
+  if (!collapse || !reader || !collapse.getSrcType().hasStaticShape() ||
+      llvm::is_contained(collapse.getSrcType().getShape(), 1))
+    return false;
+  auto source = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+  return source && source->getNumResults() == 1 && source.hasPureTensorSemantics() &&
+         source.getNumLoops() == source.getNumParallelLoops() &&
+         !dyno::hasTranscendental(source) && bodySize(source) <= recomputeLimit(source, maxOps);
 }
 
 namespace {
@@ -628,10 +656,14 @@ struct FuseElementwisePass
     };
     // Propagating a reshape through a matmul or convolution would rewrite it into an
     // expanded linalg.generic contraction that no library call matches any more.
-    linalg::ControlFusionFn singleUseNoLibrary = [](OpOperand *fusedOperand) {
+    linalg::ControlFusionFn singleUseNoLibrary = [maxOps](OpOperand *fusedOperand) {
       Operation *producer = fusedOperand->get().getDefiningOp();
-      return producer && producer->hasOneUse() && !isLibraryContraction(producer) &&
-             !isLibraryContraction(fusedOperand->getOwner());
+      if (!producer || isLibraryContraction(producer) ||
+          isLibraryContraction(fusedOperand->getOwner()))
+        return false;
+      if (producer->hasOneUse())
+        return true;
+      return readerExpandsToRecomputable(fusedOperand, maxOps);
     };
 
     RewritePatternSet patterns(context);

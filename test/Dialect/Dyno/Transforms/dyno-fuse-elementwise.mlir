@@ -538,3 +538,136 @@ func.func @recompute$checked_gather(%idx: tensor<4xi64>, %w: tensor<10x16xf32>) 
   } -> tensor<4x16xf32>
   return %s, %n : tensor<4xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// A residual add in windows' order (one operand read through the window reversal's
+// transpose), read by a layer norm's passes through the tokens' collapse and directly by
+// the next residual add: each reader of the collapse is expanded to the add's shape and
+// the add is recomputed in every reader, so it is never written (Swin: one kernel fewer
+// per block). No generic keeps the add alone, and no reader reads the collapse.
+// CHECK-LABEL: func.func @recompute$collapsed_producer_with_several_readers
+// CHECK-NOT:     ins(%collapsed
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%arg0, %arg1
+// CHECK:           arith.addf
+// CHECK:           arith.addf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%arg0, %arg1
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]{{.*}} ins(%arg0, %arg1, %arg2
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#swap4 = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#rows3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @recompute$collapsed_producer_with_several_readers(%shortcut: tensor<2x4x4x8xf32>, %attention: tensor<2x4x4x8xf32>, %mlp: tensor<2x4x4x8xf32>) -> (tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x4x4x8xf32>) {
+  %e = tensor.empty() : tensor<2x4x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #swap4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%shortcut, %attention : tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>) outs(%e : tensor<2x4x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x4x8xf32>
+  %tokens = tensor.collapse_shape %sum [[0], [1, 2], [3]] : tensor<2x4x4x8xf32> into tensor<2x16x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %re = tensor.empty() : tensor<2x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%re : tensor<2x16xf32>) -> tensor<2x16xf32>
+  %mean = linalg.generic {indexing_maps = [#id3, #rows3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%tokens : tensor<2x16x8xf32>) outs(%init : tensor<2x16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16xf32>
+  %squares = linalg.generic {indexing_maps = [#id3, #rows3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%tokens : tensor<2x16x8xf32>) outs(%init : tensor<2x16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %q = arith.mulf %x, %x : f32
+    %s = arith.addf %q, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16xf32>
+  %next = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sum, %mlp : tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>) outs(%e : tensor<2x4x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x4x8xf32>
+  return %mean, %squares, %next : tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x4x4x8xf32>
+}
+
+// -----
+
+// The same with a unit dimension in the add's shape: expanding the readers would bring
+// it back into the reductions (which the Triton target then splits into several
+// kernels), so the add stays a generic of its own and the reductions read its collapse.
+// CHECK-LABEL: func.func @recompute$collapsed_producer_with_a_unit_dimension
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]{{.*}} ins(%arg0, %arg1
+// CHECK:         %[[TOKENS:.*]] = tensor.collapse_shape %[[SUM]]
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[TOKENS]]
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[TOKENS]]
+#id4u = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#swap4u = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+#id3u = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#rows3u = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @recompute$collapsed_producer_with_a_unit_dimension(%shortcut: tensor<2x1x4x8xf32>, %attention: tensor<2x4x1x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x1x4x8xf32>) {
+  %e = tensor.empty() : tensor<2x1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id4u, #swap4u, #id4u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%shortcut, %attention : tensor<2x1x4x8xf32>, tensor<2x4x1x8xf32>) outs(%e : tensor<2x1x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x1x4x8xf32>
+  %tokens = tensor.collapse_shape %sum [[0], [1, 2], [3]] : tensor<2x1x4x8xf32> into tensor<2x4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %re = tensor.empty() : tensor<2x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%re : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %mean = linalg.generic {indexing_maps = [#id3u, #rows3u], iterator_types = ["parallel", "parallel", "reduction"]} ins(%tokens : tensor<2x4x8xf32>) outs(%init : tensor<2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32>
+  %squares = linalg.generic {indexing_maps = [#id3u, #rows3u], iterator_types = ["parallel", "parallel", "reduction"]} ins(%tokens : tensor<2x4x8xf32>) outs(%init : tensor<2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %q = arith.mulf %x, %x : f32
+    %s = arith.addf %q, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32>
+  return %mean, %squares, %sum : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x1x4x8xf32>
+}
+
+// -----
+
+// A bf16 residual add of three tensors, as dyno-widen-low-precision-floats writes it
+// (each operand widened, each sum rounded): 11 ops, 5 without the widenings, which
+// cost one shift each. It is recomputed in its two readers as the float32 add (3 ops) is,
+// not written and read back.
+// CHECK-LABEL: func.func @recompute$bf16_add_counts_no_widenings
+// CHECK-COUNT-2: linalg.generic {{.*}} ins(%arg0, %arg1, %arg2
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+#id2b = affine_map<(d0, d1) -> (d0, d1)>
+func.func @recompute$bf16_add_counts_no_widenings(%a: tensor<4x8xbf16>, %b: tensor<4x8xbf16>, %c: tensor<4x8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xbf16>
+  %sum = linalg.generic {indexing_maps = [#id2b, #id2b, #id2b, #id2b], iterator_types = ["parallel", "parallel"]} ins(%a, %b, %c : tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>) outs(%e : tensor<4x8xbf16>) {
+  ^bb0(%x: bf16, %y: bf16, %z: bf16, %o: bf16):
+    %xw = arith.extf %x : bf16 to f32
+    %yw = arith.extf %y : bf16 to f32
+    %s1 = arith.addf %xw, %yw : f32
+    %r1 = arith.truncf %s1 : f32 to bf16
+    %r1w = arith.extf %r1 : bf16 to f32
+    %zw = arith.extf %z : bf16 to f32
+    %s2 = arith.addf %r1w, %zw : f32
+    %r2 = arith.truncf %s2 : f32 to bf16
+    %r2w = arith.extf %r2 : bf16 to f32
+    %s3 = arith.addf %r2w, %zw : f32
+    %r3 = arith.truncf %s3 : f32 to bf16
+    linalg.yield %r3 : bf16
+  } -> tensor<4x8xbf16>
+  %f = tensor.empty() : tensor<4x8xf32>
+  %sq = linalg.generic {indexing_maps = [#id2b, #id2b], iterator_types = ["parallel", "parallel"]} ins(%sum : tensor<4x8xbf16>) outs(%f : tensor<4x8xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    %q = arith.mulf %w, %w : f32
+    linalg.yield %q : f32
+  } -> tensor<4x8xf32>
+  %neg = linalg.generic {indexing_maps = [#id2b, #id2b], iterator_types = ["parallel", "parallel"]} ins(%sum : tensor<4x8xbf16>) outs(%f : tensor<4x8xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    %n = arith.negf %w : f32
+    linalg.yield %n : f32
+  } -> tensor<4x8xf32>
+  return %sq, %neg : tensor<4x8xf32>, tensor<4x8xf32>
+}
