@@ -10,14 +10,18 @@
 // Here the generics that read a computed tensor through such a reshape take the
 // producer's shape instead: their loops are expanded (upstream's reshape fusion by
 // expansion), the reshape moves past them, and a reshaped result the kernel returns is
-// reshaped by the host (a view) after the launch. A kernel keeps the rewrite only where
-// it then fits one space; elsewhere it is left exactly as it was.
+// reshaped by the host (a view) after the launch. A generic that reads a computed copy
+// in another order through a rotation's mod map (Swin's window reversal, read shifted
+// back) reads the copy's source with the maps composed, and the copy is computed in it
+// (MoveReads.h). A kernel keeps the rewrite only where it then fits one space; elsewhere
+// it is left exactly as it was.
 //
 //===----------------------------------------------------------------------===//
 #include "IterationSpace.h"
 
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
 #include "dyno/Dialect/Dyno/Transforms/KernelOutlining.h"
+#include "dyno/Dialect/Dyno/Transforms/MoveReads.h"
 #include "dyno/Target/Triton/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -73,7 +77,10 @@ bool hasScanScatterOrSort(func::FuncOp kernel) {
 
 /// Reshape fusion by expansion, limited to reshapes of tensors the kernel computes: a
 /// generic reading a collapsed computed tensor, or an expanded generic result. (Reshapes
-/// of arguments are strides the lowering reads directly.)
+/// of arguments are strides the lowering reads directly.) A generic reading an
+/// out-of-order move through an expansion reads the move's input instead (Swin's
+/// window reversal of a bf16 matrix product's result, shifted back by its reader: a copy
+/// kernel of its own otherwise).
 LogicalResult expandThroughReshapes(func::FuncOp kernel) {
   MLIRContext *ctx = kernel.getContext();
   RewritePatternSet patterns(ctx);
@@ -84,6 +91,14 @@ LogicalResult expandThroughReshapes(func::FuncOp kernel) {
     // The expansion of a generic's result (the other pattern asks about the generic).
     return isa_and_nonnull<linalg::GenericOp>(operand->get().getDefiningOp()) &&
            isa<tensor::ExpandShapeOp>(operand->getOwner());
+  });
+  dyno::populateReadMovesThroughExpansionPatterns(patterns);
+  dyno::populateReadsThroughCollapsePatterns(patterns);
+  // A copy in another order (a window reversal) that only one generic reads, through a
+  // map no reshape could carry, is computed in its reader.
+  linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *operand) {
+    auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+    return producer && producer->hasOneUse() && dyno::copiesItsInput(producer);
   });
   tensor::populateReassociativeReshapeFoldingPatterns(patterns);
   tensor::populateFoldTensorEmptyPatterns(patterns);

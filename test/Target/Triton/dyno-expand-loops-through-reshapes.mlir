@@ -142,3 +142,47 @@ module @kernels {
     return %r : tensor<2x12xf32>
   }
 }
+
+// -----
+
+// Swin's shifted block, in small: a window reversal of a bf16 matrix product's result
+// (a copy in another order whose body is the exact round trip bf16 -> f32 -> bf16 its
+// explicit casts leave), collapsed to the image's rows and read shifted back (a
+// rotation's mod map) by the residual add. The add reads the product's result itself,
+// each image index split into the windows' and shifted: one generic, one index space,
+// where the copy was a kernel of its own.
+// CHECK-DAG:   #[[SHIFTED:.*]] = affine_map<(d0, d1) -> (((d0 + 3) mod 4) floordiv 2, ((d1 + 3) mod 4) floordiv 2, (d0 + 3) mod 2, (d1 + 3) mod 2)>
+// CHECK-LABEL: func.func @kernel_0(%arg0: tensor<16xbf16>
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         %[[WINDOWS:.*]] = tensor.expand_shape %arg0
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[SHIFTED]], #{{.*}}]{{.*}} ins(%arg1, %[[WINDOWS]] : tensor<4x4xbf16>, tensor<2x2x2x2xbf16>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @main(%product: tensor<16xbf16>, %shortcut: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
+  %0 = dyno.launch @kernels::@kernel_0(%product, %shortcut) : (tensor<16xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16>
+  return %0 : tensor<4x4xbf16>
+}
+module @kernels {
+  func.func @kernel_0(%product: tensor<16xbf16>, %shortcut: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
+    %windows = tensor.expand_shape %product [[0, 1, 2, 3]] output_shape [2, 2, 2, 2] : tensor<16xbf16> into tensor<2x2x2x2xbf16>
+    %e4 = tensor.empty() : tensor<2x2x2x2xbf16>
+    %reversed = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%windows : tensor<2x2x2x2xbf16>) outs(%e4 : tensor<2x2x2x2xbf16>) {
+    ^bb0(%x: bf16, %o: bf16):
+      %w = arith.extf %x : bf16 to f32
+      %n = arith.truncf %w : f32 to bf16
+      linalg.yield %n : bf16
+    } -> tensor<2x2x2x2xbf16>
+    %image = tensor.collapse_shape %reversed [[0, 1], [2, 3]] : tensor<2x2x2x2xbf16> into tensor<4x4xbf16>
+    %e2 = tensor.empty() : tensor<4x4xbf16>
+    %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ((d0 + 3) mod 4, (d1 + 3) mod 4)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%shortcut, %image : tensor<4x4xbf16>, tensor<4x4xbf16>) outs(%e2 : tensor<4x4xbf16>) {
+    ^bb0(%s: bf16, %a: bf16, %o: bf16):
+      %sw = arith.extf %s : bf16 to f32
+      %aw = arith.extf %a : bf16 to f32
+      %t = arith.addf %sw, %aw : f32
+      %r = arith.truncf %t : f32 to bf16
+      linalg.yield %r : bf16
+    } -> tensor<4x4xbf16>
+    return %sum : tensor<4x4xbf16>
+  }
+}

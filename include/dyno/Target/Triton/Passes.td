@@ -109,7 +109,12 @@ def DynoExpandLoopsThroughReshapes : Pass<"dyno-expand-loops-through-reshapes", 
     such a reshape are expanded to the computed tensor's shape (upstream's reshape fusion
     by expansion, limited to reshapes of computed tensors); a result the kernel returned
     through reshapes is returned unreshaped and the host reshapes it (a view) after each
-    launch. The rewrite is kept only where the kernel then fits one space.
+    launch. A generic that reads a computed tensor through a map that is not a
+    projected permutation (a rotation's mod map), through a collapse or an expansion of
+    a copy in another order (Swin's window reversal, shifted back by the residual add),
+    reads the copy's source instead, each index split and composed (floordiv, mod), and
+    the copy, read only there, is computed in it. The rewrite is kept only where the
+    kernel then fits one space.
 
     ```mlir
     // Before: kernel_0 returns tensor<8x4xf32>, a layer norm over rows of

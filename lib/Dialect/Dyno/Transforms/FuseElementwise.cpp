@@ -8,6 +8,7 @@
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
 #include "dyno/Dialect/Dyno/Transforms/ElementwiseCosts.h"
 #include "dyno/Dialect/Dyno/Transforms/LibraryCalls.h"
+#include "dyno/Dialect/Dyno/Transforms/MoveReads.h"
 #include "dyno/Dialect/Dyno/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -472,72 +473,6 @@ static bool readsThroughMod(linalg::GenericOp op) {
   });
 }
 
-/// Whether `op` only moves elements (its body yields its one input) and reads them out of
-/// order: a rotation's generic, whose mod map upstream cannot expand through a reshape.
-static bool isOutOfOrderMove(linalg::GenericOp op) {
-  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() != op.getNumParallelLoops())
-    return false;
-  OpOperand *input = op.getDpsInputOperand(0);
-  auto yield = cast<linalg::YieldOp>(op.getRegion().front().getTerminator());
-  return yield.getNumOperands() == 1 &&
-         yield.getOperand(0) == op.getMatchingBlockArgument(input) &&
-         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() &&
-         !op.getMatchingIndexingMap(input).isProjectedPermutation();
-}
-
-/// A generic reading an out-of-order move (a rotation) through an expand_shape (Swin's
-/// window partition of its shifted image) reads the move's input instead: its map is
-/// the move's map after the expansion's linearization, so the rotation and the window
-/// partition are one read, not two copies. (Upstream propagates a reshape only through
-/// projected permutations.) Static expansions only.
-struct ReadMoveThroughExpansion : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
-                                PatternRewriter &rewriter) const override {
-    // (Not into a reduction: dyno-block-long-sums and the Triton target's split of full
-    // reductions need projected-permutation reads; a reduction reads the moved copy.)
-    if (!consumer.hasPureTensorSemantics() ||
-        consumer.getNumLoops() != consumer.getNumParallelLoops())
-      return failure();
-    MLIRContext *ctx = consumer.getContext();
-    for (OpOperand *operand : consumer.getDpsInputOperands()) {
-      auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
-      if (!expand || !expand.getResultType().hasStaticShape())
-        continue;
-      auto move = expand.getSrc().getDefiningOp<linalg::GenericOp>();
-      if (!isOutOfOrderMove(move))
-        continue;
-      RankedTensorType expanded = expand.getResultType();
-      SmallVector<AffineExpr> linearized;
-      for (const ReassociationIndices &group : expand.getReassociationIndices()) {
-        AffineExpr index = getAffineConstantExpr(0, ctx);
-        int64_t stride = 1;
-        for (int64_t dim : llvm::reverse(group)) {
-          index = index + getAffineDimExpr(dim, ctx) * stride;
-          stride *= expanded.getDimSize(dim);
-        }
-        linearized.push_back(index);
-      }
-      AffineMap linearization = AffineMap::get(expanded.getRank(), 0, linearized, ctx);
-      AffineMap moveMap = move.getMatchingIndexingMap(move.getDpsInputOperand(0));
-      AffineMap map =
-          moveMap.compose(linearization.compose(consumer.getMatchingIndexingMap(operand)));
-      SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
-      maps[operand->getOperandNumber()] = map;
-      // Every loop must still be some operand's plain dimension (its size).
-      if (!inversePermutation(concatAffineMaps(maps, ctx)))
-        continue;
-      Value source = move.getDpsInputOperand(0)->get();
-      rewriter.modifyOpInPlace(consumer, [&] {
-        operand->set(source);
-        consumer.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      });
-      return success();
-    }
-    return failure();
-  }
-};
 
 /// Equal expand_shapes of one tensor are one: a producer read through several (a layer
 /// norm's mean, read by the variance and by the normalization, each through the view of
@@ -680,7 +615,7 @@ struct FuseElementwisePass
     patterns.add<FoldGenericYieldingItsInits, MergeEqualExpansions>(context);
     patterns.add<SliceRecomputableGeneric, CloneIndexOnlyGenericPerReshape>(context, maxOps);
     if (rotationsAsReads)
-      patterns.add<ReadMoveThroughExpansion>(context);
+      dyno::populateReadMovesThroughExpansionPatterns(patterns);
 
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
