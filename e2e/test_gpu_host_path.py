@@ -153,6 +153,23 @@ def test_padded_products_match_the_product_as_it_is(bias, epilogue, monkeypatch)
     assert (got.double() - want).abs().max() <= (plain.double() - want).abs().max() * 1.01 + 1e-2
 
 
+@pytest.mark.parametrize("transposed", [True, False])
+def test_a_padded_weight_is_the_weight_then_exact_zeros(transposed):
+    """Only the added rows and columns are written with zeros (no fill of the whole
+    result first): they are zeros even where the memory held NaNs, and the weight is
+    copied bit for bit, in its own layout."""
+    weight = torch.randn(1001, 45).bfloat16()  # [N, K], read as b = weight.t()
+    b = weight.t() if transposed else weight.t().contiguous()
+    for _ in range(3):  # leave NaNs in the allocator's free blocks of this size
+        torch.full((1008 * 48 + 64,), float("nan"), dtype=torch.bfloat16)
+    padded = host_runtime._padded_weight(b, 3, 7)  # K 45 -> 48, N 1001 -> 1008
+    assert padded.shape == (48, 1008)
+    assert padded.t().is_contiguous() == transposed
+    assert torch.equal(padded[:45, :1001], b)
+    assert not padded[45:].any() and not padded[:, 1001:].any()
+    assert not padded.isnan().any()
+
+
 def test_a_frozen_weight_is_padded_once_and_again_after_a_write(monkeypatch):
     products = host_runtime.PaddedProducts()
     a = torch.randn(8, 16).bfloat16()  # (small: padded only because the weight is kept)
