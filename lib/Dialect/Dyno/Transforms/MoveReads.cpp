@@ -28,6 +28,21 @@ bool mlir::dyno::copiesItsInput(linalg::GenericOp op) {
 }
 
 namespace {
+/// Makes `consumer` read `source` through `map` in place of `operand`, unless a loop
+/// would then be no operand's plain dimension (nothing would give it its size).
+bool readInstead(PatternRewriter &rewriter, linalg::GenericOp consumer, OpOperand *operand,
+                 Value source, AffineMap map) {
+  SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
+  maps[operand->getOperandNumber()] = map;
+  if (!inversePermutation(concatAffineMaps(maps, consumer.getContext())))
+    return false;
+  rewriter.modifyOpInPlace(consumer, [&] {
+    operand->set(source);
+    consumer.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+  return true;
+}
+
 /// Whether `op` only moves elements (it copies its one input) and reads them out of
 /// order: a rotation's generic, whose mod map upstream cannot expand through a reshape.
 bool isOutOfOrderMove(linalg::GenericOp op) {
@@ -73,17 +88,8 @@ struct ReadMoveThroughExpansion : OpRewritePattern<linalg::GenericOp> {
       AffineMap moveMap = move.getMatchingIndexingMap(move.getDpsInputOperand(0));
       AffineMap map =
           moveMap.compose(linearization.compose(consumer.getMatchingIndexingMap(operand)));
-      SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
-      maps[operand->getOperandNumber()] = map;
-      // Every loop must still be some operand's plain dimension (its size).
-      if (!inversePermutation(concatAffineMaps(maps, ctx)))
-        continue;
-      Value source = move.getDpsInputOperand(0)->get();
-      rewriter.modifyOpInPlace(consumer, [&] {
-        operand->set(source);
-        consumer.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      });
-      return success();
+      if (readInstead(rewriter, consumer, operand, move.getDpsInputOperand(0)->get(), map))
+        return success();
     }
     return failure();
   }
@@ -122,16 +128,9 @@ struct ReadThroughCollapse : OpRewritePattern<linalg::GenericOp> {
         }
       }
       AffineMap splitting = AffineMap::get(collapse.getResultType().getRank(), 0, split, ctx);
-      SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
-      maps[operand->getOperandNumber()] = splitting.compose(readMap);
-      // Every loop must still be some operand's plain dimension (its size).
-      if (!inversePermutation(concatAffineMaps(maps, ctx)))
-        continue;
-      rewriter.modifyOpInPlace(consumer, [&] {
-        operand->set(collapse.getSrc());
-        consumer.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      });
-      return success();
+      if (readInstead(rewriter, consumer, operand, collapse.getSrc(),
+                      splitting.compose(readMap)))
+        return success();
     }
     return failure();
   }
