@@ -473,7 +473,6 @@ static bool readsThroughMod(linalg::GenericOp op) {
   });
 }
 
-
 /// Equal expand_shapes of one tensor are one: a producer read through several (a layer
 /// norm's mean, read by the variance and by the normalization, each through the view of
 /// Swin's windows) then has one user, and upstream's reshape propagation expands it, so
@@ -589,9 +588,11 @@ struct FuseElementwisePass
       return producer.getNumLoops() == producer.getNumParallelLoops() &&
              bodySize(producer) <= recomputeLimit(producer, maxOps);
     };
-    // Propagating a reshape through a matmul or convolution would rewrite it into an
-    // expanded linalg.generic contraction that no library call matches any more.
-    linalg::ControlFusionFn singleUseNoLibrary = [maxOps](OpOperand *fusedOperand) {
+    // Reshapes move through single-use producers and into readers, and through a
+    // collapse of a recomputable generic into each of its readers. Propagating a
+    // reshape through a matmul or convolution would rewrite it into an expanded
+    // linalg.generic contraction that no library call matches any more.
+    linalg::ControlFusionFn reshapeFusion = [maxOps](OpOperand *fusedOperand) {
       Operation *producer = fusedOperand->get().getDefiningOp();
       if (!producer || isLibraryContraction(producer) ||
           isLibraryContraction(fusedOperand->getOwner()))
@@ -603,7 +604,7 @@ struct FuseElementwisePass
 
     RewritePatternSet patterns(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, singleUseNoLibrary);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, reshapeFusion);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
