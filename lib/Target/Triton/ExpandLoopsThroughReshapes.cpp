@@ -77,10 +77,10 @@ bool hasScanScatterOrSort(func::FuncOp kernel) {
 
 /// Reshape fusion by expansion, limited to reshapes of tensors the kernel computes: a
 /// generic reading a collapsed computed tensor, or an expanded generic result. (Reshapes
-/// of arguments are strides the lowering reads directly.) A generic reading an
-/// out-of-order move through an expansion reads the move's input instead (Swin's
-/// window reversal of a bf16 matrix product's result, shifted back by its reader: a copy
-/// kernel of its own otherwise).
+/// of arguments are strides the lowering reads directly.) A generic reading a collapse
+/// through a rotation's mod map reads the collapse's source, and a copy in another
+/// order that only it reads fuses in (Swin's window reversal of a bf16 matrix product's
+/// result, shifted back by its reader: a copy kernel of its own otherwise).
 LogicalResult expandThroughReshapes(func::FuncOp kernel) {
   MLIRContext *ctx = kernel.getContext();
   RewritePatternSet patterns(ctx);
@@ -92,7 +92,6 @@ LogicalResult expandThroughReshapes(func::FuncOp kernel) {
     return isa_and_nonnull<linalg::GenericOp>(operand->get().getDefiningOp()) &&
            isa<tensor::ExpandShapeOp>(operand->getOwner());
   });
-  dyno::populateReadMovesThroughExpansionPatterns(patterns);
   dyno::populateReadsThroughCollapsePatterns(patterns);
   // A copy in another order (a window reversal) that only one generic reads, through a
   // map no reshape could carry, is computed in its reader.

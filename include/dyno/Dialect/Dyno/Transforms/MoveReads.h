@@ -1,11 +1,13 @@
 //===- MoveReads.h - Reads composed through moves and reshapes --*- C++ -*-===//
 //
-// A generic that reads an out-of-order move (a rotation's copy, Swin's window reversal)
-// through an expand_shape reads the move's input instead, with the move's map composed
-// after the expansion's linearization. Used by dyno-fuse-elementwise (the Triton
-// target's rotations as reads) and, inside formed kernels, by
-// dyno-expand-loops-through-reshapes, where a bf16 copy's explicit casts have become an
-// exact round trip only after the library calls took their matrix products' roundings.
+// Reads composed through moves and reshapes, where upstream's reshape propagation stops
+// at a map that is not a projected permutation (a rotation's mod map). A generic reading
+// an out-of-order move through an expand_shape reads the move's input
+// (dyno-fuse-elementwise, the Triton target's rotations as reads); a generic reading a
+// collapse_shape through such a map reads the collapse's source, each index split
+// (dyno-expand-loops-through-reshapes, inside formed kernels, where a bf16 copy's
+// explicit casts have become an exact round trip once the library calls took their
+// matrix products' roundings: `copiesItsInput`).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DYNO_DIALECT_DYNO_TRANSFORMS_MOVEREADS_H
