@@ -341,6 +341,13 @@ static unsigned recomputeLimit(linalg::GenericOp producer, unsigned maxOps) {
   return readsNoTensor(producer) ? 4 * maxOps : maxOps;
 }
 
+/// Whether fusion recomputes `op` in each of its readers rather than writing it once:
+/// all parallel, no transcendental, a body within the limit.
+static bool recomputedInReaders(linalg::GenericOp op, unsigned maxOps) {
+  return op.getNumLoops() == op.getNumParallelLoops() && !dyno::hasTranscendental(op) &&
+         bodySize(op) <= recomputeLimit(op, maxOps);
+}
+
 /// Whether `fusedOperand`, a generic's read of a collapse_shape with several readers,
 /// collapses a generic that fusion recomputes in its readers (cheap, all parallel, not
 /// transcendental): the reader is then expanded to that generic's shape (as upstream
@@ -360,8 +367,7 @@ static bool readerExpandsToRecomputable(OpOperand *fusedOperand, unsigned maxOps
     return false;
   auto source = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
   return source && source->getNumResults() == 1 && source.hasPureTensorSemantics() &&
-         source.getNumLoops() == source.getNumParallelLoops() &&
-         !dyno::hasTranscendental(source) && bodySize(source) <= recomputeLimit(source, maxOps);
+         recomputedInReaders(source, maxOps);
 }
 
 namespace {
@@ -378,10 +384,8 @@ struct CloneIndexOnlyGenericPerReshape : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!readsNoTensor(op) || op->getNumResults() != 1 ||
-        !op.hasPureTensorSemantics() || op.getNumLoops() != op.getNumParallelLoops() ||
-        bodySize(op) > recomputeLimit(op, maxOps) || dyno::hasTranscendental(op) ||
-        op->hasOneUse())
+    if (!readsNoTensor(op) || op->getNumResults() != 1 || !op.hasPureTensorSemantics() ||
+        !recomputedInReaders(op, maxOps) || op->hasOneUse())
       return failure();
     OpOperand *reshaped = nullptr;
     for (OpOperand &use : op->getUses())
@@ -584,9 +588,9 @@ struct FuseElementwisePass
         return false;
       if (producer->hasOneUse())
         return true;
-      // Recompute only all-parallel producers with cheap bodies.
-      return producer.getNumLoops() == producer.getNumParallelLoops() &&
-             bodySize(producer) <= recomputeLimit(producer, maxOps);
+      // Recompute only all-parallel producers with cheap bodies (a transcendental one
+      // was refused above).
+      return recomputedInReaders(producer, maxOps);
     };
     // Reshapes move through single-use producers and into readers, and through a
     // collapse of a recomputable generic into each of its readers. Propagating a

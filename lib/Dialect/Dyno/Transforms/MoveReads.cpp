@@ -51,47 +51,61 @@ bool isOutOfOrderMove(linalg::GenericOp op) {
          !op.getMatchingIndexingMap(op.getDpsInputOperand(0)).isProjectedPermutation();
 }
 
+/// The frame both rewrites share: an all-parallel generic on tensors whose input
+/// `operand` `Derived::newRead` can replace by another tensor read through another map.
+/// (Not a reduction: dyno-block-long-sums and the Triton target's split of full
+/// reductions need projected-permutation reads; a reduction reads the moved copy.)
+template <typename Derived>
+struct ReadInstead : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (!consumer.hasPureTensorSemantics() ||
+        consumer.getNumLoops() != consumer.getNumParallelLoops())
+      return failure();
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      Value source;
+      AffineMap map;
+      if (static_cast<const Derived *>(this)->newRead(consumer, operand, source, map) &&
+          readInstead(rewriter, consumer, operand, source, map))
+        return success();
+    }
+    return failure();
+  }
+};
+
 /// A generic reading an out-of-order move (a rotation) through an expand_shape (Swin's
 /// window partition of its shifted image) reads the move's input instead: its map is
 /// the move's map after the expansion's linearization, so the rotation and the window
 /// partition are one read, not two copies. (Upstream propagates a reshape only through
 /// projected permutations.) Static expansions only.
-struct ReadMoveThroughExpansion : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
-                                PatternRewriter &rewriter) const override {
-    // (Not into a reduction: dyno-block-long-sums and the Triton target's split of full
-    // reductions need projected-permutation reads; a reduction reads the moved copy.)
-    if (!consumer.hasPureTensorSemantics() ||
-        consumer.getNumLoops() != consumer.getNumParallelLoops())
-      return failure();
+struct ReadMoveThroughExpansion : ReadInstead<ReadMoveThroughExpansion> {
+  using ReadInstead::ReadInstead;
+  bool newRead(linalg::GenericOp consumer, OpOperand *operand, Value &source,
+               AffineMap &map) const {
+    auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
+    if (!expand || !expand.getResultType().hasStaticShape())
+      return false;
+    auto move = expand.getSrc().getDefiningOp<linalg::GenericOp>();
+    if (!isOutOfOrderMove(move))
+      return false;
     MLIRContext *ctx = consumer.getContext();
-    for (OpOperand *operand : consumer.getDpsInputOperands()) {
-      auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
-      if (!expand || !expand.getResultType().hasStaticShape())
-        continue;
-      auto move = expand.getSrc().getDefiningOp<linalg::GenericOp>();
-      if (!isOutOfOrderMove(move))
-        continue;
-      RankedTensorType expanded = expand.getResultType();
-      SmallVector<AffineExpr> linearized;
-      for (const ReassociationIndices &group : expand.getReassociationIndices()) {
-        AffineExpr index = getAffineConstantExpr(0, ctx);
-        int64_t stride = 1;
-        for (int64_t dim : llvm::reverse(group)) {
-          index = index + getAffineDimExpr(dim, ctx) * stride;
-          stride *= expanded.getDimSize(dim);
-        }
-        linearized.push_back(index);
+    RankedTensorType expanded = expand.getResultType();
+    SmallVector<AffineExpr> linearized;
+    for (const ReassociationIndices &group : expand.getReassociationIndices()) {
+      AffineExpr index = getAffineConstantExpr(0, ctx);
+      int64_t stride = 1;
+      for (int64_t dim : llvm::reverse(group)) {
+        index = index + getAffineDimExpr(dim, ctx) * stride;
+        stride *= expanded.getDimSize(dim);
       }
-      AffineMap linearization = AffineMap::get(expanded.getRank(), 0, linearized, ctx);
-      AffineMap moveMap = move.getMatchingIndexingMap(move.getDpsInputOperand(0));
-      AffineMap map =
-          moveMap.compose(linearization.compose(consumer.getMatchingIndexingMap(operand)));
-      if (readInstead(rewriter, consumer, operand, move.getDpsInputOperand(0)->get(), map))
-        return success();
+      linearized.push_back(index);
     }
-    return failure();
+    AffineMap linearization = AffineMap::get(expanded.getRank(), 0, linearized, ctx);
+    AffineMap moveMap = move.getMatchingIndexingMap(move.getDpsInputOperand(0));
+    source = move.getDpsInputOperand(0)->get();
+    map = moveMap.compose(linearization.compose(consumer.getMatchingIndexingMap(operand)));
+    return true;
   }
 };
 
@@ -101,38 +115,31 @@ struct ReadMoveThroughExpansion : OpRewritePattern<linalg::GenericOp> {
 /// split into the source's dimensions (floordiv and mod by their static sizes).
 /// Upstream moves a collapse only into readers it can expand, which a mod map forbids.
 /// All-parallel readers only, as ReadMoveThroughExpansion.
-struct ReadThroughCollapse : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
-                                PatternRewriter &rewriter) const override {
-    if (!consumer.hasPureTensorSemantics() ||
-        consumer.getNumLoops() != consumer.getNumParallelLoops())
-      return failure();
+struct ReadThroughCollapse : ReadInstead<ReadThroughCollapse> {
+  using ReadInstead::ReadInstead;
+  bool newRead(linalg::GenericOp consumer, OpOperand *operand, Value &source,
+               AffineMap &map) const {
+    auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
+    AffineMap readMap = consumer.getMatchingIndexingMap(operand);
+    if (!collapse || !collapse.getSrcType().hasStaticShape() ||
+        readMap.isProjectedPermutation())
+      return false;
     MLIRContext *ctx = consumer.getContext();
-    for (OpOperand *operand : consumer.getDpsInputOperands()) {
-      auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
-      AffineMap readMap = consumer.getMatchingIndexingMap(operand);
-      if (!collapse || !collapse.getSrcType().hasStaticShape() ||
-          readMap.isProjectedPermutation())
-        continue;
-      ArrayRef<int64_t> sizes = collapse.getSrcType().getShape();
-      SmallVector<AffineExpr> split(sizes.size());
-      for (auto [group, collapsed] : llvm::enumerate(collapse.getReassociationIndices())) {
-        AffineExpr index = getAffineDimExpr(group, ctx);
-        int64_t stride = 1;
-        for (int64_t dim : llvm::reverse(collapsed)) {
-          split[dim] = stride == 1 ? index : index.floorDiv(stride);
-          if (dim != collapsed.front())
-            split[dim] = split[dim] % sizes[dim];
-          stride *= sizes[dim];
-        }
+    ArrayRef<int64_t> sizes = collapse.getSrcType().getShape();
+    SmallVector<AffineExpr> split(sizes.size());
+    for (auto [group, collapsed] : llvm::enumerate(collapse.getReassociationIndices())) {
+      AffineExpr index = getAffineDimExpr(group, ctx);
+      int64_t stride = 1;
+      for (int64_t dim : llvm::reverse(collapsed)) {
+        split[dim] = stride == 1 ? index : index.floorDiv(stride);
+        if (dim != collapsed.front())
+          split[dim] = split[dim] % sizes[dim];
+        stride *= sizes[dim];
       }
-      AffineMap splitting = AffineMap::get(collapse.getResultType().getRank(), 0, split, ctx);
-      if (readInstead(rewriter, consumer, operand, collapse.getSrc(),
-                      splitting.compose(readMap)))
-        return success();
     }
-    return failure();
+    source = collapse.getSrc();
+    map = AffineMap::get(collapse.getResultType().getRank(), 0, split, ctx).compose(readMap);
+    return true;
   }
 };
 } // namespace
