@@ -34,3 +34,18 @@ def test_opinfo_subset(target):
         assert variants, f"{name}: no sample ran"
         for full, (status, reason) in variants.items():
             assert status == "compiled", (full, status, reason)
+
+
+def test_scalars_eager_rounds_are_rounded_in_the_reference():
+    """hinge_embedding_loss in float16: ATen fills a float16 tensor with the margin
+    (8.3962 -> 8.3984) before subtracting, and Dyno then computes the mean exactly
+    (-0.619140625, the float64 value with the rounded margin) where eager's extra
+    roundings land closer to the op with the unrounded margin. The sweep judges it against
+    the op with the margin rounded as eager rounds it."""
+    rows = opinfo_sweep.sweep({"nn.functional.hinge_embedding_loss"}, samples_per_op=2,
+                              target="cpu", dtype=torch.float16)
+    assert len(rows) == 1, rows
+    _, status, reason = rows[0]
+    assert status == "compiled", rows
+    assert "more accurate than eager against the op with its scalars rounded to float16" \
+        in reason, rows
