@@ -1,28 +1,56 @@
-"""Where a wrapper's buffers live (python/dyno/targets/memory_planning.py): released
-at their last read, intermediates kept in a per-graph workspace from call to call, and
-nothing a caller receives ever in it."""
+"""Where a wrapper's buffers live (python/dyno/targets/memory_planning.py, over the
+statements the wrapper builder makes from the host IR): released at their last read,
+intermediates kept in a per-graph workspace from call to call, and nothing a caller
+receives ever in it."""
 import threading
 
 import torch
 
 import dyno
 from dyno.targets.host_runtime import Workspace
-from dyno.targets.memory_planning import plan_workspace, release_dead_names
+from dyno.targets.memory_planning import Statement, plan_workspace, release_dead_names
+
+
+def _statement(text, **facts):
+    """A Statement from its printed form `a, b = expression` (or `expression`)."""
+    defines, expression = (), text
+    head, _, rest = text.partition(" = ")
+    if rest and all(name.strip().isidentifier() for name in head.split(",")):
+        defines, expression = tuple(name.strip() for name in head.split(",")), rest
+    return Statement(expression, defines, **facts)
+
+
+def _allocation(name, shape, dtype=torch.float32):
+    return Statement(f"_empty({shape!r}, dtype={dtype})", (name,), fresh=True,
+                     allocation=True, layout=(shape, dtype),
+                     into_slot=lambda slot: f"{name} = {slot}")
+
+
+def _product(name, function, arguments, shape):
+    """A library matmul whose result can be written into a slot (`out=`)."""
+    return Statement(f"{function}({arguments})", (name,), fresh=True,
+                     layout=(shape, torch.float32),
+                     into_slot=lambda slot: f"{name} = {function}({arguments}, out={slot})")
+
+
+def _texts(statements):
+    return [statement.text for statement in statements]
 
 
 def test_names_are_released_after_their_last_read():
-    lines = [
-        "arg0_c = arg0.contiguous()",
-        "buf1 = _empty((2,), dtype=torch.float32)",
-        "_kernels['k'](arg0_c.data_ptr(), buf1.data_ptr())",
-        "buf2 = buf1.reshape((2,))",
-        "buf3, buf4 = _library_call(op, buf2)",
-        "arg0_c = arg0.contiguous()",  # rebound: its first value died above
-        "_check_condition(buf3, 'buf2 in a message is not a read')",
-        "buf5 = _mm(arg0_c, buf3)",
-        "return [_as_eager(buf5, (1,), torch.float32)]",
+    statements = [
+        _statement("arg0_c = arg0.contiguous()"),
+        _allocation("buf1", (2,)),
+        _statement("_kernels['k'](arg0_c.data_ptr(), buf1.data_ptr())"),
+        _statement("buf2 = buf1.reshape((2,))"),
+        _statement("buf3, buf4 = _library_call(op, buf2)"),
+        _statement("arg0_c = arg0.contiguous()"),  # rebound: its first value died above
+        _statement("_check_condition(buf3, 'buf2 in a message is not a read')"),
+        _statement("s1 = buf3.shape[0]", holds_memory=False),
+        _statement("buf5 = _mm(arg0_c, buf3)", fresh=True),
+        _statement("return [_as_eager(buf5, (s1,), torch.float32)]", returns=True),
     ]
-    assert release_dead_names(lines) == [
+    assert _texts(release_dead_names(statements)) == [
         "arg0_c = arg0.contiguous()",
         "buf1 = _empty((2,), dtype=torch.float32)",
         "_kernels['k'](arg0_c.data_ptr(), buf1.data_ptr())",
@@ -33,9 +61,10 @@ def test_names_are_released_after_their_last_read():
         "del buf2, buf4",  # buf4 is never read
         "arg0_c = arg0.contiguous()",
         "_check_condition(buf3, 'buf2 in a message is not a read')",
+        "s1 = buf3.shape[0]",  # a host scalar: its `del` would free nothing
         "buf5 = _mm(arg0_c, buf3)",
         "del arg0_c, buf3",
-        "return [_as_eager(buf5, (1,), torch.float32)]",
+        "return [_as_eager(buf5, (s1,), torch.float32)]",
     ]
 
 
@@ -43,19 +72,21 @@ def test_views_of_the_workspace_or_the_arguments_are_not_released():
     """A view of the workspace or of an argument holds no memory of its own: its `del`
     would free nothing and cost a statement per call. What a view of a fresh buffer
     keeps alive is released as before, and so is a reshape (which may copy)."""
-    lines = [
-        "buf1 = _ws[0]",
-        "buf2 = _view(buf1, (4, 2), (2, 1), 0)",
-        "buf3 = arg0.mT",
-        "buf4 = buf3.permute([1, 0])",
-        "_kernels['k'](buf2.data_ptr(), buf4.data_ptr())",
-        "buf5 = _empty((8,), dtype=torch.float32)",
-        "buf6 = _view(buf5, (2, 4), (4, 1), 0)",
-        "buf7 = buf1.reshape((8,))",
-        "_kernels['k'](buf6.data_ptr(), buf7.data_ptr())",
-        "return [_as_eager(arg1, (1,), torch.float32)]",
+    in_slot = _allocation("buf1", (8,))
+    in_slot.slot = "_ws[0]"
+    statements = [
+        in_slot,
+        _statement("buf2 = _view(buf1, (4, 2), (2, 1), 0)", view_of="buf1"),
+        _statement("buf3 = arg0.mT", view_of="arg0"),
+        _statement("buf4 = buf3.permute([1, 0])", view_of="buf3"),
+        _statement("_kernels['k'](buf2.data_ptr(), buf4.data_ptr())"),
+        _allocation("buf5", (8,)),
+        _statement("buf6 = _view(buf5, (2, 4), (4, 1), 0)", view_of="buf5"),
+        _statement("buf7 = buf1.reshape((8,))"),
+        _statement("_kernels['k'](buf6.data_ptr(), buf7.data_ptr())"),
+        _statement("return [_as_eager(arg1, (1,), torch.float32)]", returns=True),
     ]
-    assert release_dead_names(lines) == [
+    assert _texts(release_dead_names(statements)) == [
         "buf1 = _ws[0]",
         "buf2 = _view(buf1, (4, 2), (2, 1), 0)",
         "buf3 = arg0.mT",
@@ -72,24 +103,25 @@ def test_views_of_the_workspace_or_the_arguments_are_not_released():
 
 
 def test_buffers_whose_lives_do_not_overlap_share_a_slot():
-    lines = [
-        "buf1 = _empty((64, 64), dtype=torch.float32)",
-        "_kernels['a'](arg0.data_ptr(), buf1.data_ptr())",
-        "buf2 = _empty((64, 64), dtype=torch.float32)",  # buf1 is still read below
-        "_kernels['b'](buf1.data_ptr(), buf2.data_ptr())",
-        "buf3 = _empty((4096,), dtype=torch.int32)",  # buf1 is dead: same bytes
-        "_kernels['c'](buf2.data_ptr(), buf3.data_ptr())",
-        "buf4 = _mm(arg1, arg1)",
-        "buf5 = buf3.reshape((64, 64))",
-        "buf6 = _addmm(buf4, buf5, buf5)",
-        "return [_as_eager(buf6, (64, 1), torch.float32)]",
+    statements = [
+        _allocation("buf1", (64, 64)),
+        _statement("_kernels['a'](arg0.data_ptr(), buf1.data_ptr())"),
+        _allocation("buf2", (64, 64)),  # buf1 is still read below
+        _statement("_kernels['b'](buf1.data_ptr(), buf2.data_ptr())"),
+        _allocation("buf3", (4096,), torch.int32),  # buf1 is dead: same bytes
+        _statement("_kernels['c'](buf2.data_ptr(), buf3.data_ptr())"),
+        _product("buf4", "_mm", "arg1, arg1", (64, 64)),
+        _statement("buf5 = buf3.reshape((64, 64))"),
+        _product("buf6", "_addmm", "buf4, buf5, buf5", (64, 64)),
+        _statement("return [_as_eager(buf6, (64, 1), torch.float32)]", returns=True),
     ]
-    planned, workspace = plan_workspace(lines, {"buf4": ((64, 64), torch.float32),
-                                                "buf6": ((64, 64), torch.float32)})
+    unplanned = _texts(statements)
+    workspace = plan_workspace(statements)
+    planned = _texts(statements)
     assert planned[0] == "buf1 = _ws[0]" and planned[2] == "buf2 = _ws[1]"
     assert planned[4] == "buf3 = _ws[2]"
     assert planned[6] == "buf4 = _mm(arg1, arg1, out=_ws[3])"
-    assert planned[8] == lines[8], "the returned result must be a fresh tensor"
+    assert planned[8] == unplanned[8], "the returned result must be a fresh tensor"
     slots = [slot for slot, _, _ in workspace.views]
     assert slots[0] != slots[1] and slots[2] == slots[0], workspace.views
     # buf2 died at kernel c; buf3 (through buf5) is still read by the addmm.
@@ -98,27 +130,28 @@ def test_buffers_whose_lives_do_not_overlap_share_a_slot():
 
 
 def test_buffers_a_returned_view_aliases_stay_fresh():
-    lines = [
-        "buf1 = _empty((8, 8), dtype=torch.float32)",
-        "_kernels['a'](arg0.data_ptr(), buf1.data_ptr())",
-        "buf2 = buf1.permute([1, 0])",
-        "buf3, buf4 = _library_call(op, buf2)",  # may return a view of buf2
-        "return [_as_eager(buf3, (8, 1), torch.float32)]",
+    statements = [
+        _allocation("buf1", (8, 8)),
+        _statement("_kernels['a'](arg0.data_ptr(), buf1.data_ptr())"),
+        _statement("buf2 = buf1.permute([1, 0])", view_of="buf1"),
+        _statement("buf3, buf4 = _library_call(op, buf2)"),  # may return a view of buf2
+        _statement("return [_as_eager(buf3, (8, 1), torch.float32)]", returns=True),
     ]
-    planned, workspace = plan_workspace(lines, {})
-    assert planned == lines and workspace is None
+    assert plan_workspace(statements) is None
+    assert all(statement.slot is None for statement in statements)
 
 
 def test_graphs_with_collectives_plan_nothing():
-    lines = [
-        "buf1 = _empty((8,), dtype=torch.float32)",
-        "_kernels['a'](arg0.data_ptr(), buf1.data_ptr())",
-        "buf2 = _collective(op, buf1)",
-        "buf3 = _empty((8,), dtype=torch.float32)",
-        "_kernels['b'](buf2.data_ptr(), buf3.data_ptr())",
-        "return [buf3]",
+    statements = [
+        _allocation("buf1", (8,)),
+        _statement("_kernels['a'](arg0.data_ptr(), buf1.data_ptr())"),
+        _statement("buf2 = _collective(op, buf1)", collective=True),
+        _allocation("buf3", (8,)),
+        _statement("_kernels['b'](buf2.data_ptr(), buf3.data_ptr())"),
+        _statement("return [buf3]", returns=True),
     ]
-    assert plan_workspace(lines, {}) == (lines, None)
+    assert plan_workspace(statements) is None
+    assert all(statement.slot is None for statement in statements)
 
 
 class _Block(torch.nn.Module):

@@ -1,8 +1,11 @@
 """Where a host wrapper's buffers live: released at their last read, and kept from call
 to call in a per-graph workspace.
 
-Both work on the wrapper's lines (one statement each, in order), after the builder has
-emitted them:
+Both work on the wrapper's statements (`Statement`, in order) as the builder
+(wrapper.WrapperBuilder) makes them from the host function's operations, before the
+wrapper is printed. A statement carries what its operation says about the memory of what
+it defines (new memory, a view of one name, a static layout that a workspace slot can
+hold), as Inductor's wrapper keeps its memory-planning lines as objects:
 
 - `release_dead_names`: `del` after each variable's last read, as Inductor's wrappers do,
   so that a buffer goes back to the allocator as soon as nothing reads it (peak memory is
@@ -19,108 +22,114 @@ emitted them:
   `empty_strided_cuda`), which the workspace saves on every call; its sets are kept per
   CUDA stream (host_runtime.Workspace).
 
-Aliasing is judged conservatively: a statement's results may alias everything it reads,
-except the producers listed in `_FRESH` (allocations, library products, copies).
+Aliasing is judged conservatively: what a statement defines may alias everything it
+reads, unless the statement says it is new memory (`fresh`: allocations, library
+products, copies). Which names a statement reads is read from its Python code with
+Python's tokenizer (names inside string literals are not read).
 """
+import dataclasses
 import io
 import math
-import re
 import tokenize
-from typing import Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
 from .host_runtime import Workspace
 
-_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
-_STATIC_EMPTY = re.compile(r"^_empty\(\(((?:\d+,?\s*)*)\), dtype=torch\.(\w+)\)$")
-# Calls whose results are new tensors, never views of what they read.
-_FRESH = re.compile(r"^(_empty|_mm|_addmm|_bmm|_baddbmm|_linear|_linear_weight|"
-                    r"_frozen\.linear|_conv2d|_frozen\.conv2d|torch\.cat|"
-                    r"torch\.nn\.functional\.pad|_constant)\(|"
-                    r"\.clone\(memory_format=torch\.contiguous_format\)$")
-# Library matmuls that can write into a planned buffer: `name(..., out=buffer)`.
-_OUT_CALLS = ("_mm(", "_addmm(", "_bmm(", "_baddbmm(")
+
+@dataclasses.dataclass
+class Statement:
+    """One statement of a wrapper's body: `defines = expression`, or `expression` alone
+    where it defines nothing.
+
+    `fresh`: what it defines is new memory, never a view of what it reads. `view_of`: it
+    defines one name, a view (never a copy) of that name. `holds_memory`: False where it
+    defines host scalars (sizes, shapes, constants), which no tensor memory backs. `layout`: the static (shape,
+    dtype) of the one tensor it defines, which a workspace slot can hold, and
+    `into_slot(slot)` the statement that puts it there (`slot` is `_ws[k]`); an
+    allocation (`allocation`) becomes the slot itself. `returns`: the function's return.
+    `collective`: an asynchronous collective, which may read its buffers after the
+    statement."""
+    expression: str
+    defines: Tuple[str, ...] = ()
+    fresh: bool = False
+    view_of: Optional[str] = None
+    holds_memory: bool = True
+    layout: Optional[Tuple[Tuple[int, ...], torch.dtype]] = None
+    into_slot: Optional[Callable[[str], str]] = None
+    allocation: bool = False
+    returns: bool = False
+    collective: bool = False
+    slot: Optional[str] = None  # `_ws[k]` once plan_workspace placed it
+
+    @property
+    def text(self) -> str:
+        """The statement as the wrapper prints it."""
+        if self.slot is not None:
+            return self.into_slot(self.slot)
+        if self.defines:
+            return f"{', '.join(self.defines)} = {self.expression}"
+        return self.expression
+
+    def reads(self, defined) -> set:
+        """The names in `defined` that the statement reads (in a slot it reads the same
+        ones: the slot, `_ws[k]`, is not a variable of the body)."""
+        names = set()
+        for token in tokenize.generate_tokens(io.StringIO(self.expression).readline):
+            if token.type == tokenize.NAME and token.string in defined:
+                names.add(token.string)
+        return names
 
 
-def _assigned(line: str) -> List[str]:
-    match = _ASSIGNMENT.match(line)
-    return [name.strip() for name in match.group(1).split(",")] if match else []
+def _holds_no_memory(statement: Statement, holding_none: set, defined) -> bool:
+    """Whether the one name `statement` defines holds no memory of its own: a host
+    scalar, a view of the workspace (which keeps it from call to call), of `call`'s arguments (which the
+    caller holds) or of such a view. Releasing one frees nothing, so its `del` would only
+    cost time (about 0.25 us a statement)."""
+    if len(statement.defines) != 1:
+        return False
+    if not statement.holds_memory:
+        return True
+    if statement.allocation and statement.slot is not None:
+        return True
+    source = statement.view_of
+    return source is not None and (source not in defined or source in holding_none)
 
 
-def _names_read(line: str, defined) -> set:
-    """The wrapper's own variables that `line` reads (its assignment targets aside;
-    names inside string literals are not read)."""
-    match = _ASSIGNMENT.match(line)
-    body = line[match.end():] if match else line
-    names = set()
-    for token in tokenize.generate_tokens(io.StringIO(body).readline):
-        if token.type == tokenize.NAME and token.string in defined:
-            names.add(token.string)
-    return names
-
-
-def _right_side(line: str) -> str:
-    match = _ASSIGNMENT.match(line)
-    return line[match.end():].strip() if match else line
-
-
-# Statements whose one result is a view of one variable (no memory of its own): `_view`,
-# and the tensor methods that never copy (`reshape` may).
-_PURE_VIEW = re.compile(r"^_view\((\w+),|^(\w+)(?:\.mT|\.T|\.(?:permute|transpose|"
-                        r"unsqueeze|squeeze|expand)\(.*\))$|^(\w+)$")
-
-
-def _update_holding_no_memory(holding_none: set, line: str, targets, defined) -> None:
-    """Updates `holding_none`, the variables whose value holds no memory of its own, for
-    `line` (assigning `targets`): a view of the workspace (`_ws[k]`, which keeps it from
-    call to call), of `call`'s arguments (which the caller holds) or of such a view.
-    Releasing one frees nothing, so its `del` would only cost time (about 0.25 us a
-    statement)."""
-    right = _right_side(line)
-    if len(targets) != 1:
-        holding_none.difference_update(targets)
-        return
-    view = _PURE_VIEW.match(right)
-    source = next((name for name in view.groups() if name), None) if view else None
-    if (right.startswith("_ws[") and right.endswith("]")) or \
-            (source is not None and (source not in defined or source in holding_none)):
-        holding_none.add(targets[0])
-    else:
-        holding_none.discard(targets[0])
-
-
-def release_dead_names(lines: List[str]) -> List[str]:
-    """`lines` with `del` after each variable's last read. `call`'s own arguments are
-    left alone (the caller holds them), as are variables that hold no memory of their
-    own (`_update_holding_no_memory`: views of the workspace or of the arguments); a variable
-    never read (a library call's unused result) is released at once."""
-    assigned = [_assigned(line) for line in lines]
-    defined = {name for targets in assigned for name in targets}
-    reads = [_names_read(line, defined) for line in lines]
-    # Walking backwards: a name is dead after line i if no later line reads it before
-    # (re)defining it.
+def release_dead_names(statements: List[Statement]) -> List[Statement]:
+    """`statements` with `del` after each variable's last read. `call`'s own arguments
+    are left alone (the caller holds them), as are variables that hold no memory of their
+    own (`_holds_no_memory`); a variable never read (a library call's unused result) is
+    released at once."""
+    defined = {name for statement in statements for name in statement.defines}
+    reads = [statement.reads(defined) for statement in statements]
+    # Walking backwards: a name is dead after statement i if no later statement reads it
+    # before (re)defining it.
     live = set()
-    releases = [[] for _ in lines]
-    for i in range(len(lines) - 1, -1, -1):
-        if lines[i].startswith("return "):
+    releases = [[] for _ in statements]
+    for i in range(len(statements) - 1, -1, -1):
+        if statements[i].returns:
             live |= reads[i]
             continue
-        for name in assigned[i]:
+        for name in statements[i].defines:
             if name not in live:
                 releases[i].append(name)
             live.discard(name)
         for name in sorted(reads[i]):
-            if name not in live and name not in assigned[i]:
+            if name not in live and name not in statements[i].defines:
                 releases[i].append(name)
             live.add(name)
     result, holding_none = [], set()
-    for line, targets, names in zip(lines, assigned, releases):
-        result.append(line)
-        _update_holding_no_memory(holding_none, line, targets, defined)
+    for statement, names in zip(statements, releases):
+        result.append(statement)
+        if _holds_no_memory(statement, holding_none, defined):
+            holding_none.add(statement.defines[0])
+        else:
+            holding_none.difference_update(statement.defines)
         names = [name for name in names if name not in holding_none]
         if names:
-            result.append(f"del {', '.join(sorted(names))}")
+            result.append(Statement(f"del {', '.join(sorted(names))}"))
     return result
 
 
@@ -144,67 +153,58 @@ class _Groups:
         self.parent[self.find(a)] = self.find(b)
 
 
-def plan_workspace(lines: List[str], result_layouts: Dict[str, Tuple[tuple, torch.dtype]]):
-    """Returns (lines, workspace): `lines` with each planned allocation reading its view
-    of `_ws`, and the `Workspace` (None if nothing is planned). `result_layouts`: the
-    static shape and dtype of library matmul results (`_mm` and kin), by name. A graph
-    with collectives plans nothing: an asynchronous collective may still read a buffer
-    after its last statement."""
-    if any("_collective(" in line for line in lines):
-        return lines, None
-    assigned = [_assigned(line) for line in lines]
-    defined = {name for targets in assigned for name in targets}
+def plan_workspace(statements: List[Statement]) -> Optional[Workspace]:
+    """Places each plannable result of `statements` (a static `layout` with `into_slot`)
+    that no returned value can alias in a slot of a `Workspace` (sets `Statement.slot`)
+    and returns it (None if nothing is planned). A graph with collectives plans nothing:
+    an asynchronous collective may still read a buffer after its last statement."""
+    if any(statement.collective for statement in statements):
+        return None
+    defined = {name for statement in statements for name in statement.defines}
     groups = _Groups()
     current: Dict[str, int] = {}  # name -> its version now
-    first_line: List[int] = []  # per version
-    last_line: List[int] = []
-    roots = []  # (line, version, shape, dtype, kind) of each plannable allocation
+    first_use: List[int] = []  # per version
+    last_use: List[int] = []
+    roots = []  # (statement index, version) of each plannable result
     escaping = set()
-    for i, line in enumerate(lines):
-        read_versions = [current[name] for name in _names_read(line, defined)
+    for i, statement in enumerate(statements):
+        read_versions = [current[name] for name in statement.reads(defined)
                          if name in current]
         for version in read_versions:
-            last_line[version] = i
-        if line.startswith("return "):
+            last_use[version] = i
+        if statement.returns:
             escaping.update(read_versions)
             continue
-        right = _right_side(line)
-        fresh = bool(_FRESH.search(right))
-        for name in assigned[i]:
+        for name in statement.defines:
             version = groups.new()
-            first_line.append(i)
-            last_line.append(i)
+            first_use.append(i)
+            last_use.append(i)
             current[name] = version
-            if not fresh:
+            if not statement.fresh:
                 for read in read_versions:
                     groups.union(version, read)
-            empty = _STATIC_EMPTY.match(right)
-            if empty and len(assigned[i]) == 1:
-                shape = tuple(int(s) for s in empty.group(1).replace(",", " ").split())
-                roots.append((i, version, shape, getattr(torch, empty.group(2)), "empty"))
-            elif right.startswith(_OUT_CALLS) and name in result_layouts \
-                    and len(assigned[i]) == 1:
-                shape, dtype = result_layouts[name]
-                roots.append((i, version, tuple(shape), dtype, "out"))
+            if statement.layout is not None and statement.into_slot is not None \
+                    and len(statement.defines) == 1:
+                roots.append((i, version))
     # A group's life: from its first definition to its last read.
     start: Dict[int, int] = {}
     end: Dict[int, int] = {}
-    for version in range(len(first_line)):
+    for version in range(len(first_use)):
         group = groups.find(version)
-        start[group] = min(start.get(group, first_line[version]), first_line[version])
-        end[group] = max(end.get(group, last_line[version]), last_line[version])
+        start[group] = min(start.get(group, first_use[version]), first_use[version])
+        end[group] = max(end.get(group, last_use[version]), last_use[version])
     escaped_groups = {groups.find(v) for v in escaping}
 
     slot_bytes: List[int] = []
-    slot_free_after: List[int] = []  # the line after which each slot is free again
+    slot_free_after: List[int] = []  # the statement after which each slot is free again
     views = []
-    replacements: Dict[int, str] = {}
-    for i, version, shape, dtype, kind in roots:
+    for i, version in roots:
         group = groups.find(version)
+        shape, dtype = statements[i].layout
         nbytes = math.prod(shape) * dtype.itemsize
         if group in escaped_groups or nbytes == 0:
             continue
-        # Best fit among the slots free before this line (within 2x of the size).
+        # Best fit among the slots free before this statement (within 2x of the size).
         best = None
         for slot, size in enumerate(slot_bytes):
             if slot_free_after[slot] < start[group] and nbytes <= size <= 2 * nbytes \
@@ -215,14 +215,6 @@ def plan_workspace(lines: List[str], result_layouts: Dict[str, Tuple[tuple, torc
             slot_bytes.append(nbytes)
             slot_free_after.append(-1)
         slot_free_after[best] = end[group]
-        view = len(views)
-        views.append((best, shape, dtype))
-        name = assigned[i][0]
-        if kind == "empty":
-            replacements[i] = f"{name} = _ws[{view}]"
-        else:
-            replacements[i] = lines[i][:-1] + f", out=_ws[{view}])"
-    if not views:
-        return lines, None
-    planned = [replacements.get(i, line) for i, line in enumerate(lines)]
-    return planned, Workspace(slot_bytes, views)
+        statements[i].slot = f"_ws[{len(views)}]"
+        views.append((best, tuple(shape), dtype))
+    return Workspace(slot_bytes, views) if views else None

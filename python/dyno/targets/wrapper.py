@@ -7,7 +7,6 @@ that can be read in DYNO_DEBUG_DIR.
 """
 import base64
 import math
-import re
 from typing import Dict, List, Sequence, Tuple
 
 import torch
@@ -17,7 +16,7 @@ from ..errors import DynoCompileError
 from ..ops.library_calls import COLLECTIVE_NAMESPACE
 from .host_runtime import as_eager, product_padding, wrapper_globals  # noqa: F401 (re-exported)
 from . import view_layouts
-from .memory_planning import plan_workspace, release_dead_names
+from .memory_planning import Statement, plan_workspace, release_dead_names
 
 _DTYPES = {
     "f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
@@ -128,7 +127,10 @@ def _is_view_placeholder(use) -> bool:
 
 
 def _kernel_name(callee) -> str:
-    return re.findall(r"@([\w$.]+)", str(callee))[-1]
+    """The kernel a launch's callee (@kernel or @module::@kernel) names."""
+    from .. import ir
+
+    return ir.SymbolRefAttr(callee).value[-1]
 
 
 def channels_last_filters(block, element_types: Sequence[str]) -> List[int]:
@@ -192,7 +194,9 @@ class WrapperBuilder:
         self.names: Dict[str, str] = {}
         self.contiguous = set()  # variables known to be dense row-major tensors
         self.tensor_conditions = set()  # 0-d bool tensors checked by cf.assert
-        self.lines: List[str] = []
+        # The body, one statement per entry (memory_planning.Statement): what each
+        # defines and reads, and what its operation says about that memory.
+        self.statements: List[Statement] = []
         self.constants: List[str] = []  # module-level: tensors made once, not per call
         self.kernel_signatures: Dict[str, int] = {}
         self.padded_slots = 0  # products padded by `_padded` (PaddedProducts)
@@ -202,13 +206,17 @@ class WrapperBuilder:
         self.extern_calls = 0
         self.library_calls: List[str] = []  # ATen routines called (dyno.stats()), in order
         self.counter = 0
-        # Static (shape, dtype) of library matmul results, by name: memory planning
-        # gives them planned buffers (`out=`).
-        self.result_layouts: Dict[str, Tuple[tuple, torch.dtype]] = {}
         # Positions of the arguments read only as channels-last convolution filters (Triton):
         # an exported program lays its own copies out channels-last once
         # (channels_last_filters).
         self.channels_last_filters: List[int] = []
+
+    def add(self, expression: str, *defines: str, **facts) -> Statement:
+        """Appends the statement `defines = expression` (`expression` alone where it
+        defines nothing); `facts` as memory_planning.Statement takes them."""
+        statement = Statement(expression, defines, **facts)
+        self.statements.append(statement)
+        return statement
 
     def key(self, value) -> str:
         return value.get_name(self.state)
@@ -235,7 +243,7 @@ class WrapperBuilder:
             return name
         dense_name = f"{name}_c"
         if dense_name not in self.contiguous:
-            self.lines.append(f"{dense_name} = {name}.contiguous()")
+            self.add(f"{name}.contiguous()", dense_name)
             self.contiguous.add(dense_name)
         return dense_name
 
@@ -252,16 +260,16 @@ class WrapperBuilder:
             self.channels_last_filters = channels_last_filters(block,
                                                                self.channels_last_types)
         else:
-            self.lines.append("_sync_threads(_get_num_threads())")
+            self.add("_sync_threads(_get_num_threads())")
         for op in block.operations:
             self.emit_op(op.operation, outputs)
         self.drop_unread_views()
         workspace = None
         if self.plans_workspace:  # intermediates kept from call to call
-            self.lines, workspace = plan_workspace(self.lines, self.result_layouts)
-        self.lines = release_dead_names(self.lines)
+            workspace = plan_workspace(self.statements)
+        self.statements = release_dead_names(self.statements)
         prelude = "".join(f"_constant{i} = {line}\n" for i, line in enumerate(self.constants))
-        body = "".join(f"    {line}\n" for line in self.lines)
+        body = "".join(f"    {statement.text}\n" for statement in self.statements)
         unpack = (f"    {', '.join(arguments)}{',' if len(arguments) == 1 else ''} = args\n"
                   if arguments else "")
         if workspace is None:
@@ -283,10 +291,9 @@ class WrapperBuilder:
         `_frozen.linear` or `_linear_weight` took, a chain's inner views (its last view,
         `_view`, reads the buffer)."""
         for name in self.views:
-            uses = re.compile(rf"\b{name}\b")
-            if sum(len(uses.findall(line)) for line in self.lines) == 1:
-                self.lines = [line for line in self.lines
-                              if not line.startswith(f"{name} = ")]
+            if not any(name in statement.reads({name}) for statement in self.statements):
+                self.statements = [statement for statement in self.statements
+                                   if statement.defines != (name,)]
 
     def emit_op(self, op, outputs):
         from .. import ir
@@ -306,23 +313,23 @@ class WrapperBuilder:
             else:
                 shape = self.reshaped_shape(op, source)
                 name = self.define(op.results[0], contiguous=source in self.contiguous)
-                self.lines.append(f"{name} = {source}.reshape({shape})")
+                self.add(f"{source}.reshape({shape})", name)
                 if source in self.rows_padded and \
                         _shape(op.results[0])[-1:] == _shape(op.operands[0])[-1:]:
                     self.rows_padded.add(name)  # (a view: the rows are kept whole)
         elif kind == "tensor.from_elements":  # the shape of a host tensor.reshape
             name = self.define(op.results[0], prefix="shape")
-            self.lines.append(f"{name} = {_tuple([self.name(v) for v in op.operands])}")
+            self.add(_tuple([self.name(v) for v in op.operands]), name, holds_memory=False)
         elif kind == "tensor.reshape":
             source = self.name(op.operands[0])
             name = self.define(op.results[0], contiguous=source in self.contiguous)
-            self.lines.append(f"{name} = {source}.reshape({self.name(op.operands[1])})")
+            self.add(f"{source}.reshape({self.name(op.operands[1])})", name)
         elif kind == "tensor.extract_slice":
             self.emit_slice(op)
         elif kind == "tensor.cast":  # a static/dynamic size refinement: the same tensor
             source = self.name(op.operands[0])
             name = self.define(op.results[0], contiguous=source in self.contiguous)
-            self.lines.append(f"{name} = {source}")
+            self.add(source, name, view_of=source)
             if source in self.layouts:
                 self.layouts[name] = self.layouts[source]
         elif kind == "tensor.pad":  # Triton: between the pieces of a split kernel
@@ -334,12 +341,12 @@ class WrapperBuilder:
         elif kind == "arith.constant" and isinstance(op.results[0].type, ir.FloatType):
             value = ir.FloatAttr(op.attributes["value"]).value
             name = self.define(op.results[0], prefix="c")
-            self.lines.append(f"{name} = float({str(value)!r})")
+            self.add(f"float({str(value)!r})", name, holds_memory=False)
         elif kind == "tensor.concat":  # Triton: between the pieces of a split kernel
             parts = ", ".join(self.name(v) for v in op.operands)
             name = self.define(op.results[0], contiguous=True)
             dim = ir.IntegerAttr(op.attributes["dim"]).value
-            self.lines.append(f"{name} = torch.cat([{parts}], {dim})")
+            self.add(f"torch.cat([{parts}], {dim})", name, fresh=True)
         elif kind == "linalg.transpose":
             permutation = _i64_array(op.attributes["permutation"])
             source = self.name(op.operands[0])
@@ -351,9 +358,9 @@ class WrapperBuilder:
                 name = self.define(op.results[0])
                 if rank >= 2 and permutation == list(range(rank - 2)) + [rank - 1, rank - 2]:
                     # (.mT: 1.2 us of host time on an H200 server, .permute([1, 0]) 2.6)
-                    self.lines.append(f"{name} = {source}.mT")
+                    self.add(f"{source}.mT", name, view_of=source)
                 else:
-                    self.lines.append(f"{name} = {source}.permute({permutation})")
+                    self.add(f"{source}.permute({permutation})", name, view_of=source)
             self.views.append(name)
             if permutation == [1, 0]:
                 self.transposed_from[name] = source
@@ -405,8 +412,8 @@ class WrapperBuilder:
             widths += [lo, hi]
         source = self.name(op.operands[0])
         name = self.define(op.results[0], contiguous=True)
-        self.lines.append(f"{name} = torch.nn.functional.pad({source}, {widths}, "
-                          f"value={self.name(yielded)})")
+        self.add(f"torch.nn.functional.pad({source}, {widths}, value={self.name(yielded)})",
+                 name, fresh=True)
 
     def allocate(self, value, dynamic_sizes: Sequence[str]) -> str:
         """A fresh contiguous tensor for `value`, its `?` sizes taken in order."""
@@ -417,10 +424,12 @@ class WrapperBuilder:
         for size in tensor_type.shape:
             sizes.append(next(rest) if _is_dynamic(size) else str(size))
         name = self.define(value, contiguous=True)
-        self.lines.append(
-            f"{name} = _empty({_tuple(sizes)}, dtype={torch_dtype(tensor_type.element_type)})")
+        dtype = torch_dtype(tensor_type.element_type)
+        statement = self.add(f"_empty({_tuple(sizes)}, dtype={dtype})", name, fresh=True,
+                             allocation=True, into_slot=lambda slot: f"{name} = {slot}")
         if not any(_is_dynamic(size) for size in tensor_type.shape):
             shape = tuple(tensor_type.shape)
+            statement.layout = (shape, dtype)  # a workspace slot can hold it
             self.layouts[name] = (name, shape, view_layouts.dense_strides(shape), 0)
         return name
 
@@ -435,7 +444,7 @@ class WrapperBuilder:
             return False
         root, shape, strides, offset = layout
         name = self.define(op.results[0], contiguous=view_layouts.is_dense(shape, strides))
-        self.lines.append(f"{name} = _view({root}, {shape!r}, {strides!r}, {offset})")
+        self.add(f"_view({root}, {shape!r}, {strides!r}, {offset})", name, view_of=root)
         self.layouts[name] = layout
         return True
 
@@ -457,8 +466,8 @@ class WrapperBuilder:
             sizes = [next(dim_names) for _ in range(count)]
             if source >= 0:
                 name = self.define(result, contiguous=True)
-                self.lines.append(
-                    f"{name} = {inputs[source]}.clone(memory_format=torch.contiguous_format)")
+                self.add(f"{inputs[source]}.clone(memory_format=torch.contiguous_format)",
+                         name, fresh=True)
                 results.append(name)
                 continue
             results.append(self.allocate(result, sizes))
@@ -473,7 +482,7 @@ class WrapperBuilder:
             if isinstance(v.type, ir.RankedTensorType):
                 operands += [f"{n}.shape[{i}]" for i, size in enumerate(_shape(v))
                              if _is_dynamic(size)]
-        self.lines.append(f"_kernels[{kernel!r}]({', '.join(operands)})")
+        self.add(f"_kernels[{kernel!r}]({', '.join(operands)})")
         self.kernel_signatures[kernel] = len(operands)
 
     def reshaped_shape(self, op, source: str) -> str:
@@ -521,20 +530,19 @@ class WrapperBuilder:
             expression = _affine_expression(affine_map.results[0], operands, affine_map.n_dims)
         elif kind == "tensor.extract" and len(operands) == 1:  # a kernel-computed check
             name = self.define(op.results[0], prefix="check")
-            self.lines.append(f"{name} = {operands[0]}")
+            self.add(operands[0], name, view_of=operands[0])
             self.tensor_conditions.add(name)
             return True
         elif kind == "cf.assert":
             message = ir.StringAttr(op.attributes["msg"]).value
             if operands[0] in self.tensor_conditions:  # no host sync on a GPU
-                self.lines.append(f"_check_condition({operands[0]}, {message!r})")
+                self.add(f"_check_condition({operands[0]}, {message!r})")
             else:
-                self.lines.append(f"if not {operands[0]}: raise _CheckFailed({message!r})")
+                self.add(f"if not {operands[0]}: raise _CheckFailed({message!r})")
             return True
         else:
             return False
-        name = self.define(op.results[0], prefix="s")
-        self.lines.append(f"{name} = {expression}")
+        self.add(expression, self.define(op.results[0], prefix="s"), holds_memory=False)
         return True
 
     def emit_contraction(self, op):
@@ -544,7 +552,9 @@ class WrapperBuilder:
         operands = [self.name(v) for v in op.operands]
         contiguous = True
         padded_rows = False
+        fresh = True  # the result is new memory (a padded product's is a view of its own)
         layout = None  # a matmul result's static (shape, dtype): planned (`out=`)
+        product = None  # (function, arguments) of a call that can write into a slot
         epilogue = ir_string(op.attributes["epilogue"]) \
             if "epilogue" in op.attributes else None
         low_precision = torch_dtype(ir.RankedTensorType(op.results[0].type).element_type) \
@@ -561,6 +571,7 @@ class WrapperBuilder:
                           f"{epilogue!r}, frozen={operands[1] in self.frozen_weights})")
             contiguous = not padding[1]  # (a view of rows padded to N')
             padded_rows = bool(padding[1])
+            fresh = False
         elif callee == "matmul" and operands[1] in self.frozen_weights \
                 and (bias_vector or len(operands) == 2) and not self.pass_tensors:
             # A linear layer with a frozen weight: oneDNN's linear on the weight packed
@@ -586,8 +597,9 @@ class WrapperBuilder:
                 expression = f"_linear({operands[0]}, {operands[1]}, {bias}, {epilogue!r})"
         elif callee in ("matmul", "batch_matmul"):
             mm, addmm = ("_mm", "_addmm") if callee == "matmul" else ("_bmm", "_baddbmm")
-            expression = f"{addmm}({operands[2]}, {operands[0]}, {operands[1]})" \
-                if len(operands) == 3 else f"{mm}({operands[0]}, {operands[1]})"
+            product = (addmm, f"{operands[2]}, {operands[0]}, {operands[1]}") \
+                if len(operands) == 3 else (mm, f"{operands[0]}, {operands[1]}")
+            expression = f"{product[0]}({product[1]})"
             shape = _shape(op.results[0])
             if not any(_is_dynamic(size) for size in shape):
                 layout = (shape, torch_dtype(
@@ -616,10 +628,12 @@ class WrapperBuilder:
         name = self.define(op.results[0], contiguous=contiguous)
         if padded_rows:
             self.rows_padded.add(name)
-        if layout is not None:
-            self.result_layouts[name] = layout
+        statement = self.add(expression, name, fresh=fresh)
+        if layout is not None:  # a workspace slot can hold it (`out=`)
+            function, arguments = product
+            statement.layout = layout
+            statement.into_slot = lambda slot: f"{name} = {function}({arguments}, out={slot})"
             self.layouts[name] = (name, layout[0], view_layouts.dense_strides(layout[0]), 0)
-        self.lines.append(f"{name} = {expression}")
         self.extern_calls += 1
 
     def product_padding(self, op):
@@ -659,12 +673,7 @@ class WrapperBuilder:
         counters.record_library_call(callee)
         self.library_calls.append(callee)
         results = [self.define(result) for result in op.results]
-        if not results:
-            self.lines.append(call)
-        elif len(results) == 1:
-            self.lines.append(f"{results[0]} = {call}")
-        else:
-            self.lines.append(f"{', '.join(results)} = {call}")
+        self.add(call, *results, collective=runner == "_collective")
         self.extern_calls += 1
 
     def emit_slice(self, op):
@@ -700,8 +709,7 @@ class WrapperBuilder:
             # (GPT-2's fused QKV: each slice, its heads' reshape and permute in one call)
             self.views.append(self.names[self.key(op.results[0])])
             return
-        name = self.define(op.results[0])
-        self.lines.append(f"{name} = {source}[{', '.join(indices)}]")
+        self.add(f"{source}[{', '.join(indices)}]", self.define(op.results[0]))
 
     def emit_return(self, op, outputs):
         values = iter([self.name(v) for v in op.operands])
@@ -726,7 +734,7 @@ class WrapperBuilder:
                 order = _stride_order(stride)
                 results.append(f"_as_eager({name}, _dense_strides({name}.shape, {order}), "
                                f"{expected.dtype})")
-        self.lines.append(f"return [{', '.join(results)}]")
+        self.add(f"return [{', '.join(results)}]", returns=True)
 
 
 def _stride_order(stride) -> Tuple[int, ...]:
