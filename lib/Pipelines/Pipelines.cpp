@@ -18,6 +18,9 @@ using namespace mlir;
 
 void dyno::buildKernelFormationPipeline(OpPassManager &pm,
                                         const KernelFormationOptions &options) {
+  // torch-mlir's scans, scatters and sorts (TMTensor, parsed as unregistered ops) become
+  // Dyno's; any op Dyno does not know is an error naming it.
+  pm.addPass(createDynoImportTorchMlirOutput());
   // Before canonicalization acts on them: sizes a dynamic graph assumes, checked.
   pm.addNestedPass<func::FuncOp>(createDynoCheckStaticSizes());
   pm.addPass(createCanonicalizerPass());

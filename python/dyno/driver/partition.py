@@ -1,7 +1,7 @@
 """Per-op fallback: compile the parts of a graph Dyno supports, run the other ops eagerly.
 
 When a whole graph does not compile, each ATen op is checked on its own (imported by
-torch-mlir and parsed by Dyno's MLIR, once per op, dtypes and ranks), PyTorch's FX
+torch-mlir and taken by dyno-opt, once per op, dtypes and ranks), PyTorch's FX
 partitioner groups the supported ops into maximal subgraphs, and each subgraph is compiled
 as a graph of its own. Unsupported ops stay in the outer graph and run eagerly.
 """
@@ -79,14 +79,9 @@ def op_is_supported(node: torch.fx.Node, target) -> bool:
         return False
     key = (target.name,) + _signature(node)
     if key not in _support_cache:
-        from .. import ir
-
         try:
             with tempfile.TemporaryDirectory(prefix="dyno-op-") as directory:
-                text = frontend.import_to_linalg(_single_op_graph(node),
-                                                 pathlib.Path(directory))
-                with ir.Context():
-                    ir.Module.parse(text)
+                frontend.import_to_linalg(_single_op_graph(node), pathlib.Path(directory))
                 target.check_op(pathlib.Path(directory))
             _support_cache[key] = True
         except Exception:  # unsupported by torch-mlir, or a dialect Dyno does not have

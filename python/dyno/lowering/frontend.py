@@ -177,8 +177,8 @@ def torch_mlir_opt_path() -> str:
 def torch_to_linalg_pipeline() -> str:
     """TORCH_TO_LINALG expanded (torch-mlir-opt --dump-pass-pipeline) without its last
     pass, which verifies the linalg-on-tensors backend contract: that contract has no room
-    for dyno.library_call (aten_lowerings). check_lowered checks what the verifier did
-    that matters here: that no torch op is left."""
+    for dyno.library_call (aten_lowerings). dyno-import-torch-mlir-output checks what
+    the verifier did that matters here: that no torch op is left."""
     import subprocess
     import tempfile
 
@@ -196,49 +196,20 @@ def torch_to_linalg_pipeline() -> str:
     return pipeline.replace(verifier, "")
 
 
-_TORCH_OP = re.compile(r'"(torch(?:_c)?\.[\w.]+)"\(')  # an op, not a string attribute
-
-
-def check_lowered(text: str, reproducer: str) -> None:
-    left = _TORCH_OP.search(text)
-    if left:
-        raise DynoCompileError("torch-mlir lowering",
-                               f"failed to lower {left.group(1)} to linalg", reproducer)
-
-
 def lower_to_linalg(torch_path: pathlib.Path, linalg_path: pathlib.Path) -> str:
     """torch dialect -> linalg-on-tensors with torch-mlir's pipeline, in a torch-mlir-opt
     subprocess: a crash in one of its lowerings must not take the program down (seen:
     a division by zero lowering nn.functional.unfold). Printed in generic form, so that
-    Dyno's MLIR parses what torch-mlir's prints."""
+    Dyno's MLIR parses what torch-mlir's prints; dyno-opt's first pass on it
+    (graph_lowering.DYNO_INPUT) takes its TMTensor scans, scatters and sorts into Dyno's
+    ops and names any torch op left. Returns the text (for the debug dump)."""
     from .mlir_tools import run_tool
 
     command = [torch_mlir_opt_path(), "--allow-unregistered-dialect",
                f"--pass-pipeline={torch_to_linalg_pipeline()}", str(torch_path),
                "-o", str(linalg_path), "--mlir-print-op-generic"]
     reproducer = " ".join(shlex.quote(part) for part in command[:4])
-    text = run_tool("torch-mlir lowering", command, linalg_path, reproducer)
-    check_lowered(text, reproducer)
-    text = rename_tm_tensor_ops(text)
-    linalg_path.write_text(text)
-    return text
-
-
-# torch-mlir lowers scans, scatters and sorts to its TMTensor dialect; Dyno has ops of
-# its own with the same operands, attributes and regions (include/dyno/Dialect/Dyno/IR/
-# DynoOps.td). The generic form names them in quotes, so renaming is exact.
-_TM_TENSOR_OPS = re.compile(r'"tm_tensor\.(scan|scatter|sort|yield)"')
-_OTHER_TM_TENSOR_OP = re.compile(r'"(tm_tensor\.[a-z_]+)"')
-
-
-def rename_tm_tensor_ops(text: str) -> str:
-    """tm_tensor.scan/scatter/sort/yield -> dyno.*; any other TMTensor op is an error."""
-    text = _TM_TENSOR_OPS.sub(r'"dyno.\1"', text)
-    other = _OTHER_TM_TENSOR_OP.search(text)
-    if other:
-        raise DynoCompileError("torch-mlir lowering", f"torch-mlir lowered an op to "
-                               f"{other.group(1)}, which Dyno does not compile")
-    return text
+    return run_tool("torch-mlir lowering", command, linalg_path, reproducer)
 
 
 def import_to_linalg(gm: torch.fx.GraphModule, directory: pathlib.Path) -> str:

@@ -50,10 +50,28 @@ def _with_file(pass_name: str, path: pathlib.Path) -> str:
     raise DynoCompileError("setup", f"a path MLIR's pass options cannot quote: {text}")
 
 
+# How dyno-opt reads torch-mlir's output (02-linalg.mlir): its TMTensor ops parse as
+# unregistered ops, and the kernel formation pipeline's first pass (DYNO_INPUT) takes
+# them into Dyno's and names any other op Dyno does not know, so that no process but
+# dyno-opt parses the graph's text.
+DYNO_INPUT_FLAGS = ["--allow-unregistered-dialect"]
+DYNO_INPUT = "dyno-import-torch-mlir-output"
+
+
+def check_linalg(directory: pathlib.Path) -> None:
+    """Raises DynoCompileError (with a dyno-opt reproducer) unless dyno-opt takes
+    `directory`'s 02-linalg.mlir: every op one Dyno knows once DYNO_INPUT ran, verified."""
+    output = directory / "02-linalg-checked.mlir"
+    command = [dyno_opt_path(), *DYNO_INPUT_FLAGS,
+               f"--pass-pipeline=builtin.module({DYNO_INPUT})",
+               str(directory / "02-linalg.mlir"), "-o", str(output)]
+    run_tool("dyno-opt", command, output, " ".join(shlex.quote(part) for part in command))
+
+
 def run_dyno_passes(passes: DynoPasses, directory: pathlib.Path, options: str = "") -> str:
     """All of Dyno's passes for one graph, in one dyno-opt process, on `directory`'s
-    02-linalg.mlir: kernel formation, whose result (host schedule + kernels) it writes to
-    03-kernels.mlir, then the target's lowering pipeline (with `options`), whose result it
+    02-linalg.mlir: kernel formation (whose first pass is DYNO_INPUT), whose result
+    (host schedule + kernels) it writes to 03-kernels.mlir, then the target's lowering pipeline (with `options`), whose result it
     writes to `passes.lowered_file` and returns; and, where the target has one, its source
     writer's output to `passes.source_file`. The command is the reproducer of a failure."""
     lowered_path = directory / passes.lowered_file
@@ -66,7 +84,7 @@ def run_dyno_passes(passes: DynoPasses, directory: pathlib.Path, options: str = 
     # of its own, whose crash is already a fallback with this reproducer, and its input
     # is torch-mlir's output; the input is parsed once, and a rerun of the reproducer
     # shows a crash's stack.)
-    command = [dyno_opt_path(), "--recover-parser-crashes=false",
+    command = [dyno_opt_path(), *DYNO_INPUT_FLAGS, "--recover-parser-crashes=false",
                f"--pass-pipeline=builtin.module({','.join(steps)})",
                str(directory / "02-linalg.mlir"), "-o", str(lowered_path)]
     reproducer = " ".join(shlex.quote(part) for part in command)

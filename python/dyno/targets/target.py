@@ -94,6 +94,6 @@ class Target(abc.ABC):
 
     @abc.abstractmethod
     def check_op(self, directory: pathlib.Path) -> None:
-        """Per-op fallback's check of one op that torch-mlir imported and Dyno's MLIR
-        parsed (directory/02-linalg.mlir): raises DynoCompileError where this target
-        cannot lower it."""
+        """Per-op fallback's check of one op that torch-mlir imported and lowered
+        (directory/02-linalg.mlir): raises DynoCompileError where this target cannot
+        lower it (or dyno-opt cannot take it: graph_lowering.check_linalg)."""

@@ -181,8 +181,9 @@ class CpuTarget(Target):
         return namespace["call"]
 
     def check_op(self, directory) -> None:
-        """Nothing more: an op torch-mlir imports and Dyno's MLIR parses lowers to the CPU
-        (what does not, in a whole graph, falls back op by op then)."""
+        """That dyno-opt takes what torch-mlir made of the op: an op it takes lowers to
+        the CPU (what does not, in a whole graph, falls back op by op then)."""
+        graph_lowering.check_linalg(directory)
 
 
 TARGET = CpuTarget()

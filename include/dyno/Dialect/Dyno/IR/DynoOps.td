@@ -124,10 +124,10 @@ def Dyno_ContractionOp : Dyno_Op<"contraction", [Pure]> {
 
 // Operations whose elements depend on one another in order, which linalg cannot
 // express. torch-mlir lowers cumsum/cumprod, scatter/index_put and sort/topk to its
-// TMTensor dialect; the hand-off renames `tm_tensor.scan|scatter|sort|yield` to these
-// ops, which have the same operands, attributes and region semantics (see
-// python/dyno/driver/frontend.py). `dyno-lower-scans-scatters-sorts` lowers them to loops on the
-// CPU target.
+// TMTensor dialect; the hand-off (`dyno-import-torch-mlir-output`) turns
+// `tm_tensor.scan|scatter|sort|yield` into these ops, which have the same operands,
+// properties, attributes and region semantics. `dyno-lower-scans-scatters-sorts` lowers
+// them to loops on the CPU target.
 
 class Dyno_ScanScatterSortOp<string mnemonic, list<Trait> traits = []>
     : Dyno_Op<mnemonic, !listconcat(traits, [

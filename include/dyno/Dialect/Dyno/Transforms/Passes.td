@@ -590,6 +590,36 @@ def DynoChannelsLastConvolutions : Pass<"dyno-channels-last-convolutions", "Modu
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
+def DynoImportTorchMlirOutput : Pass<"dyno-import-torch-mlir-output", "ModuleOp"> {
+  let summary = "Take torch-mlir's linalg output into Dyno's ops, or name what cannot be";
+  let description = [{
+    The first pass of `dyno-kernel-formation-pipeline`, on torch-mlir's output
+    (`02-linalg.mlir`), which `dyno-opt` parses with `--allow-unregistered-dialect`
+    (Dyno does not link torch-mlir's dialects):
+    TMTensor's `tm_tensor.scan`, `scatter`, `sort` and `yield` become `dyno.scan`,
+    `scatter`, `sort` and `yield`, which have the same operands, properties, attributes
+    and regions (their verifiers run after the pass). Any other operation of an
+    unregistered dialect is an error naming it: a torch op torch-mlir did not lower
+    ("torch-mlir did not lower 'torch.aten.foo' to linalg"), a TMTensor op Dyno has no
+    counterpart for (`tm_tensor.topk`), anything else. After it, every operation is one
+    Dyno's context knows, so the graph's text is parsed once, by the process that
+    compiles it (the Python process reads none of it).
+
+    ```mlir
+    // Before
+    %r:2 = "tm_tensor.scan"(%x, %out, %acc) <{dimension = 1 : i64, inclusive = true,
+        operandSegmentSizes = array<i32: 1, 2>}> ({
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      "tm_tensor.yield"(%s) : (f32) -> ()
+    }) : (...) -> (...)
+    // After
+    %r:2 = "dyno.scan"(%x, %out, %acc) <{...}> ({ ... "dyno.yield"(%s) ... })
+    ```
+  }];
+  let dependentDialects = ["dyno::DynoDialect"];
+}
+
 def DynoWriteIR : Pass<"dyno-write-ir"> {
   let summary = "Write the IR as it is at this point of a pipeline to a file";
   let description = [{
