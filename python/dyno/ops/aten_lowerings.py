@@ -11,16 +11,17 @@ before and Dyno compiles the whole graph.
 
 The module is the one torch-mlir's importer built, walked with torch-mlir's Python IR API
 (`lower_unsupported_ops`): an op's operands, constants and result types are read from
-the IR. Its lowering writes the island with a `Builder` (MLIR ops as text, SSA values as
-Python objects with arithmetic); the island is parsed as a function of the op's operands
-in the module's context and its body spliced in place of the op. torch_c and tm_tensor
-ops are written in generic form: the Python context does not register their dialects.
+the IR. Its lowering builds the island with a `Builder`, which creates the ops through
+the same API (scalar SSA values are Python objects with arithmetic), in place of the op.
+torch_c and tm_tensor ops are created by name: the Python context does not register
+their dialects (torch-mlir's tools, which read the printed module, do).
 
 Each lowering computes what ATen's CPU kernel computes, in the same order and precision
 (its source is named where it matters), so that results match eager's within rounding.
 An op a lowering does not cover (an element type, a variant) is left alone: torch-mlir
 then rejects it and per-op fallback runs it eagerly, as before.
 """
+import contextlib
 import re
 from typing import Callable, Dict, List, Optional
 
@@ -62,10 +63,11 @@ class TensorType:
 
 
 class Value:
-    """An SSA value of a scalar type, with Python arithmetic that emits arith ops."""
+    """An SSA value of a scalar type (`type`: its MLIR name, "f32", "i64", "index"), with
+    Python arithmetic that creates arith ops."""
 
-    def __init__(self, builder: "Builder", name: str, type: str):
-        self.builder, self.name, self.type = builder, name, type
+    def __init__(self, builder: "Builder", value, type: str):
+        self.builder, self.value, self.type = builder, value, type
 
     @property
     def is_float(self) -> bool:
@@ -75,7 +77,9 @@ class Value:
         other = self.builder.coerce(other, self.type)
         lhs, rhs = (other, self) if swap else (self, other)
         op = float_op if self.is_float else int_op
-        return self.builder.op(f"{op} {lhs.name}, {rhs.name} : {self.type}", self.type)
+        if not op:
+            raise DynoCompileError("frontend", f"no {int_op} of {self.type} values")
+        return self.builder.op(op, [lhs, rhs], self.type)
 
     def __add__(self, other): return self._binary(other, "arith.addf", "arith.addi")
     def __radd__(self, other): return self._binary(other, "arith.addf", "arith.addi", True)
@@ -89,19 +93,26 @@ class Value:
     def __and__(self, other): return self._binary(other, "", "arith.andi")
     def __or__(self, other): return self._binary(other, "", "arith.ori")
     def __xor__(self, other): return self._binary(other, "", "arith.xori")
+    def __lshift__(self, other): return self._binary(other, "", "arith.shli")
+
+    def shift_right_unsigned(self, other) -> "Value":
+        return self._binary(other, "", "arith.shrui")
+
+    def max_signed(self, other) -> "Value":
+        return self._binary(other, "", "arith.maxsi")
 
     def __neg__(self):
         if self.is_float:
-            return self.builder.op(f"arith.negf {self.name} : {self.type}", self.type)
+            return self.builder.op("arith.negf", [self], self.type)
         return 0 - self
 
     def _compare(self, other, float_predicate: str, int_predicate: str) -> "Value":
         other = self.builder.coerce(other, self.type)
         if self.is_float:
-            return self.builder.op(
-                f"arith.cmpf {float_predicate}, {self.name}, {other.name} : {self.type}", "i1")
-        return self.builder.op(
-            f"arith.cmpi {int_predicate}, {self.name}, {other.name} : {self.type}", "i1")
+            return self.builder.op("arith.cmpf", [self, other], "i1",
+                                   predicate=_CMPF[float_predicate])
+        return self.builder.op("arith.cmpi", [self, other], "i1",
+                               predicate=_CMPI[int_predicate])
 
     # Ordered float comparisons (false if either is NaN), as C++'s operators; `ne` is
     # C++'s `!=` (true if either is NaN).
@@ -120,42 +131,84 @@ class Value:
         return self.builder.convert(self, type)
 
 
+# arith.cmpf's and arith.cmpi's predicates (the values of their enum attributes).
+_CMPF = {"oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "une": 13, "uno": 14}
+_CMPI = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5}
+
+
 class Builder:
-    """Collects MLIR ops (custom form) with fresh SSA names under one prefix."""
+    """Creates MLIR ops with MLIR's Python API (torch-mlir's bindings, in the imported
+    module's context) at the end of `block`, each at `location` (the op being lowered).
+    Values are `Value`s (scalars) or the API's values (tensors)."""
 
-    def __init__(self, prefix: str):
-        self.prefix, self.count, self.lines = prefix, 0, []
-        self.indent = "    "
+    def __init__(self, context, location, block):
+        self.context, self.location, self.block = context, location, block
+        self._types: Dict[str, object] = {}
 
-    def fresh(self) -> str:
-        self.count += 1
-        return f"%{self.prefix}_{self.count}"
+    def type(self, name: str):
+        """The MLIR type spelled `name` ("f32", "tensor<4x?xf32>", "!torch.int")."""
+        from torch_mlir import ir
 
-    def emit(self, line: str) -> None:
-        self.lines.append(self.indent + line)
+        if name not in self._types:
+            self._types[name] = ir.Type.parse(name, self.context)
+        return self._types[name]
 
-    def op(self, text: str, type: str) -> Value:
-        name = self.fresh()
-        self.emit(f"{name} = {text}")
-        return Value(self, name, type)
+    def attribute(self, value):
+        """`value` as an attribute: an attribute itself, an i64 (int), a bool or an f64."""
+        from torch_mlir import ir
+
+        if isinstance(value, ir.Attribute):
+            return value
+        if isinstance(value, bool):
+            return ir.BoolAttr.get(value, self.context)
+        if isinstance(value, int):
+            return ir.IntegerAttr.get(self.type("i64"), value)
+        if isinstance(value, float):
+            return ir.FloatAttr.get(self.type("f64"), value)
+        raise DynoCompileError("frontend", f"no attribute for {value!r}")
+
+    def create(self, name: str, operands, result_types=(), regions: int = 0, /,
+               **attributes):
+        """The op `name` of `operands` (Values or the API's values), results of the types
+        named `result_types`, `regions` empty regions and `attributes`."""
+        from torch_mlir import ir
+
+        return ir.Operation.create(
+            name, results=[self.type(t) for t in result_types],
+            operands=[o.value if isinstance(o, Value) else o for o in operands],
+            attributes={key: self.attribute(v) for key, v in attributes.items()},
+            regions=regions, loc=self.location, ip=ir.InsertionPoint(self.block))
+
+    def op(self, name: str, operands, type: str, /, **attributes) -> Value:
+        """A one-result op whose result is a scalar of `type`."""
+        return Value(self, self.create(name, operands, [type], **attributes).result, type)
+
+    def tensor(self, name: str, operands, type: str, /, **attributes):
+        """A one-result op whose result is a tensor of the type `type` names."""
+        return self.create(name, operands, [type], **attributes).result
+
+    @contextlib.contextmanager
+    def inside(self, block):
+        """Ops created in the `with` go to the end of `block` (a region's block)."""
+        outer, self.block = self.block, block
+        try:
+            yield
+        finally:
+            self.block = outer
+
+    def new_block(self, operation, region: int, types: List[str]):
+        """The entry block of `operation`'s region `region`, with arguments of `types`."""
+        return operation.regions[region].blocks.append(*[self.type(t) for t in types])
 
     def constant(self, value, type: str) -> Value:
+        from torch_mlir import ir
+
         if type in FLOAT_TYPES:
-            value = float(value)
-            if value != value or value in (float("inf"), float("-inf")):
-                import struct
-                bits = {"f64": ("d", "Q"), "f32": ("f", "I")}
-                if type not in bits:
-                    raise DynoCompileError("frontend", f"no {type} constant {value}")
-                pack, unpack = bits[type]
-                literal = hex(struct.unpack(unpack, struct.pack(pack, value))[0])
-            else:
-                literal = "%.17e" % value
-        elif type == "i1":  # a typed attribute already: no ": i1"
-            return self.op(f"arith.constant {'true' if value else 'false'}", type)
+            attribute = ir.FloatAttr.get(self.type(type), float(value))
         else:
-            literal = str(int(value))
-        return self.op(f"arith.constant {literal} : {type}", type)
+            attribute = ir.IntegerAttr.get(self.type(type), int(bool(value)) if type == "i1"
+                                           else int(value))
+        return self.op("arith.constant", [], type, value=attribute)
 
     def coerce(self, value, type: str) -> Value:
         return value if isinstance(value, Value) else self.constant(value, type)
@@ -163,17 +216,15 @@ class Builder:
     def select(self, condition: Value, a, b) -> Value:
         type = a.type if isinstance(a, Value) else b.type
         a, b = self.coerce(a, type), self.coerce(b, type)
-        return self.op(f"arith.select {condition.name}, {a.name}, {b.name} : {type}", type)
+        return self.op("arith.select", [condition, a, b], type)
 
     def math(self, name: str, *operands: Value) -> Value:
-        type = operands[0].type
-        names = ", ".join(v.name for v in operands)
-        return self.op(f"math.{name} {names} : {type}", type)
+        return self.op(f"math.{name}", operands, operands[0].type)
 
     def bitcast(self, value: Value, type: str) -> Value:
-        return self.op(f"arith.bitcast {value.name} : {value.type} to {type}", type)
+        return self.op("arith.bitcast", [value], type)
 
-    def convert(self, value: Value, type: str) -> Value:
+    def convert(self, value: Value, type: str, **attributes) -> Value:
         source = value.type
         if source == type:
             return value
@@ -183,10 +234,12 @@ class Builder:
             op = "arith.uitofp" if source == "i1" else "arith.sitofp"
         elif source in FLOAT_TYPES:
             raise DynoCompileError("frontend", "float to integer conversions go through to_int")
+        elif source == "index" or type == "index":
+            op = "arith.index_cast"
         else:
             op = ("arith.extui" if source == "i1" else "arith.extsi") \
                 if _BITS[type] > _BITS[source] else "arith.trunci"
-        return self.op(f"{op} {value.name} : {source} to {type}", type)
+        return self.op(op, [value], type, **attributes)
 
     def to_int(self, value: Value, type: str = "i64") -> Value:
         """static_cast<int64_t> of a float as x86-64 computes it: truncation, and the
@@ -194,7 +247,7 @@ class Builder:
         values out of range (LLVM's fptosi gives poison there)."""
         limit = float(2 ** (_BITS[type] - 1))
         in_range = self.math("absf", value).lt(limit)
-        truncated = self.op(f"arith.fptosi {value.name} : {value.type} to {type}", type)
+        truncated = self.op("arith.fptosi", [value], type)
         return self.select(in_range, truncated, -(2 ** (_BITS[type] - 1)))
 
     def and_(self, a: Value, b: Value) -> Value: return a & b
@@ -203,36 +256,36 @@ class Builder:
 
     def while_loop(self, initial: List[Value], condition: Callable, body: Callable) -> List[Value]:
         """scf.while: `condition(values)` -> i1, `body(values)` -> next values."""
-        types = ", ".join(v.type for v in initial)
-        before = [Value(self, self.fresh(), v.type) for v in initial]
-        after = [Value(self, self.fresh(), v.type) for v in initial]
-        result = self.fresh()
-        bindings = ", ".join(f"{b.name} = {v.name}" for b, v in zip(before, initial))
-        self.emit(f"{result}:{len(initial)} = scf.while ({bindings}) : ({types}) -> ({types}) {{")
-        outer = self.indent
-        self.indent = outer + "  "
-        keep = condition(before)
-        self.emit(f"scf.condition({keep.name}) {', '.join(b.name for b in before)} : {types}")
-        self.indent = outer
-        self.emit("} do {")
-        self.emit(f"^bb0({', '.join(f'{a.name}: {a.type}' for a in after)}):")
-        self.indent = outer + "  "
-        following = [self.coerce(v, a.type) for v, a in zip(body(after), after)]
-        self.emit(f"scf.yield {', '.join(v.name for v in following)} : {types}")
-        self.indent = outer
-        self.emit("}")
-        return [Value(self, f"{result}#{i}", v.type) for i, v in enumerate(initial)]
+        types = [v.type for v in initial]
+        loop = self.create("scf.while", initial, types, 2)
+        before = self.new_block(loop, 0, types)
+        with self.inside(before):
+            values = [Value(self, a, t) for a, t in zip(before.arguments, types)]
+            self.create("scf.condition", [condition(values), *values])
+        after = self.new_block(loop, 1, types)
+        with self.inside(after):
+            values = [Value(self, a, t) for a, t in zip(after.arguments, types)]
+            following = [self.coerce(v, t) for v, t in zip(body(values), types)]
+            self.create("scf.yield", following)
+        return [Value(self, r, t) for r, t in zip(loop.results, types)]
+
+    def tensor_dim(self, tensor, dim: int) -> Value:
+        return self.op("tensor.dim", [tensor, self.constant(dim, "index")], "index")
+
+    def extract(self, tensor, indices: List[Value], type: str) -> Value:
+        """The element of `tensor` at `indices` (index values)."""
+        return self.op("tensor.extract", [tensor, *indices], type)
 
 
 _NOT_CONSTANT = object()
 
 
 class Operand:
-    """An operand of the op being lowered: its SSA name inside the island, torch type,
-    and constant value (for `torch.constant.*` scalars and lists of constant ints)."""
+    """An operand of the op being lowered: its value, torch type, and constant value (for
+    `torch.constant.*` scalars and lists of constant ints)."""
 
-    def __init__(self, name: str, type: str, constant=_NOT_CONSTANT):
-        self.name, self.type = name, type
+    def __init__(self, value, type: str, constant=_NOT_CONSTANT):
+        self.value, self.type = value, type
         self.is_tensor = type.startswith("!torch.vtensor")
         self.tensor = TensorType(type) if self.is_tensor else None
         self.is_constant = constant is not _NOT_CONSTANT
@@ -240,16 +293,15 @@ class Operand:
 
 
 class Island:
-    """The ops replacing one torch op: builtin tensors in, builtin tensors out."""
+    """The ops replacing one torch op: builtin tensors in, builtin tensors out. Tensors
+    are the API's values; scalars `Value`s."""
 
-    def __init__(self, prefix: str):
-        self.builder = Builder(prefix)
+    def __init__(self, builder: Builder):
+        self.builder = builder
 
-    def to_builtin(self, operand: Operand) -> str:
-        value = self.builder.fresh()
-        self.builder.emit(f'{value} = "torch_c.to_builtin_tensor"({operand.name}) : '
-                          f"({operand.type}) -> {operand.tensor.builtin()}")
-        return value
+    def to_builtin(self, operand: Operand):
+        return self.builder.tensor("torch_c.to_builtin_tensor", [operand.value],
+                                   operand.tensor.builtin())
 
     def scalar(self, operand: Operand) -> Value:
         """A scalar operand (int, float or bool) as an i64, f64 or i1 value."""
@@ -259,105 +311,93 @@ class Island:
         if operand.is_constant:
             return self.builder.constant(operand.constant, type)
         convert = {"i64": "to_i64", "f64": "to_f64", "i1": "to_i1"}[type]
-        return self.builder.op(f'"torch_c.{convert}"({operand.name}) : ({operand.type}) -> '
-                               f"{type}", type)
+        return self.builder.op(f"torch_c.{convert}", [operand.value], type)
 
-    def sizes(self, result: TensorType, sources: List[tuple], drop: Optional[int] = None) -> str:
+    def sizes(self, result: TensorType, sources: List[tuple], drop: Optional[int] = None):
         """Dynamic-size operands for a tensor.empty of `result`'s shape: each unknown size
-        is read from a source (builtin name, TensorType) whose aligned size is unknown."""
+        is read from a source (builtin tensor, TensorType) whose aligned size is unknown."""
         values = []
         for d, size in enumerate(result.sizes):
             if size is not None or d == drop:
                 continue
-            for name, type in sources:
+            for tensor, type in sources:
                 dim = d - (result.rank - type.rank)
                 if dim >= 0 and type.sizes[dim] is None:
-                    index = self.builder.op(f"arith.constant {dim} : index", "index")
-                    size_value = self.builder.op(
-                        f"tensor.dim {name}, {index.name} : {type.builtin()}", "index")
-                    values.append(size_value.name)
+                    values.append(self.builder.tensor_dim(tensor, dim))
                     break
             else:
                 raise DynoCompileError("frontend", f"no operand gives dimension {d}'s size")
-        return ", ".join(values)
+        return values
 
-    def empty(self, result: TensorType, sources, element=None, drop=None) -> str:
-        sizes = self.sizes(result, sources, drop)
-        return self.builder.op(f"tensor.empty({sizes}) : "
-                               f"{result.builtin(element, drop)}", "tensor").name
+    def empty(self, result: TensorType, sources, element=None, drop=None):
+        return self.builder.tensor("tensor.empty", self.sizes(result, sources, drop),
+                                   result.builtin(element, drop))
 
     def elementwise(self, inputs: List[tuple], result: TensorType, element: str,
-                    body: Callable) -> str:
-        """A linalg.generic over `result`'s shape; `inputs` are (builtin name, TensorType),
-        broadcast as PyTorch does (aligned right; a size-1 dimension repeats).
-        `body(values, index)` gets the input elements and a function giving the position
-        along a dimension (i64), and returns the result element."""
+                    body: Callable):
+        """A linalg.generic over `result`'s shape; `inputs` are (builtin tensor,
+        TensorType), broadcast as PyTorch does (aligned right; a size-1 dimension
+        repeats). `body(values, index)` gets the input elements and a function giving the
+        position along a dimension (i64), and returns the result element."""
+        from torch_mlir import ir
+
         b = self.builder
         rank = result.rank
-        dims = [f"d{d}" for d in range(rank)]
         maps = []
-        for _, type in inputs:
-            offset = rank - type.rank
-            exprs = ["0" if (size == 1 and result.sizes[offset + i] != 1) else dims[offset + i]
-                     for i, size in enumerate(type.sizes)]
-            maps.append(f"affine_map<({', '.join(dims)}) -> ({', '.join(exprs)})>")
-        maps.append(f"affine_map<({', '.join(dims)}) -> ({', '.join(dims)})>")
+        with b.context:
+            for _, type in inputs:
+                offset = rank - type.rank
+                maps.append(ir.AffineMap.get(rank, 0, [
+                    ir.AffineConstantExpr.get(0)
+                    if (size == 1 and result.sizes[offset + i] != 1)
+                    else ir.AffineDimExpr.get(offset + i) for i, size in enumerate(type.sizes)]))
+            maps.append(ir.AffineMap.get_identity(rank))
+            parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+            attributes = dict(
+                indexing_maps=ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                iterator_types=ir.ArrayAttr.get([parallel] * rank),
+                operandSegmentSizes=ir.DenseI32ArrayAttr.get([len(inputs), 1]))
         output = self.empty(result, inputs, element)
-        out_type = result.builtin(element)
-        name = b.fresh()
-        ins = ", ".join(n for n, _ in inputs)
-        in_types = ", ".join(t.builtin() for _, t in inputs)
-        iterators = ", ".join(['"parallel"'] * rank)
-        ins_clause = f"ins({ins} : {in_types}) " if inputs else ""
-        b.emit(f"{name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
-               f"iterator_types = [{iterators}]}} {ins_clause}outs({output} : {out_type}) {{")
-        arguments = [Value(b, b.fresh(), t.element) for _, t in inputs]
-        out_argument = b.fresh()
-        b.emit("^bb0(" + ", ".join([f"{a.name}: {a.type}" for a in arguments] +
-                                   [f"{out_argument}: {element}"]) + "):")
-        outer = b.indent
-        b.indent = outer + "  "
+        generic = b.create("linalg.generic", [tensor for tensor, _ in inputs] + [output],
+                           [result.builtin(element)], 1, **attributes)
+        block = b.new_block(generic, 0, [t.element for _, t in inputs] + [element])
+        with b.inside(block):
+            arguments = [Value(b, a, t.element) for a, (_, t) in zip(block.arguments, inputs)]
 
-        def index(dim: int) -> Value:
-            position = b.op(f"linalg.index {dim} : index", "index")
-            return b.op(f"arith.index_cast {position.name} : index to i64", "i64")
+            def index(dim: int) -> Value:
+                return b.op("linalg.index", [], "index", dim=dim).to("i64")
 
-        value = body(arguments, index)
-        b.emit(f"linalg.yield {value.name} : {element}")
-        b.indent = outer
-        b.emit(f"}} -> {out_type}")
-        return name
+            b.create("linalg.yield", [body(arguments, index)])
+        return generic.result
 
-    def scan(self, input_name: str, type: TensorType, dim: int, combine: Callable,
-             initial) -> str:
+    def scan(self, input, type: TensorType, dim: int, combine: Callable, initial):
         """An inclusive scan along `dim`: out[0] = in[0], out[i] = combine(out[i-1], in[i]).
         `initial` fills the accumulator (which an inclusive scan does not read)."""
-        b = self.builder
-        output = self.empty(type, [(input_name, type)])
-        accumulator = self.empty(type, [(input_name, type)], drop=dim)
-        fill_value = b.constant(initial, type.element)
-        filled = b.fresh()
-        acc_type = type.builtin(drop=dim)
-        b.emit(f"{filled} = linalg.fill ins({fill_value.name} : {type.element}) "
-               f"outs({accumulator} : {acc_type}) -> {acc_type}")
-        name = b.fresh()
-        b.emit(f'{name}:2 = "tm_tensor.scan"({input_name}, {output}, {filled}) ({{')
-        previous = Value(b, b.fresh(), type.element)
-        current = Value(b, b.fresh(), type.element)
-        b.emit(f"^bb0({previous.name}: {type.element}, {current.name}: {type.element}):")
-        outer = b.indent
-        b.indent = outer + "  "
-        value = combine(previous, current)
-        b.emit(f'"tm_tensor.yield"({value.name}) : ({type.element}) -> ()')
-        b.indent = outer
-        b.emit(f"}}) {{dimension = {dim} : i64, inclusive = true, "
-               f"operandSegmentSizes = array<i32: 1, 2>}} : ({type.builtin()}, "
-               f"{type.builtin()}, {acc_type}) -> ({type.builtin()}, {acc_type})")
-        return f"{name}#0"
+        from torch_mlir import ir
 
-    def from_builtin(self, name: str, builtin: str, result: str, torch_type: str) -> None:
-        self.builder.emit(f'{result} = "torch_c.from_builtin_tensor"({name}) : '
-                          f"({builtin}) -> {torch_type}")
+        b = self.builder
+        output = self.empty(type, [(input, type)])
+        accumulator = self.empty(type, [(input, type)], drop=dim)
+        fill_value = b.constant(initial, type.element)
+        acc_type = type.builtin(drop=dim)
+        segments = ir.DenseI32ArrayAttr.get([1, 1], b.context)
+        fill = b.create("linalg.fill", [fill_value, accumulator], [acc_type], 1,
+                        operandSegmentSizes=segments)
+        block = b.new_block(fill, 0, [type.element, type.element])
+        with b.inside(block):
+            b.create("linalg.yield", [block.arguments[0]])
+        # TMTensor is not registered in this context: written as torch-mlir parses it.
+        scan = b.create("tm_tensor.scan", [input, output, fill.result],
+                        [type.builtin(), acc_type], 1, dimension=dim, inclusive=True,
+                        operandSegmentSizes=ir.DenseI32ArrayAttr.get([1, 2], b.context))
+        block = b.new_block(scan, 0, [type.element, type.element])
+        with b.inside(block):
+            previous, current = (Value(b, a, type.element) for a in block.arguments)
+            b.create("tm_tensor.yield", [combine(previous, current)])
+        return scan.results[0]
+
+    def from_builtin(self, tensor, torch_type: str):
+        return self.builder.tensor("torch_c.from_builtin_tensor", [tensor], torch_type)
 
 
 # A lowering gets the island, the op's operands and its result types, and returns the
@@ -410,60 +450,15 @@ def _lowered_name(op):
     return op.name if op.name.startswith("torch.aten.") else None
 
 
-def _island_function(island: Island, operands: List[Operand], results: List[TensorType],
-                     built: List[tuple]) -> str:
-    """The island as a function of the op's operands returning its results."""
-    if len(built) != len(results):
-        raise DynoCompileError("frontend", f"a lowering built {len(built)} results for "
-                               f"an op with {len(results)}")
-    returned = []
-    for i, ((name, builtin), result) in enumerate(zip(built, results)):
-        returned.append(f"%dyno_result_{i}")
-        island.from_builtin(name, builtin, returned[-1], result.torch)
-    arguments = ", ".join(f"{o.name}: {o.type}" for o in operands)
-    types = ", ".join(r.torch for r in results)
-    lines = [f"func.func private @island({arguments}) -> ({types}) {{",
-             *island.builder.lines]
-    lines.append(f"    func.return {', '.join(returned)} : {types}" if returned
-                 else "    func.return")
-    return "\n".join(lines + ["}"])
-
-
-def _splice(island_module, op) -> None:
-    """Replaces `op` by the body of the island function, its arguments by `op`'s
-    operands and its returned values for `op`'s results."""
-    from torch_mlir import ir
-
-    block = island_module.body.operations[0].regions[0].blocks[0]
-    mapping = dict(zip(block.arguments, op.operands))
-
-    def remap(operation):  # values of the island function become the graph's
-        for i, value in enumerate(operation.operands):
-            if value in mapping:
-                operation.operands[i] = mapping[value]
-        for region in operation.regions:
-            for inner_block in region.blocks:
-                for inner in inner_block.operations:
-                    remap(inner.operation)
-
-    *body, returned = list(block.operations)
-    for original in body:
-        copy = original.operation.clone(ip=ir.InsertionPoint(op))
-        remap(copy)
-        for old, new in zip(original.results, copy.results):
-            mapping[old] = new
-    for result, value in zip(op.results, returned.operands):
-        result.replace_all_uses_with(mapping[value])
-    op.erase()
-
-
 def lower_unsupported_ops(module) -> None:
     """Replaces, in `module` (the torch dialect torch-mlir's importer built), each op
-    LOWERINGS covers by its island: the lowering builds it as a function of the op's
-    operands, which is parsed in the module's context and spliced in place of the op."""
+    LOWERINGS covers by its island, built with MLIR's Python API: first in a scratch
+    module (a lowering that gives up part way leaves nothing behind), then moved in place
+    of the op, whose results its `torch_c.from_builtin_tensor`s replace. The module is
+    verified once every island is in."""
     from torch_mlir import ir
 
-    module.context.allow_unregistered_dialects = True  # dyno.library_call
+    module.context.allow_unregistered_dialects = True  # torch_c, tm_tensor, dyno ops
 
     def ops_of(operation):  # every op nested in `operation`, outer ones first
         for region in operation.regions:
@@ -472,23 +467,38 @@ def lower_unsupported_ops(module) -> None:
                     yield op.operation
                     yield from ops_of(op.operation)
 
-    for count, op in enumerate([op for op in ops_of(module.operation)
-                                if _lowered_name(op) in LOWERINGS]):
-        operands = [Operand(f"%operand{i}", str(value.type), _constant_of(value))
-                    for i, value in enumerate(op.operands)]
-        island = Island(f"dyno{count}")
+    lowered = []
+    for op in [op for op in ops_of(module.operation) if _lowered_name(op) in LOWERINGS]:
+        operands = [Operand(value, str(value.type), _constant_of(value))
+                    for value in op.operands]
+        scratch = ir.Module.create(op.location)
+        island = Island(Builder(module.context, op.location, scratch.body))
         try:
-            results = [TensorType(str(result.type)) for result in op.results]
-            built = LOWERINGS[_lowered_name(op)](island, operands, results)
+            with op.location:  # (the API's attribute builders take it from here)
+                results = [TensorType(str(result.type)) for result in op.results]
+                built = LOWERINGS[_lowered_name(op)](island, operands, results)
         except Unsupported:
             continue
-        text = _island_function(island, operands, results, built)
+        if len(built) != len(results):
+            raise DynoCompileError("frontend", f"a lowering built {len(built)} results for "
+                                   f"an op with {len(results)}")
+        with op.location:
+            returned = [island.from_builtin(tensor, result.torch)
+                        for (tensor, _), result in zip(built, results)]
+        for inner in list(scratch.body.operations):
+            inner.operation.move_before(op)
+        for result, value in zip(op.results, returned):
+            result.replace_all_uses_with(value)
+        lowered.append(_lowered_name(op))
+        op.erase()
+    if lowered:
         try:
-            island_module = ir.Module.parse(text, context=module.context)
-        except Exception as error:
-            raise DynoCompileError("frontend", f"the lowering of {_lowered_name(op)} built "
-                                   f"IR that does not parse: {error}") from None
-        _splice(island_module, op)
+            valid = module.operation.verify()
+        except ir.MLIRError as error:
+            valid, lowered = False, [f"{', '.join(sorted(set(lowered)))}: {error}"]
+        if not valid:
+            raise DynoCompileError("frontend", "the lowerings of " + ", ".join(lowered) +
+                                   " built IR that does not verify")
 
 
 def float_result(result: TensorType) -> str:

@@ -78,8 +78,7 @@ def frexp(island, operands, results):
 
     def fields(x):
         bits = b.bitcast(x, integer)
-        field = b.op(f"arith.shrui {bits.name}, {b.constant(fraction_bits, integer).name} : "
-                     f"{integer}", integer) & exponent_mask
+        field = bits.shift_right_unsigned(fraction_bits) & exponent_mask
         return bits, field
 
     def parts(x):

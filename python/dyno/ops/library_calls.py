@@ -51,52 +51,47 @@ COLLECTIVE_OPS = ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor
 COLLECTIVE_NAMESPACE = "_c10d_functional"
 
 
-def _attribute(operand) -> str:
-    """A non-tensor argument as a dyno.library_call `arguments` entry."""
+def _attribute(operand, builder):
+    """A non-tensor argument as a dyno.library_call `arguments` entry: `none` for None,
+    a bool, an i64, an f64, a string or an array of i64."""
+    from torch_mlir import ir
+
     if not operand.is_constant:
         raise Unsupported()  # a value known only at run time (a symbolic size)
     value = operand.constant
     if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return f"{value} : i64"
-    if isinstance(value, float):
-        return f"{value:.17e} : f64"
+        return ir.TypeAttr.get(ir.NoneType.get(builder.context))
+    if isinstance(value, (bool, int, float)):
+        return builder.attribute(value)
     if isinstance(value, str):
-        return '"' + value + '"'
+        return ir.StringAttr.get(value, builder.context)
     if isinstance(value, list):
-        return "array<i64" + "".join(f", {v}" if i else f": {v}"
-                                     for i, v in enumerate(value)) + ">"
+        return ir.DenseI64ArrayAttr.get(value, builder.context)
     raise Unsupported()
 
 
 def _library_call(aten_name):
     def lower(island, operands, results):
+        from torch_mlir import ir
+
         b = island.builder
         tensors, arguments = [], []
         for operand in operands:
             if operand.is_tensor:
-                tensors.append((island.to_builtin(operand), operand.tensor.builtin()))
-                arguments.append("unit")
+                tensors.append(island.to_builtin(operand))
+                arguments.append(ir.UnitAttr.get(b.context))  # the next tensor's place
             elif operand.type.startswith("!torch.optional") or operand.type == "!torch.none":
-                arguments.append(_attribute(operand))
+                arguments.append(_attribute(operand, b))
             elif operand.type in ("!torch.int", "!torch.float", "!torch.bool", "!torch.str",
                                   "!torch.list<int>"):
-                arguments.append(_attribute(operand))
+                arguments.append(_attribute(operand, b))
             else:
                 raise Unsupported()
         result_types = [r.builtin() for r in results]
-        name = b.fresh()
-        lhs = "" if not results else (f"{name} = " if len(results) == 1 else
-                                      f"{name}:{len(results)} = ")
-        b.emit(f'{lhs}"dyno.library_call"({", ".join(t for t, _ in tensors)}) '
-               f'{{name = "{aten_name}", arguments = [{", ".join(arguments)}]}} : '
-               f'({", ".join(t for _, t in tensors)}) -> ({", ".join(result_types)})')
-        if len(results) == 1:
-            return [(name, result_types[0])]
-        return [(f"{name}#{i}", t) for i, t in enumerate(result_types)]
+        call = b.create("dyno.library_call", tensors, result_types,
+                        name=ir.StringAttr.get(aten_name, b.context),
+                        arguments=ir.ArrayAttr.get(arguments, b.context))
+        return list(zip(call.results, result_types))
     return lower
 
 

@@ -40,10 +40,12 @@ def lower_op_round(island, operands, results):
     x, (result,) = operands[0], results
     if not x.is_tensor or x.tensor.element != "f32" or result.element not in _LOW_PRECISION:
         raise Unsupported()
+    from torch_mlir import ir
+
     b = island.builder
     source = island.to_builtin(x)
     value = island.elementwise(
         [(source, x.tensor)], result, result.element,
-        lambda args, index: b.op(f"arith.truncf {args[0].name} {{dyno.op_rounding}} : "
-                                 f"f32 to {result.element}", result.element))
+        lambda args, index: b.convert(args[0], result.element,
+                                      **{"dyno.op_rounding": ir.UnitAttr.get(b.context)}))
     return [(value, result.builtin())]

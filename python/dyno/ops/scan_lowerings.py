@@ -44,23 +44,21 @@ def _running_extreme(island, operands, results, greater: bool):
         if not greater:
             image = image ^ 0xFFFFFFFF  # decreasing: the running maximum is the minimum
         image = b.select(element.isnan(), b.constant(0xFFFFFFFF, "i64"), image)
-        shifted = b.op(f"arith.shli {image.name}, {b.constant(32, 'i64').name} : i64", "i64")
+        shifted = image << 32
         # Signed order of (image << 32) ^ sign bit is the unsigned order of the image.
         return (shifted | index(dim)) ^ b.constant(-(2 ** 63), "i64")
 
     keys = island.elementwise([(source, x.tensor)], indices_type, "i64", key)
     running = island.scan(keys, indices_type, dim,
-                          lambda previous, current: b.op(
-                              f"arith.maxsi {previous.name}, {current.name} : i64", "i64"), 0)
+                          lambda previous, current: previous.max_signed(current), 0)
     indices = island.elementwise([(running, indices_type)], indices_type, "i64",
                                  lambda args, index: args[0] & 0xFFFFFFFF)
 
     def gathered(args, index):
-        position = b.op(f"arith.index_cast {args[0].name} : i64 to index", "index")
-        at = [position.name if d == dim else
-              b.op(f"linalg.index {d} : index", "index").name for d in range(rank)]
-        return b.op(f"tensor.extract {source}[{', '.join(at)}] : {x.tensor.builtin()}",
-                    element_type)
+        position = args[0].to("index")
+        at = [position if d == dim else b.op("linalg.index", [], "index", dim=d)
+              for d in range(rank)]
+        return b.extract(source, at, element_type)
 
     values = island.elementwise([(indices, indices_type)], values_type, element_type, gathered)
     return [(values, values_type.builtin()), (indices, indices_type.builtin())]
