@@ -126,6 +126,8 @@ def test_an_exported_program_calls_pytorchs_kernel_for_an_op_dyno_cannot_compile
         messages
     spec = json.loads((tmp_path / "program.json").read_text())
     assert spec["eager_ops"] == ["aten.mode.default", "aten.special_airy_ai.default"], spec
+    # (the wrapper's library calls, which decide whether a CUDA graph may record it)
+    assert spec["library_calls"] == spec["eager_ops"], spec
     wrapper = (tmp_path / "wrapper.py").read_text()
     assert "_library_call(torch.ops.aten.special_airy_ai.default" in wrapper, wrapper
     assert "_library_call(torch.ops.aten.mode.default" in wrapper, wrapper

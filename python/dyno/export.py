@@ -274,7 +274,8 @@ def _write_program(directory: str, graph_module: torch.fx.GraphModule, spec: dic
         file.write(wrapper_source)
     _copy_runtimes(directory)
     with open(os.path.join(directory, "program.json"), "w") as file:
-        json.dump({**spec, "torch_version": torch.__version__}, file, indent=1)
+        json.dump({**spec, "library_calls": sorted(set(lowered.library_calls)),
+                   "torch_version": torch.__version__}, file, indent=1)
     weights_path = os.path.join(directory, "weights.pt")
     if weights:
         torch.save(weights, weights_path)

@@ -3,7 +3,6 @@ its kernels, wrapper and weights; `Program` runs it, recording a CUDA graph wher
 import importlib.util
 import json
 import os
-import re
 import warnings
 
 import torch
@@ -214,16 +213,19 @@ def _sibling_module(directory: str, name: str):
 
 
 # Library routines that never read results on the host (sorts, scatter-adds, attention,
-# grouped GEMMs, whose group offsets stay on the device): CUDA graphs capture them.
-_GRAPH_SAFE_LIBRARY_CALLS = ("torch.ops.aten.sort.stable", "torch.ops.aten.scatter_add.default",
-                             "torch.ops.aten.scaled_dot_product_attention.default",
-                             "torch.ops.aten._grouped_mm.default")
+# grouped GEMMs, whose group offsets stay on the device): CUDA graphs capture them, as
+# they do torch.distributed's functional collectives.
+_GRAPH_SAFE_LIBRARY_CALLS = ("aten.sort.stable", "aten.scatter_add.default",
+                             "aten.scaled_dot_product_attention.default",
+                             "aten._grouped_mm.default")
 
 
-def _synchronizing_library_calls(source: str) -> bool:
-    """Whether the wrapper calls a library routine that may synchronize with the host."""
+def _synchronizing_library_calls(spec) -> bool:
+    """Whether the program calls a library routine that may synchronize with the host
+    (program.json's "library_calls": the ATen routines its wrapper calls)."""
     return any(callee not in _GRAPH_SAFE_LIBRARY_CALLS
-               for callee in re.findall(r"_library_call\(([\w.]+),", source))
+               and not callee.startswith("_c10d_functional.")
+               for callee in spec["library_calls"])
 
 
 def load(directory: str, device="cuda", autotune=None,
@@ -245,7 +247,7 @@ def load(directory: str, device="cuda", autotune=None,
     exec(compile(source, os.path.join(directory, "wrapper.py"), "exec"), namespace)
     weights_path = os.path.join(directory, "weights.pt")
     weights = torch.load(weights_path, map_location="cpu") if os.path.exists(weights_path) else {}
-    if cuda_graphs is not False and _synchronizing_library_calls(source):
+    if cuda_graphs is not False and _synchronizing_library_calls(spec):
         # LAPACK's error checks read their info on the host (a sync, which CUDA graph
         # capture forbids): such a program runs without a graph.
         if cuda_graphs:
