@@ -22,7 +22,7 @@ def _statement(text, **facts):
 
 def _allocation(name, shape, dtype=torch.float32):
     return Statement(f"_empty({shape!r}, dtype={dtype})", (name,), fresh=True,
-                     allocation=True, layout=(shape, dtype),
+                     layout=(shape, dtype),
                      into_slot=lambda slot: f"{name} = {slot}")
 
 
@@ -74,8 +74,11 @@ def test_views_of_the_workspace_or_the_arguments_are_not_released():
     keeps alive is released as before, and so is a reshape (which may copy)."""
     in_slot = _allocation("buf1", (8,))
     in_slot.slot = "_ws[0]"
+    product = _product("buf8", "_mm", "arg0, arg0", (8, 8))
+    product.slot = "_ws[1]"  # `out=` returns the slot: nothing of its own to release
     statements = [
         in_slot,
+        product,
         _statement("buf2 = _view(buf1, (4, 2), (2, 1), 0)", view_of="buf1"),
         _statement("buf3 = arg0.mT", view_of="arg0"),
         _statement("buf4 = buf3.permute([1, 0])", view_of="buf3"),
@@ -83,11 +86,12 @@ def test_views_of_the_workspace_or_the_arguments_are_not_released():
         _allocation("buf5", (8,)),
         _statement("buf6 = _view(buf5, (2, 4), (4, 1), 0)", view_of="buf5"),
         _statement("buf7 = buf1.reshape((8,))"),
-        _statement("_kernels['k'](buf6.data_ptr(), buf7.data_ptr())"),
+        _statement("_kernels['k'](buf6.data_ptr(), buf7.data_ptr(), buf8.data_ptr())"),
         _statement("return [_as_eager(arg1, (1,), torch.float32)]", returns=True),
     ]
     assert _texts(release_dead_names(statements)) == [
         "buf1 = _ws[0]",
+        "buf8 = _mm(arg0, arg0, out=_ws[1])",
         "buf2 = _view(buf1, (4, 2), (2, 1), 0)",
         "buf3 = arg0.mT",
         "buf4 = buf3.permute([1, 0])",
@@ -96,7 +100,7 @@ def test_views_of_the_workspace_or_the_arguments_are_not_released():
         "buf6 = _view(buf5, (2, 4), (4, 1), 0)",
         "del buf5",
         "buf7 = buf1.reshape((8,))",
-        "_kernels['k'](buf6.data_ptr(), buf7.data_ptr())",
+        "_kernels['k'](buf6.data_ptr(), buf7.data_ptr(), buf8.data_ptr())",
         "del buf6, buf7",
         "return [_as_eager(arg1, (1,), torch.float32)]",
     ]

@@ -48,7 +48,7 @@ class Statement:
     defines host scalars (sizes, shapes, constants), which no tensor memory backs. `layout`: the static (shape,
     dtype) of the one tensor it defines, which a workspace slot can hold, and
     `into_slot(slot)` the statement that puts it there (`slot` is `_ws[k]`); an
-    allocation (`allocation`) becomes the slot itself. `returns`: the function's return.
+    allocation becomes the slot itself (`name = _ws[k]`). `returns`: the function's return.
     `collective`: an asynchronous collective, which may read its buffers after the
     statement."""
     expression: str
@@ -58,7 +58,6 @@ class Statement:
     holds_memory: bool = True
     layout: Optional[Tuple[Tuple[int, ...], torch.dtype]] = None
     into_slot: Optional[Callable[[str], str]] = None
-    allocation: bool = False
     returns: bool = False
     collective: bool = False
     slot: Optional[str] = None  # `_ws[k]` once plan_workspace placed it
@@ -84,14 +83,15 @@ class Statement:
 
 def _holds_no_memory(statement: Statement, holding_none: set, defined) -> bool:
     """Whether the one name `statement` defines holds no memory of its own: a host
-    scalar, a view of the workspace (which keeps it from call to call), of `call`'s arguments (which the
+    scalar, a workspace slot or a product written into one (`out=` returns the slot;
+    the workspace keeps it from call to call), a view of `call`'s arguments (which the
     caller holds) or of such a view. Releasing one frees nothing, so its `del` would only
     cost time (about 0.25 us a statement)."""
     if len(statement.defines) != 1:
         return False
     if not statement.holds_memory:
         return True
-    if statement.allocation and statement.slot is not None:
+    if statement.slot is not None:  # the slot itself, or a product written into it
         return True
     source = statement.view_of
     return source is not None and (source not in defined or source in holding_none)

@@ -426,7 +426,7 @@ class WrapperBuilder:
         name = self.define(value, contiguous=True)
         dtype = torch_dtype(tensor_type.element_type)
         statement = self.add(f"_empty({_tuple(sizes)}, dtype={dtype})", name, fresh=True,
-                             allocation=True, into_slot=lambda slot: f"{name} = {slot}")
+                             into_slot=lambda slot: f"{name} = {slot}")
         if not any(_is_dynamic(size) for size in tensor_type.shape):
             shape = tuple(tensor_type.shape)
             statement.layout = (shape, dtype)  # a workspace slot can hold it
