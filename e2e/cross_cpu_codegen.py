@@ -7,7 +7,7 @@ on a user's machine: on CPUs with AVX512-BF16 (Cooper Lake, Sapphire Rapids, Zen
 X86 backend asserted on masked loads of bfloat vectors that its vectorizer made for bf16
 copies (kthvalue, a roll along the last dimension, a transpose), and the assertion took the
 user's process down (issue 52). This compiles the kernels of the ops in `OPS` and of the zoo
-models (benchmarks/zoo.py, "test" size) in each low-precision dtype on the CPU target,
+models (e2e/zoo.py, "test" size) in each low-precision dtype on the CPU target,
 and each graph's kernels (the LLVM dialect, 04-llvm.mlir of DYNO_DEBUG_DIR) with the kit's
 `opt -O3` and `llc -O3` for each of `CPUS`, as the JIT does for its host (llc alone does not
 meet the vectorizer's output), and links and loads the object as the JIT does, in a fresh

@@ -152,8 +152,8 @@ def test_gpu_export_has_no_cpu_attention_call():
 @pytest.mark.parametrize("tokens", [128, 256])
 def test_cpu_bf16_attention_backward_decomposed_where_it_measured_faster(tokens):
     """In bf16 the CPU flash backward is slower than Dyno's decomposition up to about
-    192 x 192 scores per head (benchmarks/attention.py): shorter backwards are decomposed,
-    longer ones call the kernel; the forward is the kernel either way."""
+    192 x 192 scores per head (benchmarks/experiments/attention.py): shorter backwards are
+    decomposed, longer ones call the kernel; the forward is the kernel either way."""
     q, k, v = (torch.randn(1, 2, tokens, 16).to(torch.bfloat16).requires_grad_(True)
                for _ in range(3))
 

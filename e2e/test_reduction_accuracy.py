@@ -194,9 +194,9 @@ def _row_sums(x, target, blocked):
 
 
 def test_block_long_sums_off_is_the_unblocked_sum():
-    """options={"block_long_sums": False} (for benchmarks/accuracy_cost.py) leaves a long
-    sum to one accumulator per lane: on values near 1e4 it loses the accuracy the blocks
-    keep."""
+    """options={"block_long_sums": False} (for benchmarks/experiments/accuracy_cost.py)
+    leaves a long sum to one accumulator per lane: on values near 1e4 it loses the
+    accuracy the blocks keep."""
     x = reduction_accuracy.make_input("larger_mean", 1_000_000, 4)
     reference = x.double().sum(-1)
     errors = {blocked: reduction_accuracy.relative_error(_row_sums(x, "cpu", blocked)[0],

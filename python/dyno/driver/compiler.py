@@ -35,7 +35,7 @@ class CompileOptions:
     # (`from_user`: DYNO_AUTOTUNE, DYNO_CACHE); no other code reads those variables.
     autotune: bool = False
     # Long float sums in blocks (dyno-block-long-sums). Off only to measure what the
-    # blocks cost (benchmarks/accuracy_cost.py): long sums then lose accuracy.
+    # blocks cost (benchmarks/experiments/accuracy_cost.py): long sums then lose accuracy.
     block_long_sums: bool = True
     # Inference graphs may keep their parameters and buffers in the forms the libraries
     # run fastest: the user promises not to change them behind autograd's back (writes

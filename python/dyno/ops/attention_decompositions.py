@@ -106,7 +106,7 @@ def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp
 # Where the CPU target (which calls the flash kernels, library_calls.ATTENTION_OPS)
 # decomposes the backward all the same: in bf16/fp16 PyTorch's CPU flash backward is
 # slower than this decomposition compiled, up to about 192 x 192 scores per head
-# (benchmarks/attention.py and its results, 2 threads, bf16 causal training: 64 tokens
+# (benchmarks/experiments/attention.py and its results, 2 threads, bf16 causal training: 64 tokens
 # 2.0 vs 3.8 ms, 128: 5.3 vs 8.2 ms, 192: 8.9 vs 10.4 ms; at 256 the kernel wins,
 # 14.8 vs 20.2 ms). In float32 the kernel won at every size measured.
 LOW_PRECISION_BACKWARD_SCORES = 192 * 192

@@ -30,7 +30,7 @@ LIBRARY_OPS = (
 
 # Scaled dot-product attention on CPU tensors: PyTorch's fused flash kernels, forward (the
 # output and the rows' logsumexp) and backward. They never hold the [N, H, L, S] scores;
-# against Dyno's compiled matmul + softmax + matmul (benchmarks/attention.py, 2 threads,
+# against Dyno's compiled matmul + softmax + matmul (benchmarks/experiments/attention.py, 2 threads,
 # 64 to 1024 tokens, causal, full and masked) they were faster in every float32 case
 # (1.15x-4.5x) and every bf16 inference case (1.1x-3.1x). The CPU target keeps them
 # (decompositions.table), but for short bf16/fp16 backwards, where the decomposition

@@ -157,13 +157,13 @@ def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool,
     no AMX, 2 threads: ResNet 2584 -> 2516 us, ConvNeXt 2314 -> 2178, SmallCNN 458 ->
     471; Sapphire Rapids with AMX 1.24x); f32 loses where filters are large (ResNet
     3455 -> 3553 us, SmallCNN 660 -> 763, ConvNeXt 2043 -> 2180 with the copies;
-    `python benchmarks/conv_layout_ab.py`, 2026-12-04) and stays NCHW. (The
+    `python benchmarks/experiments/conv_layout_ab.py`, 2026-12-04) and stays NCHW. (The
     2026-11-27 rule, NCHW for bf16 without AMX, came from that script when it timed one
     compiled graph under both layouts.) A graph with depthwise convolutions runs f32
     channels-last too: oneDNN's NHWC depthwise kernel is faster and a depthwise filter
     is channels-last as it is (no copy); ConvNeXt f32 1791 -> 1665 us, where SmallCNN
     (389 -> 410) and ResNet lose (AMD Zen 4, 2 threads, after
-    dyno-vectorize-short-inner-loops; `benchmarks/conv_layout_ab.py`, 2026-12-04)."""
+    dyno-vectorize-short-inner-loops; `benchmarks/experiments/conv_layout_ab.py`, 2026-12-04)."""
     if dtype == torch.float32:
         return (frozen_filters or depthwise) and torch.backends.mkldnn.is_available()
     return onednn_computes(dtype)
@@ -377,9 +377,9 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups,
     """A dyno.contraction "conv2d". Where `convolves_channels_last` (bf16/f16 where oneDNN
     computes them): on a channels-last copy of the input (oneDNN's NCHW bf16
     convolutions measured 1.2x-3.4x slower than channels-last ones with AMX, the copy
-    included; benchmarks/cpu_library_calls.py). The result is channels-last, as PyTorch returns
-    it: the wrapper copies it to NCHW only for a kernel, and a convolution that reads it
-    directly reads it as it is. On a GPU, bf16/f16 convolutions run channels-last too
+    included; benchmarks/experiments/cpu_library_calls.py). The result is channels-last,
+    as PyTorch returns it: the wrapper copies it to NCHW only for a kernel, and a
+    convolution that reads it directly reads it as it is. On a GPU, bf16/f16 convolutions run channels-last too
     (GPU_CHANNELS_LAST_DTYPES): cuDNN's NCHW ones transposed their input to NHWC and
     their result back around every call (ResNet-50, bf16, H200: 0.57 ms of 2.51 ms per
     call), and the Triton target's kernels read and write these tensors channels-last

@@ -25,7 +25,7 @@ def DynoFuseMatmulEpilogues : Pass<"dyno-fuse-matmul-epilogues", "ModuleOp"> {
     rounding to bf16 instead of two (results are within bf16 rounding of eager's, and
     closer to the exact values).
 
-    Measured on 2 threads (benchmarks/cpu_library_calls.py): bf16 linear + GELU, 64x512 ->
+    Measured on 2 threads (benchmarks/experiments/cpu_library_calls.py): bf16 linear + GELU, 64x512 ->
     1024, 147 us (addmm, then the GELU) against 95 us fused; 512x768 -> 3072, 3.36 ms
     against 1.48 ms. Only GELU: oneDNN's ReLU post-op maps NaN to 0 where eager keeps it.
     f16 is not fused: a product beyond f16's range is +-inf in eager before its GELU

@@ -349,7 +349,7 @@ class CpuKernels:
         runtime = openmp_runtime()
         # The MLIR context is not kept: once the module is compiled its library runs
         # alone, and the context was half of what a compiled graph kept in memory
-        # (benchmarks/recompile_memory.py).
+        # (benchmarks/experiments/recompile_memory.py).
         with contextlib.ExitStack() as scope:
             if isinstance(lowered, str):
                 scope.enter_context(ir.Context())

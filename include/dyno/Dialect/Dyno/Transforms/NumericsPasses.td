@@ -141,7 +141,7 @@ def DynoBlockLongSums : Pass<"dyno-block-long-sums", "func::FuncOp"> {
     partial sum reads, in the same loops after tiling (dyno-fuse-sibling-loops), instead
     of the row being written in one pass and read again for the partials in the next
     (a 16x262144 softmax took 1.25x its unblocked time, now 1.00x:
-    benchmarks/accuracy_cost.py).
+    benchmarks/experiments/accuracy_cost.py).
 
     With `dynamic-extents` (the CPU lowering), a row of symbolic length (one innermost
     reduction loop of dynamic extent) is blocked whatever its length turns out to be:

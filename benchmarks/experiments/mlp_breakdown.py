@@ -1,6 +1,6 @@
 """Where the CPU bf16 MLP's time goes (issue 18: Dyno 0.90x eager on benchmarks/run.py's mlp).
 
-    python benchmarks/mlp_breakdown.py [--dtype bfloat16] [--rounds 8]
+    python benchmarks/experiments/mlp_breakdown.py [--dtype bfloat16] [--rounds 8]
 
 Times, in one run and in rotating blocks (medians): the eager model, Dynamo alone
 (backend="eager": the captured graph run by eager ops), Dyno's compiled model, the three
@@ -18,8 +18,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
 from models import MLP  # noqa: E402
 from report import time_calls  # noqa: E402
 

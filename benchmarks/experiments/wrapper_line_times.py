@@ -1,7 +1,7 @@
 """Where a Dyno-compiled CPU call's time goes, line by line of its wrapper, beside the time
 before the wrapper runs (Dynamo's frame, AOTAutograd's runtime wrapper) and after it.
 
-    python benchmarks/wrapper_line_times.py MODEL [--dtype bfloat16] [--calls 300]
+    python benchmarks/experiments/wrapper_line_times.py MODEL [--dtype bfloat16] [--calls 300]
                                             [--top 40] [--inductor]
 
 MODEL: a zoo model ("cpu" size) or one of e2e/models.py's suite. The wrapper's source is
@@ -27,7 +27,7 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
 
 _KINDS = [("kernel launch", "_kernels["), ("matmul", "_mm("), ("matmul", "_addmm("),
           ("matmul", "_bmm("), ("matmul", "_baddbmm("), ("matmul", "_linear"),

@@ -6,7 +6,7 @@ shared launchers). Compared with the same process with sharing turned off (the
 registries emptied), each in a fresh process, compile cache off; "Dyno s" is the time
 spent in Dyno's compiler hook over all graphs, median of `--runs` processes.
 
-    python benchmarks/kernel_sharing.py [--models gpt2,llama,bert] [--layers 6]
+    python benchmarks/experiments/kernel_sharing.py [--models gpt2,llama,bert] [--layers 6]
                                         [--target cpu] [--runs 3] [--out FILE]
 """
 import argparse
@@ -68,7 +68,7 @@ def measure(name: str, target: str, layers: int, sharing: bool) -> dict:
     done = subprocess.run([sys.executable, "-c", CHILD, name, target, str(layers),
                            "1" if sharing else "0",
                            os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                                        "e2e")],  # (zoo.py)
+                                        "..", "e2e")],  # (zoo.py)
                           env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-3000:])

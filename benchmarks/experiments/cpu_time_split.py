@@ -1,7 +1,7 @@
 """How much of each CPU model's time is library calls (GEMMs, convolutions, attention)
 that eager, Inductor and Dyno all make, and so how far any compiler could pull ahead.
 
-    python benchmarks/cpu_time_split.py [--dtype bfloat16] [--zoo] [--models a,b]
+    python benchmarks/experiments/cpu_time_split.py [--dtype bfloat16] [--zoo] [--models a,b]
                                         [--rounds 5] [--iters 20]
 
 For each model, in one process: eager, Inductor and Dyno timed in rotating rounds
@@ -21,8 +21,8 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
 from models import suite  # noqa: E402
 from report import geomean, note, publish, time_calls  # noqa: E402
 import zoo  # noqa: E402
@@ -96,7 +96,7 @@ def main():
         torch._dynamo.reset()
 
     lines = [
-        f"Command: python benchmarks/cpu_time_split.py --rounds {args.rounds} "
+        f"Command: python benchmarks/experiments/cpu_time_split.py --rounds {args.rounds} "
         f"--iters {args.iters}" + (f" --dtype {args.dtype}" if args.dtype != "float32" else "")
         + (" --zoo" if args.zoo else "") + (f" --models {args.models}" if args.models else ""),
         f"{torch.get_num_threads()} threads, {args.dtype}. Times in us per call (medians); "

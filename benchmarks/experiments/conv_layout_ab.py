@@ -1,6 +1,6 @@
 """Paired A/B of the CPU convolution layouts for plain (not frozen) filters, in one process.
 
-    DYNO_CACHE=0 python benchmarks/conv_layout_ab.py [--models resnet,small_cnn]
+    DYNO_CACHE=0 python benchmarks/experiments/conv_layout_ab.py [--models resnet,small_cnn]
                                                      [--dtype bfloat16] [--rounds 8]
 
 Each model is compiled twice by Dyno, each time through a backend function of its own
@@ -20,8 +20,8 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
 from report import time_calls  # noqa: E402
 import zoo  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Attention on the CPU: PyTorch's fused flash kernels as library calls, against Dyno's
 own compiled decomposition (matmul, softmax, matmul), in one run beside eager.
 
-    python benchmarks/attention.py [--cases a,b] [--dtypes float32,bfloat16]
+    python benchmarks/experiments/attention.py [--cases a,b] [--dtypes float32,bfloat16]
                                    [--rounds N] [--iters N] [--out FILE]
 
 "kernels" calls `_scaled_dot_product_flash_attention_for_cpu` and its backward as
@@ -29,8 +29,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 from report import geomean, publish  # noqa: E402
 from report import time_calls  # noqa: E402
@@ -165,7 +165,8 @@ def main():
         "",
         f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} "
         f"threads; torch {torch.__version__}; Python {platform.python_version()}.",
-        f"Command: python benchmarks/attention.py --rounds {args.rounds} --iters {args.iters}"
+        f"Command: python benchmarks/experiments/attention.py --rounds {args.rounds} "
+        f"--iters {args.iters}"
         + (f" --cases {args.cases}" if args.cases else "") + f" --dtypes {args.dtypes}"
         + f" --zoo {args.zoo}",
         "kernels: PyTorch's fused CPU flash kernels as library calls; decomposed: matmul +",

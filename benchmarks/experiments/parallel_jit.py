@@ -7,7 +7,7 @@ with kernel sharing across graphs off (each compile makes all its kernels). Prin
 median JIT seconds per model (all its graphs; parsing the captured text included, the
 same in both) and the ratio.
 
-    python benchmarks/parallel_jit.py [--models gpt2,llama,bert,vit] [--threads 2]
+    python benchmarks/experiments/parallel_jit.py [--models gpt2,llama,bert,vit] [--threads 2]
                                       [--runs 5] [--out FILE]
 """
 import argparse
@@ -19,8 +19,8 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
 
 os.environ["DYNO_CACHE"] = "0"

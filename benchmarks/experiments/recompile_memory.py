@@ -4,7 +4,8 @@ Prints the process's resident memory (RSS) every `--every` compiles, with Dyno's
 cache off and then on (a fresh cache directory under a small size limit), so that growth
 per compile and the cache's size on disk can be read side by side.
 
-    python benchmarks/recompile_memory.py [--compiles 1000] [--every 100] [--cache-mb 64]
+    python benchmarks/experiments/recompile_memory.py [--compiles 1000] [--every 100]
+                                                      [--cache-mb 64]
 
 A leak shows as RSS that keeps rising by a steady amount per compile; the compiled
 graphs themselves are kept by Dynamo's cache (one entry per shape: its guards, the

@@ -1,6 +1,6 @@
 """A large fused pointwise kernel on 1 and 2 threads: is the generated code really parallel?
 
-    python benchmarks/openmp_scaling.py
+    python benchmarks/experiments/openmp_scaling.py
 """
 import statistics
 import time

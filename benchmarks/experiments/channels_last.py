@@ -1,8 +1,8 @@
 """CPU kernels around convolutions in channels-last order, on and off (dyno-channels-last-
 convolutions).
 
-    python benchmarks/channels_last.py [--models small_cnn,resnet] [--dtypes bfloat16,float32]
-                                       [--repeats 2] [--rounds 21] [--out FILE.md]
+    python benchmarks/experiments/channels_last.py [--models small_cnn,resnet]
+        [--dtypes bfloat16,float32] [--repeats 2] [--rounds 21] [--out FILE.md]
 
 "off" compiles without the lowering option `channels-last-convolutions`: the runtime is
 the same (convolutions channels-last where host_runtime.convolves_channels_last says so),
@@ -10,7 +10,7 @@ and the kernels read and write NCHW, so the wrapper copies each convolution's re
 NCHW and each kernel result a convolution reads back to channels-last. f32 is measured
 with frozen filters only (plain f32 convolutions stay NCHW: the pass does nothing there).
 On a CPU without AMX plain bf16 convolutions run NCHW too, so there only the frozen bf16
-rows compare anything (benchmarks/conv_layout_ab.py compares the two layouts).
+rows compare anything (benchmarks/experiments/conv_layout_ab.py compares the two layouts).
 
 Each variant runs in a process of its own (Dynamo keeps one compiled graph per frame,
 whatever the backend's options, and transformers models compile several frames), timed
@@ -27,8 +27,8 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
 
 
 def build(name, dtype):

@@ -1,7 +1,8 @@
 """What the accurate long reductions cost (issue 19): fused layernorm/softmax kernels and
 large sums compiled by Dyno before and after, timed in one run beside eager.
 
-    python benchmarks/accuracy_cost.py [--cases a,b] [--rounds N] [--iters N] [--out FILE]
+    python benchmarks/experiments/accuracy_cost.py [--cases a,b] [--rounds N] [--iters N]
+                                                   [--out FILE]
 
 "before" compiles with the forms Dyno had before issue 19: no blocked sums
 (`options={"block_long_sums": False}`, dyno-block-long-sums left out of the lowering) and
@@ -24,8 +25,8 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
 from models import NormActBlock  # noqa: E402
 from report import geomean, publish, time_calls  # noqa: E402
 
@@ -148,7 +149,7 @@ def main():
         "",
         f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} "
         f"threads; torch {torch.__version__}; Python {platform.python_version()}.",
-        f"Command: python benchmarks/accuracy_cost.py --rounds {args.rounds} "
+        f"Command: python benchmarks/experiments/accuracy_cost.py --rounds {args.rounds} "
         f"--iters {args.iters}" + (f" --cases {args.cases}" if args.cases else ""),
         "before: no blocked sums, plain two-pass variance; after: Dyno as shipped. Times are",
         "medians per call from one run; errors are max |error| / max |reference| against",

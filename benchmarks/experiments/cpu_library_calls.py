@@ -7,7 +7,7 @@ benchmark models and the zoo. Convolutions: on NCHW tensors (eager's) against a
 channels-last copy of the input (host_runtime.conv2d), and with the result also copied
 back to NCHW (what a kernel after the convolution reads).
 
-    python benchmarks/cpu_library_calls.py [--dtype bfloat16] [--rounds 5]
+    python benchmarks/experiments/cpu_library_calls.py [--dtype bfloat16] [--rounds 5]
 
 Medians per call in microseconds, the variants of a shape timed in rotating blocks in one
 run; `x` columns are the eager form's time over the variant's.
@@ -20,7 +20,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(__file__), ".."))
 
 # (batch, channels, height, width, filters, kernel size, stride, padding): the small
 # CNN's two convolutions, a ResNet stage's 3x3 and its 7x7 stem.
