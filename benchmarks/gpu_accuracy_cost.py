@@ -1,5 +1,6 @@
 """What the accurate long reductions cost on a GPU (issue 19):
-benchmarks/experiments/accuracy_cost.py's cases exported for the Triton target before and after, timed there beside eager CUDA.
+benchmarks/experiments/accuracy_cost.py's cases exported for the Triton target before and
+after, timed there beside eager CUDA.
 
     python benchmarks/gpu_accuracy_cost.py --export build/gpu-cost              # here
     python3 benchmarks/gpu_accuracy_cost.py --run build/gpu-cost --out FILE     # GPU

@@ -379,8 +379,8 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups,
     convolutions measured 1.2x-3.4x slower than channels-last ones with AMX, the copy
     included; benchmarks/experiments/cpu_library_calls.py). The result is channels-last,
     as PyTorch returns it: the wrapper copies it to NCHW only for a kernel, and a
-    convolution that reads it directly reads it as it is. On a GPU, bf16/f16 convolutions run channels-last too
-    (GPU_CHANNELS_LAST_DTYPES): cuDNN's NCHW ones transposed their input to NHWC and
+    convolution that reads it directly reads it as it is. On a GPU, bf16/f16 convolutions
+    run channels-last too (GPU_CHANNELS_LAST_DTYPES): cuDNN's NCHW ones transposed their input to NHWC and
     their result back around every call (ResNet-50, bf16, H200: 0.57 ms of 2.51 ms per
     call), and the Triton target's kernels read and write these tensors channels-last
     (dyno-channels-last-convolutions). `channels_last`: the compiler's choice for this
