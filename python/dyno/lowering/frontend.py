@@ -201,7 +201,7 @@ def lower_to_linalg(torch_path: pathlib.Path, linalg_path: pathlib.Path) -> str:
     subprocess: a crash in one of its lowerings must not take the program down (seen:
     a division by zero lowering nn.functional.unfold). Printed in generic form, so that
     Dyno's MLIR parses what torch-mlir's prints; dyno-opt's first pass on it
-    (graph_lowering.DYNO_INPUT) takes its TMTensor scans, scatters and sorts into Dyno's
+    (graph_lowering.IMPORT_PASS) takes its TMTensor scans, scatters and sorts into Dyno's
     ops and names any torch op left. Returns the text (for the debug dump)."""
     from .mlir_tools import run_tool
 

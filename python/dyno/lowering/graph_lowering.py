@@ -51,26 +51,26 @@ def _with_file(pass_name: str, path: pathlib.Path) -> str:
 
 
 # How dyno-opt reads torch-mlir's output (02-linalg.mlir): its TMTensor ops parse as
-# unregistered ops, and the kernel formation pipeline's first pass (DYNO_INPUT) takes
+# unregistered ops, and the kernel formation pipeline's first pass (IMPORT_PASS) takes
 # them into Dyno's and names any other op Dyno does not know, so that no process but
 # dyno-opt parses the graph's text.
-DYNO_INPUT_FLAGS = ["--allow-unregistered-dialect"]
-DYNO_INPUT = "dyno-import-torch-mlir-output"
+IMPORT_FLAGS = ["--allow-unregistered-dialect"]
+IMPORT_PASS = "dyno-import-torch-mlir-output"
 
 
 def check_linalg(directory: pathlib.Path) -> None:
     """Raises DynoCompileError (with a dyno-opt reproducer) unless dyno-opt takes
-    `directory`'s 02-linalg.mlir: every op one Dyno knows once DYNO_INPUT ran, verified."""
+    `directory`'s 02-linalg.mlir: every op one Dyno knows once IMPORT_PASS ran, verified."""
     output = directory / "02-linalg-checked.mlir"
-    command = [dyno_opt_path(), *DYNO_INPUT_FLAGS,
-               f"--pass-pipeline=builtin.module({DYNO_INPUT})",
+    command = [dyno_opt_path(), *IMPORT_FLAGS,
+               f"--pass-pipeline=builtin.module({IMPORT_PASS})",
                str(directory / "02-linalg.mlir"), "-o", str(output)]
     run_tool("dyno-opt", command, output, " ".join(shlex.quote(part) for part in command))
 
 
 def run_dyno_passes(passes: DynoPasses, directory: pathlib.Path, options: str = "") -> str:
     """All of Dyno's passes for one graph, in one dyno-opt process, on `directory`'s
-    02-linalg.mlir: kernel formation (whose first pass is DYNO_INPUT), whose result
+    02-linalg.mlir: kernel formation (whose first pass is IMPORT_PASS), whose result
     (host schedule + kernels) it writes to 03-kernels.mlir, then the target's lowering pipeline (with `options`), whose result it
     writes to `passes.lowered_file` and returns; and, where the target has one, its source
     writer's output to `passes.source_file`. The command is the reproducer of a failure."""
@@ -84,7 +84,7 @@ def run_dyno_passes(passes: DynoPasses, directory: pathlib.Path, options: str = 
     # of its own, whose crash is already a fallback with this reproducer, and its input
     # is torch-mlir's output; the input is parsed once, and a rerun of the reproducer
     # shows a crash's stack.)
-    command = [dyno_opt_path(), *DYNO_INPUT_FLAGS, "--recover-parser-crashes=false",
+    command = [dyno_opt_path(), *IMPORT_FLAGS, "--recover-parser-crashes=false",
                f"--pass-pipeline=builtin.module({','.join(steps)})",
                str(directory / "02-linalg.mlir"), "-o", str(lowered_path)]
     reproducer = " ".join(shlex.quote(part) for part in command)
