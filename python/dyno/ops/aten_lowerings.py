@@ -32,10 +32,14 @@ FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
 
 class Unsupported(Exception):
     """Raised by a lowering to leave an op to torch-mlir (and so to per-op fallback)."""
+
+
 _BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16,
          "f32": 32, "f64": 64}
 
 
+# torch-mlir's Python bindings have no API for the torch dialect's types: a tensor
+# type's sizes and dtype are read from its spelling.
 _VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(.+)>")
 
 
