@@ -28,6 +28,7 @@ products, copies). Which names a statement reads is read from its Python code wi
 Python's tokenizer (names inside string literals are not read).
 """
 import dataclasses
+import functools
 import io
 import math
 import tokenize
@@ -71,14 +72,17 @@ class Statement:
             return f"{', '.join(self.defines)} = {self.expression}"
         return self.expression
 
+    @functools.cached_property
+    def names(self) -> frozenset:
+        """Every name the expression uses, tokenized once (the expression is not changed
+        after the statement is made)."""
+        return frozenset(token.string for token in tokenize.generate_tokens(
+            io.StringIO(self.expression).readline) if token.type == tokenize.NAME)
+
     def reads(self, defined) -> set:
         """The names in `defined` that the statement reads (in a slot it reads the same
         ones: the slot, `_ws[k]`, is not a variable of the body)."""
-        names = set()
-        for token in tokenize.generate_tokens(io.StringIO(self.expression).readline):
-            if token.type == tokenize.NAME and token.string in defined:
-                names.add(token.string)
-        return names
+        return self.names & defined
 
 
 def _holds_no_memory(statement: Statement, holding_none: set, defined) -> bool:

@@ -291,7 +291,7 @@ class WrapperBuilder:
         `_frozen.linear` or `_linear_weight` took, a chain's inner views (its last view,
         `_view`, reads the buffer)."""
         for name in self.views:
-            if not any(name in statement.reads({name}) for statement in self.statements):
+            if not any(name in statement.names for statement in self.statements):
                 self.statements = [statement for statement in self.statements
                                    if statement.defines != (name,)]
 
