@@ -174,3 +174,39 @@ def test_float32_biases_go_to_the_library_only_where_no_kernel_reads_the_sum(tmp
     (wrapper,) = tmp_path.glob("graph_*/06-wrapper.py")
     source = wrapper.read_text()
     assert source.count("_mm(") == 2 and source.count("_addmm(") == 1, source
+
+
+class _Projections(torch.nn.Module):
+    """Attention heads of a linear layer's output (a reshape and a permute), and a GELU
+    MLP whose output is reshaped: on the CPU target each bf16 linear layer is a oneDNN
+    linear with its bias, whose result is new and dense."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = torch.nn.Linear(32, 32)
+        self.up = torch.nn.Linear(32, 64)
+
+    def forward(self, x):
+        heads = self.q(x).reshape(2, 8, 4, 8).permute(0, 2, 1, 3)
+        scores = torch.matmul(heads, heads.transpose(-1, -2)).softmax(-1)
+        mlp = torch.nn.functional.gelu(self.up(x)).reshape(2, 8, 8, 8).permute(0, 2, 1, 3)
+        return torch.matmul(scores, heads), mlp
+
+
+def test_views_of_a_linear_layers_result_are_made_in_one_call(tmp_path, monkeypatch):
+    """A oneDNN linear's result (`_linear_weight`, `_linear`) is dense with a static
+    layout: its reshape and permute are one `_view`, not two Python calls through the
+    dispatcher (Swin bf16 made 55 such calls per forward)."""
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = _Projections().eval().to(torch.bfloat16)
+    x = torch.randn(16, 32).to(torch.bfloat16)
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(model, backend="mlir", options={"target": "cpu"})(x)
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+    assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
+    (wrapper,) = tmp_path.glob("graph_*/05-wrapper.py")
+    source = wrapper.read_text()
+    assert "_linear" in source, source
+    assert ".reshape(" not in source and ".permute(" not in source, source

@@ -554,6 +554,7 @@ class WrapperBuilder:
         padded_rows = False
         fresh = True  # the result is new memory (a padded product's is a view of its own)
         layout = None  # a matmul result's static (shape, dtype): planned (`out=`)
+        dense = False  # the result is a new dense tensor (its views are static `_view`s)
         product = None  # (function, arguments) of a call that can write into a slot
         epilogue = ir_string(op.attributes["epilogue"]) \
             if "epilogue" in op.attributes else None
@@ -581,6 +582,7 @@ class WrapperBuilder:
             bias = operands[2] if len(operands) == 3 else "None"
             expression = (f"_frozen.linear({operands[0]}, {argument}, {transposed}, {slot}, "
                           f"{bias}, {epilogue!r})")
+            dense = True
         elif callee == "matmul" and (epilogue or (
                 low_precision and bias_vector and not self.pass_tensors)):
             # A linear layer in bf16/f16 on the CPU (host_runtime.linear): oneDNN's
@@ -595,6 +597,7 @@ class WrapperBuilder:
                               f"{self.transposed_from[operands[1]]}, {bias}, {epilogue!r})")
             else:
                 expression = f"_linear({operands[0]}, {operands[1]}, {bias}, {epilogue!r})"
+            dense = True
         elif callee in ("matmul", "batch_matmul"):
             mm, addmm = ("_mm", "_addmm") if callee == "matmul" else ("_bmm", "_baddbmm")
             product = (addmm, f"{operands[2]}, {operands[0]}, {operands[1]}") \
@@ -634,6 +637,12 @@ class WrapperBuilder:
             statement.layout = layout
             statement.into_slot = lambda slot: f"{name} = {function}({arguments}, out={slot})"
             self.layouts[name] = (name, layout[0], view_layouts.dense_strides(layout[0]), 0)
+        elif dense and not any(_is_dynamic(size) for size in _shape(op.results[0])):
+            # (oneDNN's linear, torch.mm and addmm return dense results: the reshapes and
+            # permutes of attention heads after a projection become one `_view` each,
+            # not two Python calls through the dispatcher; Swin bf16 had 55 of them.)
+            shape = tuple(_shape(op.results[0]))
+            self.layouts[name] = (name, shape, view_layouts.dense_strides(shape), 0)
         self.extern_calls += 1
 
     def product_padding(self, op):
