@@ -210,3 +210,65 @@ def test_views_of_a_linear_layers_result_are_made_in_one_call(tmp_path, monkeypa
     source = wrapper.read_text()
     assert "_linear" in source, source
     assert ".reshape(" not in source and ".permute(" not in source, source
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+@pytest.mark.parametrize("onednn", [True, False])
+def test_a_cpu_convolution_returns_the_layout_it_was_asked_for(channels_last, onednn):
+    """The CPU wrapper views a convolution's result statically (channels-last, or
+    contiguous), so conv2d returns that layout whatever computed it: oneDNN, or PyTorch's
+    own kernel when oneDNN is disabled, and for an input of the other layout."""
+    from dyno.targets.host_runtime import conv2d
+
+    torch.manual_seed(0)
+    weight, bias = torch.randn(6, 4, 3, 3), torch.randn(6)
+    for x in (torch.randn(2, 4, 5, 5),
+              torch.randn(2, 4, 5, 5).contiguous(memory_format=torch.channels_last)):
+        with torch.backends.mkldnn.flags(enabled=onednn):
+            got = conv2d(x, weight, bias, [1, 1], [1, 1], [1, 1], 1,
+                         channels_last=channels_last)
+        layout = torch.channels_last if channels_last else torch.contiguous_format
+        assert got.is_contiguous(memory_format=layout), got.stride()
+        torch.testing.assert_close(got, torch.conv2d(x, weight, bias, 1, 1),
+                                   rtol=1e-4, atol=1e-4)
+
+
+class _ConvBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 8, 3, padding=1)
+        self.norm = torch.nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        return torch.relu(self.norm(self.conv(x))) * 2.0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_kernels_read_a_convolution_result_through_a_static_view(dtype, tmp_path,
+                                                                monkeypatch):
+    """The kernel after a CPU convolution reads its result through one `_view` (NHWC
+    where the graph runs channels-last), with no `.permute` or `.contiguous()` per call;
+    and the compiled graph stays right where the convolution is computed otherwise at
+    run time (oneDNN disabled: PyTorch's kernel, which conv2d's result is copied from)."""
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = _ConvBlock().eval().to(dtype)
+    model.norm.running_mean.uniform_(-1, 1)
+    model.norm.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 4, 6, 6).to(dtype)
+    compiled = torch.compile(model, backend="mlir", options={"target": "cpu"})
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-5
+    with torch.no_grad():
+        want = model(x)
+        torch.testing.assert_close(compiled(x), want, rtol=tolerance, atol=tolerance)
+        with torch.backends.mkldnn.flags(enabled=False):
+            torch.testing.assert_close(compiled(x), want, rtol=tolerance, atol=tolerance)
+    assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
+    (wrapper,) = tmp_path.glob("graph_*/05-wrapper.py")
+    source = wrapper.read_text()
+    convolution = next(line.split(" = ")[0].strip() for line in source.splitlines()
+                       if "_conv2d(" in line)
+    assert f"{convolution}.permute" not in source and \
+        f"{convolution}.contiguous()" not in source, source
+    if "channels_last=True" in source:
+        assert f"_view({convolution}, " in source, source

@@ -386,7 +386,8 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups,
     (dyno-channels-last-convolutions). `channels_last`: the compiler's choice for this
     graph (the CPU target's per-graph rule, cpu.channels_last_types; on the Triton
     target False where it ran the graph's convolutions NCHW, a patch convolution of a
-    few input channels in a transformer); None: the rule for the dtype."""
+    few input channels in a transformer); None: the rule for the dtype. On the CPU, a
+    result asked for as channels-last (True) or not (False) is returned in that layout."""
     if x.device.type == "cpu":
         # Where the compiler asks and this CPU's oneDNN computes the dtype (the Triton
         # target asks for its GPU's sake; run by its interpreter, f16 without AVX-512
@@ -395,6 +396,14 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups,
                   if channels_last is None else channels_last)
         if wanted and onednn_runs(x.dtype) and x.dim() == 4:
             x = x.contiguous(memory_format=torch.channels_last)
+        out = torch.conv2d(x, weight, bias, stride, padding, dilation, groups)
+        if channels_last is None or out.dim() != 4:
+            return out
+        # The layout the CPU wrapper was compiled for (it views the result statically):
+        # a copy only where the computation gave the other one (PyTorch's kernel where
+        # oneDNN does not compute the dtype; an input of the other layout).
+        return out.contiguous(memory_format=torch.channels_last if channels_last
+                              else torch.contiguous_format)
     elif (x.is_cuda and x.dtype in GPU_CHANNELS_LAST_DTYPES and x.dim() == 4
           and channels_last is not False):
         x = x.contiguous(memory_format=torch.channels_last)

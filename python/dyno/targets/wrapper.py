@@ -554,6 +554,7 @@ class WrapperBuilder:
         padded_rows = False
         fresh = True  # the result is new memory (a padded product's is a view of its own)
         layout = None  # a matmul result's static (shape, dtype): planned (`out=`)
+        conv_layout = None  # a convolution result's static (shape, strides)
         dense = False  # the result is a new dense tensor (its views are static `_view`s)
         product = None  # (function, arguments) of a call that can write into a slot
         epilogue = ir_string(op.attributes["epilogue"]) \
@@ -616,16 +617,29 @@ class WrapperBuilder:
             # Whether this convolution runs channels-last is the compiler's choice for
             # the graph (its neighbouring kernels read and write that order).
             element = str(ir.RankedTensorType(op.operands[0].type).element_type)
+            channels_last = element in self.channels_last_types
             arguments = (f"{operands[0]}, {operands[1]}, {bias}, {stride}, {padding}, "
                          f"{dilation}, {groups}")
-            expression = (f"_conv2d({arguments}, "
-                          f"channels_last={element in self.channels_last_types})")
+            expression = f"_conv2d({arguments}, channels_last={channels_last})"
+            contiguous = False  # follows the input's memory format
             if operands[1] in self.frozen_arguments and not self.pass_tensors:
                 # A frozen filter: oneDNN's convolution on the filter packed once (CPU).
                 slot = self.frozen_slots.setdefault((operands[1], False),
                                                     len(self.frozen_slots))
                 expression = f"_frozen.conv2d({slot}, {arguments})"
-            contiguous = False  # follows the input's memory format
+            elif not self.pass_tensors:
+                # On the CPU, conv2d returns its result in the layout asked for
+                # (host_runtime.conv2d): static, so the kernels' permute of it to NHWC
+                # is a `_view` and their `.contiguous()` of it is not made.
+                shape = tuple(_shape(op.results[0]))
+                if len(shape) == 4 and not any(_is_dynamic(size) for size in shape):
+                    order = (0, 2, 3, 1) if channels_last else (0, 1, 2, 3)
+                    dense = view_layouts.dense_strides([shape[i] for i in order])
+                    strides = [0] * 4
+                    for position, dimension in enumerate(order):
+                        strides[dimension] = dense[position]
+                    conv_layout = (shape, tuple(strides))
+                    contiguous = not channels_last
         else:
             raise DynoCompileError("wrapper", f"unknown library operation {callee}")
         name = self.define(op.results[0], contiguous=contiguous)
@@ -637,6 +651,8 @@ class WrapperBuilder:
             statement.layout = layout
             statement.into_slot = lambda slot: f"{name} = {function}({arguments}, out={slot})"
             self.layouts[name] = (name, layout[0], view_layouts.dense_strides(layout[0]), 0)
+        elif conv_layout is not None:
+            self.layouts[name] = (name, *conv_layout, 0)
         elif dense and not any(_is_dynamic(size) for size in _shape(op.results[0])):
             # (oneDNN's linear, torch.mm and addmm return dense results: the reshapes and
             # permutes of attention heads after a projection become one `_view` each,
