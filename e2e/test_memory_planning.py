@@ -133,6 +133,35 @@ def test_buffers_whose_lives_do_not_overlap_share_a_slot():
     assert workspace.slot_bytes == [64 * 64 * 4] * 2
 
 
+def test_static_views_of_a_slot_are_made_with_the_workspace():
+    """A `_view` of a buffer in a slot (of an allocation, or of a product written into
+    one) is made once with the workspace's set, not per call; it sees the slot's memory
+    as `_view` would; a view of an argument stays a call."""
+    statements = [
+        _allocation("buf1", (4, 6)),
+        _statement("_kernels['a'](arg0.data_ptr(), buf1.data_ptr())"),
+        _statement("buf2 = _view(buf1, (2, 3, 4), (3, 1, 6), 0)", view_of="buf1",
+                   strided=((2, 3, 4), (3, 1, 6), 0)),
+        _product("buf3", "_mm", "arg1, arg1", (6, 6)),
+        _statement("buf4 = _view(buf3, (3, 2), (1, 6), 7)", view_of="buf3",
+                   strided=((3, 2), (1, 6), 7)),
+        _statement("buf5 = _view(arg0, (2, 2), (1, 2), 0)", view_of="arg0",
+                   strided=((2, 2), (1, 2), 0)),
+        _statement("_kernels['b'](buf2.data_ptr(), buf4.data_ptr(), buf5.data_ptr())"),
+        _statement("return []", returns=True),
+    ]
+    workspace = plan_workspace(statements)
+    planned = _texts(statements)
+    assert planned[2] == "buf2 = _ws[2]" and planned[4] == "buf4 = _ws[3]", planned
+    assert planned[5] == "buf5 = _view(arg0, (2, 2), (1, 2), 0)", planned
+    assert "del buf2" not in _texts(release_dead_names(statements))
+    buffers = workspace.acquire()
+    buffers[0].copy_(torch.arange(24.0).view(4, 6))
+    buffers[1].copy_(torch.arange(36.0).view(6, 6))
+    assert torch.equal(buffers[2], buffers[0].as_strided((2, 3, 4), (3, 1, 6)))
+    assert torch.equal(buffers[3], buffers[1].flatten()[7:].as_strided((3, 2), (1, 6)))
+
+
 def test_buffers_a_returned_view_aliases_stay_fresh():
     statements = [
         _allocation("buf1", (8, 8)),

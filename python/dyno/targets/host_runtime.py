@@ -497,7 +497,7 @@ class ProfiledKernels:
 class Workspace:
     """The planned buffers of one compiled graph (memory_planning.plan_workspace):
     `slot_bytes[k]` bytes per slot, and per planned allocation its (slot, shape, dtype)
-    view, on `device`. `acquire` hands a caller the views of one set of slots (made on
+    view (a static view of one: (slot, shape, dtype, strides, offset)), on `device`. `acquire` hands a caller the views of one set of slots (made on
     first use, then kept); `release` takes them back. A call made while another holds a
     set (another thread, or re-entry) gets its own set, so no two running calls share
     memory. The slots are normal tensors even when first made under
@@ -537,8 +537,17 @@ class Workspace:
         with torch.inference_mode(False):
             slots = [torch.empty(size, dtype=torch.uint8, device=self.device)
                      for size in self.slot_bytes]
-            return [slots[slot][:math.prod(shape) * dtype.itemsize].view(dtype)
-                    .view(shape) for slot, shape, dtype in self.views]
+            made = []
+            for slot, shape, dtype, *strided in self.views:
+                if strided:  # a static view of the slot's buffer: (strides, offset)
+                    strides, offset = strided
+                    whole = slots[slot][:self.slot_bytes[slot] // dtype.itemsize
+                                        * dtype.itemsize]
+                    made.append(whole.view(dtype).as_strided(shape, strides, offset))
+                else:
+                    made.append(slots[slot][:math.prod(shape) * dtype.itemsize]
+                                .view(dtype).view(shape))
+            return made
 
     def release(self, buffers: list) -> None:
         key = self._stream_key()

@@ -274,8 +274,9 @@ class WrapperBuilder:
                   if arguments else "")
         if workspace is None:
             return prelude + "def call(args):\n" + unpack + body
-        views = ", ".join(f"({slot}, {tuple(shape)!r}, {dtype})"
-                          for slot, shape, dtype in workspace.views)
+        views = ", ".join(f"({slot}, {tuple(shape)!r}, {dtype}"
+                          + "".join(f", {extra!r}" for extra in strided) + ")"
+                          for slot, shape, dtype, *strided in workspace.views)
         return (prelude
                 + f"_workspace = _Workspace({workspace.slot_bytes!r}, [{views}])\n"
                 + "def call(args):\n"
@@ -444,7 +445,8 @@ class WrapperBuilder:
             return False
         root, shape, strides, offset = layout
         name = self.define(op.results[0], contiguous=view_layouts.is_dense(shape, strides))
-        self.add(f"_view({root}, {shape!r}, {strides!r}, {offset})", name, view_of=root)
+        self.add(f"_view({root}, {shape!r}, {strides!r}, {offset})", name, view_of=root,
+                 strided=(tuple(shape), tuple(strides), offset))
         self.layouts[name] = layout
         return True
 
