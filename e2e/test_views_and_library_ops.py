@@ -75,7 +75,7 @@ def test_low_precision_linears_take_the_layers_weight_as_it_is(dtype, tmp_path, 
     """A bf16 linear layer's library call takes the layer's [n, k] weight itself
     (`_linear_weight`), with no transpose view made per call; a weight that is itself a
     transposed view of a parameter (stored [k, n]) is `_linear`'s right operand, the
-    same values. f32 layers stay MKL's matmuls."""
+    same values. f32 layers this small stay MKL's matmuls."""
     monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
 
     class Model(torch.nn.Module):
@@ -104,6 +104,43 @@ def test_low_precision_linears_take_the_layers_weight_as_it_is(dtype, tmp_path, 
                 and ".permute(" not in source), source
     else:
         assert "_linear_weight(" not in source and "_linear(" not in source, source
+
+
+def test_large_float32_linear_layers_run_as_onednn_linears_where_that_is_faster(
+        tmp_path, monkeypatch):
+    """A float32 linear layer of at least F32_ONEDNN_LINEAR_MIN_VOLUME multiply-adds is
+    oneDNN's linear on the layer's weight where host_runtime.onednn_linear_pays says so
+    (CPUs that are not Intel's: 4-26% faster than MKL's torch.mm on an AMD Zen 4), with
+    its bias; a small one stays torch.mm; the values are eager's, also when oneDNN is
+    disabled when the graph runs (torch.mm then)."""
+    from conftest import TARGET
+    from dyno.targets import host_runtime
+
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 8)).eval()
+    x = torch.randn(256, 256)
+    compiled = torch.compile(model, backend="mlir", options={"target": TARGET["name"]})
+    with torch.no_grad():
+        want = model(x)
+        torch.testing.assert_close(compiled(x), want, rtol=1e-4, atol=1e-4)
+        with torch.backends.mkldnn.flags(enabled=False):
+            torch.testing.assert_close(compiled(x), want, rtol=1e-4, atol=1e-4)
+    assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
+    if TARGET["name"] != "cpu":
+        return
+    (wrapper,) = tmp_path.glob("graph_*/05-wrapper.py")
+    source = wrapper.read_text()
+    large = host_runtime.onednn_linear_pays(torch.float32, 256, 256, 512)
+    assert (source.count("_linear_weight(") == 1) == large, source  # the small one: _mm
+    assert source.count("_mm(") == (1 if large else 2), source
+    assert not host_runtime.onednn_linear_pays(torch.float32, 128, 256, 256)  # 8.4M
+    monkeypatch.setattr(host_runtime, "_intel_cpu", lambda: True)
+    assert not host_runtime.onednn_linear_pays(torch.float32, 512, 768, 3072)
+    monkeypatch.setattr(host_runtime, "_intel_cpu", lambda: False)
+    assert host_runtime.onednn_linear_pays(torch.float32, 512, 768, 3072) == \
+        torch.backends.mkldnn.is_available()
 
 
 def test_matmul_and_bmm():

@@ -15,13 +15,13 @@ process running the old package compiles it and writes the old wrapper's source
 to the one set of JIT-compiled kernels, so that only the wrapper differs (the old
 wrapper may call only kernels this build made). The compiled model, whose graph runs
 either wrapper, is then timed through torch.compile's whole call in rotating blocks
-with eager and Inductor: old, new, eager, Inductor, then the other way round. Medians
-per call; results checked against eager first. Wrappers of the same text give a null
+with eager and Inductor, in a random order each round (seeded). Medians per call; results checked against eager first. Wrappers of the same text give a null
 A/B (the noise).
 """
 import argparse
 import glob
 import os
+import random
 import re
 import shutil
 import statistics
@@ -151,8 +151,11 @@ def main():
                 functions = {"eager": model, "inductor": inductor}
                 for _ in range(3):
                     inductor(*inputs)
-                for round_index in range(args.rounds):  # (in turn forwards and backwards)
-                    for which in list(runs)[::-1 if round_index % 2 else 1]:
+                for round_index in range(args.rounds):
+                    # In an order of its own each round: a variant timed right after
+                    # eager's or Inductor's calls ran slower (2-12%, a null A/B showed
+                    # it), so no variant may always follow the same one.
+                    for which in random.Random(round_index).sample(list(runs), len(runs)):
                         if which in ("old", "new"):
                             chosen["source"] = which
                             function = compiled

@@ -172,6 +172,40 @@ def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool,
 _EPILOGUES = {None: ("none", None), "gelu": ("gelu", "none")}
 _ONEDNN_GEMM_MIN_SIZE = 16 * 16 * 16
 
+# Float32 linear layers of at least this many multiply-adds run as oneDNN's linear, on
+# CPUs that are not Intel's. On an AMD EPYC (Zen 4, AVX-512, 2 threads), oneDNN's f32
+# linear took 4-26% less time than torch.mm (MKL) from 16.8M multiply-adds (256 x 256 @
+# 256 x 256: 175 us against 186; 128 x 768 @ 768 x 768: 758 against 954; 512 x 768 @ 768
+# x 3072: 11.4 ms against 13.5) and 4-6% more below 8.4M, where its primitive's fixed
+# cost shows; whole models (zoo, cpu size, paired in one process): BERT 1.085x, T5
+# 1.128x, Mistral 1.109x, OPT 1.072x, BART 1.068x, wav2vec2 1.056x (2026-12-05). MKL,
+# which torch.mm calls, is Intel's own library; on Intel CPUs (not measured against
+# oneDNN here) f32 products stay with it, as eager's and Inductor's do.
+F32_ONEDNN_LINEAR_MIN_VOLUME = 16 * 1024 * 1024
+
+
+@functools.lru_cache(maxsize=None)
+def _intel_cpu() -> bool:
+    try:
+        with open("/proc/cpuinfo") as info:
+            return any(line.split(":")[-1].strip() == "GenuineIntel"
+                       for line in info.read().split("\n\n")[0].splitlines()
+                       if line.startswith("vendor_id"))
+    except OSError:
+        return True  # unknown: as eager
+
+
+def onednn_linear_pays(dtype: torch.dtype, m: int, k: int, n: int) -> bool:
+    """Whether an [m, k] @ [k, n] linear layer of `dtype` runs as oneDNN's linear on
+    this CPU: bf16/f16 where oneDNN computes them (above 16**3 multiply-adds); f32 from
+    F32_ONEDNN_LINEAR_MIN_VOLUME on CPUs that are not Intel's."""
+    if not torch.backends.mkldnn.enabled or not m or not k or not n:
+        return False
+    if dtype == torch.float32:
+        return (m * k * n >= F32_ONEDNN_LINEAR_MIN_VOLUME and not _intel_cpu()
+                and torch.backends.mkldnn.is_available())
+    return onednn_computes(dtype) and m * k * n > _ONEDNN_GEMM_MIN_SIZE
+
 
 def linear(a: torch.Tensor, b: torch.Tensor, bias, epilogue=None) -> torch.Tensor:
     """A dyno.contraction "matmul" `a @ b (+ bias[n])`, then its epilogue: `linear_weight` on
@@ -189,7 +223,8 @@ def linear_weight(a: torch.Tensor, weight: torch.Tensor, bias,
     """`a @ weight.t() (+ bias[n])`, then its epilogue (GELU with erf, from
     dyno-fuse-matmul-epilogues), for a linear layer's [n, k] `weight` (the wrapper
     passes a layer's weight itself where the graph transposes it for the matmul: no
-    view is made per call). bf16/f16 on a CPU whose oneDNN computes them: oneDNN's
+    view is made per call). bf16/f16 on a CPU whose oneDNN computes them, and large f32
+    products where oneDNN is faster (`onednn_linear_pays`): oneDNN's
     linear, which adds the bias and applies the epilogue to the f32 accumulator before
     rounding once (eager's addmm copies the bias into its output first; 8-30% slower
     on 2 threads). Elsewhere, and for a weight that is not dense [n, k] (GPT-2's Conv1D
@@ -199,10 +234,10 @@ def linear_weight(a: torch.Tensor, weight: torch.Tensor, bias,
     # (oneDNN has no linear with no elements to multiply: K == 0, N == 0. Its weight and
     # bias must be dense: an expanded operand has zero strides. At M*N*K <= 16**3 its
     # primitive costs 15-25 us more than the product, where PyTorch's matmul takes 6-9 us
-    # (bf16, 2 threads: 4x16 @ 16x16, 1x64 @ 64x64); above it oneDNN is as fast or faster.)
-    if (a.device.type == "cpu" and onednn_computes(a.dtype) and weight.numel()
-            and weight.is_contiguous() and a.shape[0] * weight.numel() > _ONEDNN_GEMM_MIN_SIZE
-            and torch.backends.mkldnn.enabled):
+    # (bf16, 2 threads: 4x16 @ 16x16, 1x64 @ 64x64); above it oneDNN is as fast or faster.
+    # f32: F32_ONEDNN_LINEAR_MIN_VOLUME.)
+    if (a.device.type == "cpu" and a.dim() == 2 and weight.is_contiguous()
+            and onednn_linear_pays(a.dtype, a.shape[0], a.shape[1], weight.shape[0])):
         attr, algorithm = _EPILOGUES[epilogue]
         return _onednn_linear()(a, weight,
                                 None if bias is None else bias.contiguous(), attr, [],

@@ -14,7 +14,8 @@ import torch
 from .. import counters
 from ..errors import DynoCompileError
 from ..ops.library_calls import COLLECTIVE_NAMESPACE
-from .host_runtime import as_eager, product_padding, wrapper_globals  # noqa: F401 (re-exported)
+from .host_runtime import (as_eager, onednn_linear_pays, product_padding,  # noqa: F401
+                           wrapper_globals)  # (as_eager, wrapper_globals: re-exported)
 from . import view_layouts
 from .memory_planning import Statement, plan_workspace, release_dead_names
 
@@ -601,6 +602,15 @@ class WrapperBuilder:
             else:
                 expression = f"_linear({operands[0]}, {operands[1]}, {bias}, {epilogue!r})"
             dense = True
+        elif (callee == "matmul" and not self.pass_tensors and not low_precision
+              and (bias_vector or len(operands) == 2)
+              and operands[1] in self.transposed_from and self.onednn_linear_pays(op)):
+            # A large float32 linear layer on a CPU where oneDNN's linear is faster than
+            # torch.mm (host_runtime.onednn_linear_pays): on the layer's [n, k] weight.
+            bias = operands[2] if len(operands) == 3 else "None"
+            expression = (f"_linear_weight({operands[0]}, "
+                          f"{self.transposed_from[operands[1]]}, {bias}, None)")
+            dense = True
         elif callee in ("matmul", "batch_matmul"):
             mm, addmm = ("_mm", "_addmm") if callee == "matmul" else ("_bmm", "_baddbmm")
             product = (addmm, f"{operands[2]}, {operands[0]}, {operands[1]}") \
@@ -662,6 +672,18 @@ class WrapperBuilder:
             shape = tuple(_shape(op.results[0]))
             self.layouts[name] = (name, shape, view_layouts.dense_strides(shape), 0)
         self.extern_calls += 1
+
+    @staticmethod
+    def onednn_linear_pays(op) -> bool:
+        """Whether the static product `op` runs faster as oneDNN's linear here
+        (host_runtime.onednn_linear_pays)."""
+        from .. import ir
+
+        (m, k), n = _shape(op.operands[0]), _shape(op.results[0])[-1]
+        if any(_is_dynamic(size) for size in (m, k, n)):
+            return False
+        dtype = torch_dtype(ir.RankedTensorType(op.results[0].type).element_type)
+        return onednn_linear_pays(dtype, m, k, n)
 
     def product_padding(self, op):
         """(K, N) padding of a static bf16/f16 matmul whose sizes make cuBLAS slow, on
