@@ -4,9 +4,9 @@
         --models resnet,small_cnn [--dtype float32] [--rounds 8] [--old-options JSON]
 
 Each model (a zoo model at "cpu" size, one of e2e/models.py's suite, or
-`transpose:ROWSxCOLUMNS`, `x.t().contiguous()` alone) is compiled
-twice, once with each dyno-opt (DYNO_OPT; the compile cache off), and the two compiled
-graphs are timed in rotating blocks with eager, as AOTAutograd's callables: Dynamo's
+`transpose:ROWSxCOLUMNS`, `x.t().contiguous()` alone) is compiled twice, once with each
+dyno-opt (DYNO_OPT; the compile cache off), and the two compiled graphs are timed in
+blocks with eager, in a random order each round, as AOTAutograd's callables: Dynamo's
 frame, the same for both, is left out. Medians per call; whether the two results are
 bitwise equal (a pass that changes a sum's order may change the last bits: check those
 against float64). On this noisy machine only such paired runs tell a few percent apart.
@@ -14,6 +14,7 @@ against float64). On this noisy machine only such paired runs tell a few percent
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -85,8 +86,11 @@ def main():
             for call in calls.values():
                 for _ in range(5):
                     call()
-            for _ in range(args.rounds):
-                for label, call in calls.items():
+            for round_index in range(args.rounds):
+                # A random (seeded) order each round: a variant timed right after
+                # another ran slower, so none may always follow the same one.
+                for label in random.Random(round_index).sample(list(calls), len(calls)):
+                    call = calls[label]
                     for _ in range(15):
                         start = time.perf_counter()
                         call()

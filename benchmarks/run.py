@@ -11,13 +11,15 @@ Inductor (`torch._inductor.config.freezing`) and Dyno (`options={"freezing": Tru
 both then keep GEMM weights packed for oneDNN.
 
 Each backend runs in blocks (warm-up, then `--iters` calls) and the blocks are repeated
-`--rounds` times in rotation; the reported time is the median over all timed calls.
+`--rounds` times, in a random (seeded) order each round; the reported time is the median
+over all timed calls.
 Every compiled result is checked against eager before timing.
 """
 import argparse
 import datetime
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -96,9 +98,14 @@ def main():
             samples = {label: [] for label in backends}
             for label, fn in backends.items():
                 time_calls(fn, inputs, 5)
-            for _ in range(args.rounds):
-                for label, fn in backends.items():
-                    samples[label] += time_calls(fn, inputs, args.iters)
+            for round_index in range(args.rounds):
+                # Each round in an order of its own (seeded): a backend timed right after
+                # another ran slower (a null A/B of one Dyno graph against itself gave
+                # 0.94-0.98x in a fixed order, 1.000x shuffled), and in a fixed order
+                # Dyno always came after Inductor.
+                for label in random.Random(round_index).sample(list(backends),
+                                                               len(backends)):
+                    samples[label] += time_calls(backends[label], inputs, args.iters)
         medians = {label: statistics.median(s) for label, s in samples.items()}
         rows.append((name, medians, stats, compile_seconds))
         torch._dynamo.reset()

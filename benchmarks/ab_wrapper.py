@@ -2,7 +2,7 @@
 (python/dyno/targets/wrapper.py, memory_planning.py) of another checkout against this
 one's, on the same kernels, interleaved in one process.
 
-    python benchmarks/experiments/wrapper_ab.py --old REV --models swin,gpt2
+    python benchmarks/ab_wrapper.py --old REV --models swin,gpt2
         [--dtype bfloat16] [--rounds 15] [--iters 20]
 
 REV: the other commit (its Python; the kernels come from this checkout's dyno-opt). Its
@@ -32,13 +32,13 @@ import time
 
 import torch
 
-E2E = os.path.join(os.path.dirname(__file__), "..", "..", "e2e")
+E2E = os.path.join(os.path.dirname(__file__), "..", "e2e")
 sys.path.insert(0, E2E)  # zoo, models
 
 _CHILD = """
 import os, sys, torch
 sys.path.insert(0, {e2e!r})
-from wrapper_ab import build
+from ab_wrapper import build
 model, inputs = build({name!r}, getattr(torch, {dtype!r}))
 with torch.no_grad():
     torch.compile(model, backend="mlir")(*inputs)
@@ -58,7 +58,7 @@ def build(name: str, dtype: torch.dtype):
 
 def old_package(revision: str) -> str:
     """A folder holding the dyno package of `revision`'s Python (made once)."""
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
     commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", revision],
                             check=True, capture_output=True, text=True).stdout.strip()
     folder = os.path.join(tempfile.gettempdir(), f"dyno-wrapper-ab-{commit}")
