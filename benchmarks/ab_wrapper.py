@@ -34,26 +34,16 @@ import torch
 
 E2E = os.path.join(os.path.dirname(__file__), "..", "e2e")
 sys.path.insert(0, E2E)  # zoo, models
+import zoo  # noqa: E402
 
 _CHILD = """
 import os, sys, torch
 sys.path.insert(0, {e2e!r})
-from ab_wrapper import build
-model, inputs = build({name!r}, getattr(torch, {dtype!r}))
+import zoo
+model, inputs = zoo.cpu_benchmark_model({name!r}, getattr(torch, {dtype!r}))
 with torch.no_grad():
     torch.compile(model, backend="mlir")(*inputs)
 """
-
-
-def build(name: str, dtype: torch.dtype):
-    import zoo
-    from models import suite
-
-    for entry_name, model, inputs in suite():
-        if entry_name == name:
-            return model.eval().to(dtype), tuple(
-                x.to(dtype) if x.is_floating_point() else x for x in inputs)
-    return zoo.cpu_benchmark_model(name, dtype)
 
 
 def old_package(revision: str) -> str:
@@ -83,7 +73,7 @@ def old_wrappers(name: str, dtype: str, old_package: str) -> list:
     """The wrapper sources the old package generates for `name`, one per graph."""
     with tempfile.TemporaryDirectory() as directory:
         env = dict(os.environ, DYNO_CACHE="0", DYNO_DEBUG_DIR=directory,
-                   PYTHONPATH=os.pathsep.join([old_package, os.path.dirname(__file__)]))
+                   PYTHONPATH=old_package)
         subprocess.run([sys.executable, "-c", _CHILD.format(e2e=E2E, name=name,
                                                             dtype=dtype)],
                        env=env, check=True)
@@ -137,7 +127,7 @@ def main():
         original = cpu.CpuTarget.load
         cpu.CpuTarget.load = load
         try:
-            model, inputs = build(name, getattr(torch, args.dtype))
+            model, inputs = zoo.cpu_benchmark_model(name, getattr(torch, args.dtype))
             torch._dynamo.reset()
             compiled = torch.compile(model, backend="mlir")
             inductor = torch.compile(model, backend="inductor")

@@ -37,6 +37,18 @@ from report import geomean, note, progress, publish, time_calls  # noqa: E402
 import dyno  # noqa: E402
 
 
+def cpu_model() -> str:
+    """The CPU's model name (ratios hold for the CPU they were measured on)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return f"{line.split(':', 1)[1].strip()} ({platform.machine()})"
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", default="")
@@ -114,7 +126,7 @@ def main():
     lines = [
         f"# Dyno CPU benchmark, {datetime.date.today()}",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads; "
+        f"Machine: {cpu_model()}, {torch.get_num_threads()} threads; "
         f"torch {torch.__version__}; Python {platform.python_version()}.",
         f"Command: python benchmarks/run.py --rounds {args.rounds} --iters {args.iters}"
         + (f" --dtype {args.dtype}" if args.dtype != "float32" else "")

@@ -28,6 +28,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
+import zoo  # noqa: E402
 
 _KINDS = [("kernel launch", "_kernels["), ("matmul", "_mm("), ("matmul", "_addmm("),
           ("matmul", "_bmm("), ("matmul", "_baddbmm("), ("matmul", "_linear"),
@@ -51,17 +52,6 @@ def _kind(line: str) -> str:
         if marker in line:
             return kind
     return "view" if _VIEW.search(line) else "other"
-
-
-def build(name: str, dtype: torch.dtype):
-    import zoo
-    from models import suite
-
-    for entry_name, model, inputs in suite():
-        if entry_name == name:
-            return model.eval().to(dtype), tuple(
-                x.to(dtype) if x.is_floating_point() else x for x in inputs)
-    return zoo.cpu_benchmark_model(name, dtype)
 
 
 def instrumented(source: str, header: str = "def _planned_call", indent: int = 4):
@@ -172,7 +162,7 @@ def main():
     parser.add_argument("--inductor", action="store_true")
     args = parser.parse_args()
     dtype = getattr(torch, args.dtype)
-    model, inputs = build(args.model, dtype)
+    model, inputs = zoo.cpu_benchmark_model(args.model, dtype)
     total, before, after, lines = dyno_lines(model, inputs, args.calls)
     print(f"{args.model} {args.dtype}, {torch.get_num_threads()} threads: Dyno's call "
           f"{total:.1f} us = {before:.1f} before its wrapper + {sum(t for t, _ in lines):.1f} "
