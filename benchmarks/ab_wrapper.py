@@ -14,9 +14,9 @@ process running the old package compiles it and writes the old wrapper's source
 (DYNO_DEBUG_DIR); this process compiles it with its own package and binds both sources
 to the one set of JIT-compiled kernels, so that only the wrapper differs (the old
 wrapper may call only kernels this build made). The compiled model, whose graph runs
-either wrapper, is then timed through torch.compile's whole call in rotating blocks
-with eager and Inductor, in a random order each round (seeded). Medians per call; results checked against eager first. Wrappers of the same text give a null
-A/B (the noise).
+either wrapper, is then timed through torch.compile's whole call in blocks beside
+eager and Inductor, in a random (seeded) order each round. Medians per call; results
+checked against eager first. Wrappers of the same text give a null A/B (the noise).
 """
 import argparse
 import glob

@@ -173,14 +173,15 @@ _EPILOGUES = {None: ("none", None), "gelu": ("gelu", "none")}
 _ONEDNN_GEMM_MIN_SIZE = 16 * 16 * 16
 
 # Float32 linear layers of at least this many multiply-adds run as oneDNN's linear, on
-# CPUs that are not Intel's. On an AMD EPYC (Zen 4, AVX-512, 2 threads), oneDNN's f32
-# linear took 4-26% less time than torch.mm (MKL) from 16.8M multiply-adds (256 x 256 @
-# 256 x 256: 175 us against 186; 128 x 768 @ 768 x 768: 758 against 954; 512 x 768 @ 768
-# x 3072: 11.4 ms against 13.5) and 4-6% more below 8.4M, where its primitive's fixed
-# cost shows; whole models (zoo, cpu size, paired in one process): BERT 1.085x, T5
-# 1.128x, Mistral 1.109x, OPT 1.072x, BART 1.068x, wav2vec2 1.056x (2026-12-05). MKL,
-# which torch.mm calls, is Intel's own library; on Intel CPUs (not measured against
-# oneDNN here) f32 products stay with it, as eager's and Inductor's do.
+# CPUs that are not Intel's. On an AMD EPYC (Zen 4, AVX-512, 2 threads), torch.mm (MKL)
+# took 7-56% longer than oneDNN's f32 linear from 16.8M multiply-adds (256 x 256 @ 256 x
+# 256: 254 against 237 us; ViT's 68 x 256 @ 256 x 1024: 311 against 233; 128 x 768 @ 768
+# x 3072: 5.1 against 3.3 ms) and 3-11% less below 8.4M, where oneDNN's primitive's fixed
+# cost shows (benchmarks/experiments/f32_gemm_libraries.py); whole models, paired
+# (benchmarks/ab_wrapper.py): BERT 1.03x, T5 1.06x, Llama 1.10x, Mistral 1.14x, OPT
+# 1.06x, wav2vec2 1.11x, ViT 1.08x (2026-12-05). MKL, which torch.mm calls, is Intel's
+# own library; on Intel CPUs (not measured against oneDNN here) f32 products stay with
+# it, as eager's and Inductor's do.
 F32_ONEDNN_LINEAR_MIN_VOLUME = 16 * 1024 * 1024
 
 
@@ -532,8 +533,9 @@ class ProfiledKernels:
 class Workspace:
     """The planned buffers of one compiled graph (memory_planning.plan_workspace):
     `slot_bytes[k]` bytes per slot, and per planned allocation its (slot, shape, dtype)
-    view (a static view of one: (slot, shape, dtype, strides, offset)), on `device`. `acquire` hands a caller the views of one set of slots (made on
-    first use, then kept); `release` takes them back. A call made while another holds a
+    view (a static view of one: (slot, shape, dtype, strides, offset)), on `device`.
+    `acquire` hands a caller the views of one set of slots (made on first use, then
+    kept); `release` takes them back. A call made while another holds a
     set (another thread, or re-entry) gets its own set, so no two running calls share
     memory. The slots are normal tensors even when first made under
     `torch.inference_mode()`, so that `out=` may write them in any later mode.

@@ -646,10 +646,10 @@ class WrapperBuilder:
                 shape = tuple(_shape(op.results[0]))
                 if len(shape) == 4 and not any(_is_dynamic(size) for size in shape):
                     order = (0, 2, 3, 1) if channels_last else (0, 1, 2, 3)
-                    dense = view_layouts.dense_strides([shape[i] for i in order])
+                    in_memory = view_layouts.dense_strides([shape[i] for i in order])
                     strides = [0] * 4
                     for position, dimension in enumerate(order):
-                        strides[dimension] = dense[position]
+                        strides[dimension] = in_memory[position]
                     conv_layout = (shape, tuple(strides))
                     contiguous = not channels_last
         else:
