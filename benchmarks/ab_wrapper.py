@@ -7,7 +7,8 @@ one's, on the same kernels, interleaved in one process.
 
 REV: the other commit (its Python; the kernels come from this checkout's dyno-opt). Its
 package is made under /tmp/dyno-wrapper-ab-REV: a git worktree of REV and a copy of
-build/python_packages/dyno whose links into python/ point into that worktree.
+build/python_packages/dyno whose links into python/ point into that worktree (kept for
+later runs; `git worktree remove --force /tmp/dyno-wrapper-ab-REV/worktree` when done).
 
 For each model (a zoo model at "cpu" size, or one of e2e/models.py's suite): a child
 process running the old package compiles it and writes the old wrapper's source
