@@ -174,7 +174,7 @@ _ONEDNN_GEMM_MIN_SIZE = 16 * 16 * 16
 
 # Float32 linear layers of at least this many multiply-adds run as oneDNN's linear, on
 # CPUs that are not Intel's. On an AMD EPYC (Zen 4, AVX-512, 2 threads), torch.mm (MKL)
-# took 7-56% longer than oneDNN's f32 linear from 16.8M multiply-adds (256 x 256 @ 256 x
+# took 2-56% longer than oneDNN's f32 linear from 16.8M multiply-adds (256 x 256 @ 256 x
 # 256: 254 against 237 us; ViT's 68 x 256 @ 256 x 1024: 311 against 233; 128 x 768 @ 768
 # x 3072: 5.1 against 3.3 ms) and 3-11% less below 8.4M, where oneDNN's primitive's fixed
 # cost shows (benchmarks/experiments/f32_gemm_libraries.py); whole models, paired
