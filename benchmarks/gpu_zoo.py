@@ -1,6 +1,6 @@
 """The transformers zoo on a GPU: exported here, run there.
 
-    python benchmarks/gpu_zoo.py export [--size bench|real] [--out build/gpu-zoo] [--models a,b] [--dtypes float32,bfloat16]
+    python benchmarks/gpu_zoo.py export [--size bench|real] [--out build/gpu-zoo] [--models a,b] [--dtypes float32,bfloat16] [--options JSON]
     python3 benchmarks/gpu_zoo.py run [--size bench|real] --artifacts build/gpu-zoo[,other-build] [--out results.md] [--profile kernels.txt]   # GPU machine
 
 `export` compiles zoo models (e2e/zoo.py: the zoo and its families at "bench"
@@ -17,6 +17,7 @@ builds) are timed side by side against the same Inductor. `autocast-bfloat16` /
 """
 import argparse
 import contextlib
+import json
 import datetime
 import os
 import platform
@@ -65,7 +66,8 @@ def export(args):
             directory = os.path.join(args.out, f"{name}-{dtype_name}")
             try:
                 dyno.export_triton(model, inputs, directory, save_weights=False,
-                                   autocast=AUTOCAST.get(dtype_name))
+                                   autocast=AUTOCAST.get(dtype_name),
+                                   options=json.loads(getattr(args, "options", "") or "{}"))
             except Exception as error:  # e.g. data-dependent control flow: not one graph
                 print(f"{name} {dtype_name}: NOT EXPORTED: {type(error).__name__}: "
                       f"{str(error).splitlines()[0][:200]}", flush=True)
@@ -318,6 +320,9 @@ def main():
                                     help="\"real\": the standard configurations of the "
                                     "models zoo.REAL_SIZES lists"),
                           dtypes=dict(default=",".join([*DTYPES, *AUTOCAST])),
+                          options=dict(default="", help="export: torch.compile's options "
+                                       "for backend=\"mlir\" as JSON, e.g. "
+                                       "'{\"tensor_core_float32\": false}'"),
                           profile=dict(default="", help="append per-kernel GPU times of "
                                        "Dyno (no CUDA graph) and Inductor to this file"))
 

@@ -52,6 +52,10 @@ class CompileOptions:
     # Attention under a constant causal mask (what decoders build from aranges) runs as
     # causal attention, without the mask (causal_masks.py); False leaves masks as they are.
     causal_masks: bool = True
+    # Triton: large float32 matrix products run on the tensor cores as three TF32 products
+    # (runtime/float32_products.py: faster than cuBLAS's float32 GEMM and closer to the
+    # float64 product, as measured); False: cuBLAS's float32 GEMM, as eager.
+    tensor_core_float32: bool = True
 
     @staticmethod
     def from_user(options) -> "CompileOptions":
@@ -60,12 +64,12 @@ class CompileOptions:
         defaults = (("autotune", environment.enabled("DYNO_AUTOTUNE")),
                     ("block_long_sums", True), ("freezing", False),
                     ("cache", environment.get("DYNO_CACHE") != "0"), ("workspace", True),
-                    ("causal_masks", True))
+                    ("causal_masks", True), ("tensor_core_float32", True))
         flags = {name: options.pop(name, default) for name, default in defaults}
         if options:
             raise ValueError(f"dyno: unknown options {sorted(options)}; known: ['autotune', "
                              "'block_long_sums', 'cache', 'causal_masks', 'freezing', "
-                             "'target', 'workspace']")
+                             "'target', 'tensor_core_float32', 'workspace']")
         choices = ("auto", *targets.names())
         if target not in choices:
             raise ValueError(f"dyno: target must be one of {list(choices)}, got {target!r}")

@@ -15,6 +15,7 @@ from .. import counters
 from ..errors import DynoCompileError
 from ..ops.library_calls import COLLECTIVE_NAMESPACE
 from .host_runtime import (as_eager, onednn_linear_pays, product_padding,  # noqa: F401
+                           tensor_core_float32_product,
                            wrapper_globals)  # (as_eager, wrapper_globals: re-exported)
 from . import view_layouts
 from .memory_planning import Statement, plan_workspace, release_dead_names
@@ -162,7 +163,8 @@ class WrapperBuilder:
 
     def __init__(self, host_func, asm_state, pass_tensors: bool = False,
                  frozen_inputs: frozenset = frozenset(), workspace: bool = True,
-                 channels_last_types: Sequence[str] = ()):
+                 channels_last_types: Sequence[str] = (),
+                 tensor_core_float32: bool = False):
         """`pass_tensors`: launch kernels with the tensors themselves (Triton) rather than
         their data pointers (the CPU kernels' bare-pointer ABI, which also run on OpenMP
         and so sync its thread count with torch's on every call). `frozen_inputs`:
@@ -172,8 +174,11 @@ class WrapperBuilder:
         in a per-graph workspace kept from call to call (memory_planning).
         `channels_last_types`: element types (MLIR names) of the convolutions that run
         channels-last (each `_conv2d` is told; on Triton their filters are kept so,
-        channels_last_filters)."""
+        channels_last_filters). `tensor_core_float32`: large static float32 products call
+        the Triton runtime's tensor-core products (`_kernels.float32_products`,
+        host_runtime.tensor_core_float32_product)."""
         self.channels_last_types = tuple(channels_last_types)
+        self.tensor_core_float32 = tensor_core_float32
         self.plans_workspace = workspace
         self.func = host_func
         self.pass_tensors = pass_tensors
@@ -611,6 +616,15 @@ class WrapperBuilder:
             expression = (f"_linear_weight({operands[0]}, "
                           f"{self.transposed_from[operands[1]]}, {bias}, None)")
             dense = True
+        elif callee == "matmul" and (bias_vector or len(operands) == 2) \
+                and self.tensor_core_product(op):
+            # A large float32 product on the GPU's tensor cores, three TF32 products
+            # (float32_products.py of the Triton runtime; cuBLAS where the operands'
+            # layout at run time is not the one measured).
+            bias = operands[2] if len(operands) == 3 else "None"
+            product = ("_kernels.float32_products", f"{operands[0]}, {operands[1]}, {bias}")
+            expression = f"{product[0]}({product[1]})"
+            layout = (tuple(_shape(op.results[0])), torch.float32)
         elif callee in ("matmul", "batch_matmul"):
             mm, addmm = ("_mm", "_addmm") if callee == "matmul" else ("_bmm", "_baddbmm")
             product = (addmm, f"{operands[2]}, {operands[0]}, {operands[1]}") \
@@ -684,6 +698,24 @@ class WrapperBuilder:
             return False
         dtype = torch_dtype(ir.RankedTensorType(op.results[0].type).element_type)
         return onednn_linear_pays(dtype, m, k, n)
+
+    def tensor_core_product(self, op) -> bool:
+        """Whether the matmul `op` is a static float32 product that runs on the tensor
+        cores (host_runtime.tensor_core_float32_product), on the Triton target asked to."""
+        from .. import ir
+
+        if not (self.pass_tensors and self.tensor_core_float32):
+            return False
+        a_shape, result_shape = _shape(op.operands[0]), _shape(op.results[0])
+        if len(a_shape) != 2 or any(_is_dynamic(size) for size in (*a_shape, *result_shape)):
+            return False
+        if torch_dtype(ir.RankedTensorType(op.results[0].type).element_type) != torch.float32:
+            return False
+        # B a transpose (a linear layer's [n, k] weight): K-major, as measured. A B
+        # stored [k, n] (GPT-2's Conv1D weights) stays `_mm`, without the runtime's
+        # layout check per call.
+        return self.name(op.operands[1]) in self.transposed_from and \
+            tensor_core_float32_product(result_shape[0], result_shape[1])
 
     def product_padding(self, op):
         """(K, N) padding of a static bf16/f16 matmul whose sizes make cuBLAS slow, on

@@ -148,7 +148,8 @@ class TritonTarget(Target):
             builder = wrapper.WrapperBuilder(host, ir.AsmState(host), pass_tensors=True,
                                              frozen_inputs=frozen_inputs,
                                              workspace=options.workspace,
-                                             channels_last_types=convolution_types)
+                                             channels_last_types=convolution_types,
+                                             tensor_core_float32=options.tensor_core_float32)
             source = builder.emit(outputs)
         dump.write("06-wrapper.py", source)
         return TritonArtifact(kernels_source, source, len(builder.kernel_signatures),

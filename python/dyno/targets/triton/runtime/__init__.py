@@ -13,6 +13,7 @@ computes the grid from `xnumel` and the chosen `XBLOCK` and launches the kernel.
     kernel_files.py   the launch table; a graph's kernels imported, their launchers shared
                       with other graphs' kernels equal up to their names (TritonKernels)
     launch.py         one kernel's launcher (Launcher)
+    float32_products.py  float32 matrix products on the tensor cores (three TF32 products)
     autotune.py       the fastest block sizes, timed once and kept on disk
     compile_pool.py   kernels compiled ahead of their first launches, on threads
     compile_check.py  Triton's GPU compiler checks the kernels the interpreter runs

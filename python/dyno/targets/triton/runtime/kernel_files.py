@@ -12,6 +12,7 @@ import weakref
 import torch
 
 from .compile_check import compile_check_targets
+from .float32_products import Float32Products
 from .compile_pool import compile_pool
 from .interpreter import correct_the_interpreter, interpreted
 from .launch import Launcher
@@ -144,6 +145,8 @@ class TritonKernels:
                 own_launchers.append(launcher)
                 if sharing:
                     _shared_launchers[sharing] = launcher
+        # The graph's float32 products on the tensor cores (float32_products.py).
+        self.float32_products = Float32Products(device, interpret, autotune, check_targets)
         self.compiled_ahead = 0
         if compile_threads > 1:
             pool = compile_pool(compile_threads)

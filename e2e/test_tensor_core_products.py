@@ -1,0 +1,142 @@
+"""Float32 matrix products on the tensor cores (the Triton runtime's float32_products.py:
+three TF32 products each), checked without a GPU: the kernel under Triton's interpreter
+(and compiled for sm_90 by Triton's GPU compiler), the wrapper's choice of the products
+that take it, and the layouts that stay with cuBLAS. Speed and accuracy on a GPU:
+benchmarks/experiments/gpu_f32_gemm_precision.py."""
+import os
+import tempfile
+
+import pytest
+import torch
+
+import dyno
+from dyno.targets import host_runtime
+from dyno.targets.triton import runtime as triton_runtime
+from dyno.targets.triton.runtime import compile_check, float32_products
+
+
+def _products(**kwargs):
+    return float32_products.Float32Products("cpu", interpret=True, **kwargs)
+
+
+def _relative_error(got, a, b, bias):
+    want = a.double() @ b.double() + (bias.double() if bias is not None else 0)
+    return ((got.double() - want).norm() / want.norm()).item()
+
+
+@pytest.mark.parametrize("m, k, n", [(130, 70, 200), (1, 33, 7), (64, 64, 64), (3, 1, 129)])
+@pytest.mark.parametrize("with_bias", [False, True])
+@pytest.mark.parametrize("with_out", [False, True])
+def test_tensor_core_products_match_the_float64_product(m, k, n, with_bias, with_out):
+    """[m, k] @ [k, n] (+ a bias row) with a linear layer's weight ([n, k], read
+    transposed), sizes that are not multiples of the blocks: every element written
+    (the output is poisoned with NaN first), within float32 rounding of float64."""
+    torch.manual_seed(m * 1000 + k + n)
+    a = torch.randn(m, k)
+    b = torch.randn(n, k).t()
+    bias = torch.randn(n) if with_bias else None
+    out = torch.full((m, n), float("nan")) if with_out else None
+    got = _products()(a, b, bias, out=out)
+    if with_out:
+        assert got is out
+    assert got.shape == (m, n) and got.dtype == torch.float32
+    assert torch.isfinite(got).all()
+    assert _relative_error(got, a, b, bias) < 1e-6
+
+
+@pytest.mark.parametrize("layout", ["n-major b", "strided a", "bfloat16"])
+def test_operands_of_other_layouts_run_cublas(layout, monkeypatch):
+    """A B stored [K, N] (GPT-2's Conv1D weights: the tensor cores would read a
+    transposed copy, measured slower), an A whose rows are not contiguous in K, and
+    other dtypes run torch.mm / addmm: the kernel is not launched, the result is
+    torch's exactly."""
+    def no_launch(*args, **kwargs):
+        raise AssertionError("the tensor-core kernel launched")
+
+    monkeypatch.setattr(float32_products.Float32Products, "_launch", no_launch)
+    torch.manual_seed(0)
+    a, b, bias = torch.randn(40, 24), torch.randn(16, 24).t(), torch.randn(16)
+    if layout == "n-major b":
+        b = b.contiguous()
+    elif layout == "strided a":
+        a = torch.randn(24, 40).t()
+    else:
+        a, b, bias = a.bfloat16(), b.bfloat16(), bias.bfloat16()
+    assert torch.equal(_products()(a, b, bias), torch.addmm(bias, a, b))
+    assert torch.equal(_products()(a, b), torch.mm(a, b))
+
+
+def test_an_empty_inner_dimension_gives_the_bias():
+    a, b, bias = torch.randn(5, 0), torch.randn(3, 0).t(), torch.randn(3)
+    assert torch.equal(_products()(a, b, bias), bias.expand(5, 3))
+    assert torch.equal(_products()(a, b), torch.zeros(5, 3))
+
+
+def test_the_kernel_compiles_for_hopper(monkeypatch):
+    """With compile-check targets (DYNO_TRITON_COMPILE_CHECK, as scripts/test.sh sets),
+    each interpreted configuration is first compiled by Triton's GPU compiler for them:
+    the tf32x3 dot is accepted for sm_90."""
+    checked = []
+    real_check = compile_check.check_gpu_compile
+
+    def check(function, *args):
+        checked.append(function.__name__)
+        return real_check(function, *args)
+
+    monkeypatch.setattr(float32_products, "check_gpu_compile", check)
+    a, b = torch.randn(20, 16), torch.randn(8, 16).t()
+    _products(check_targets=[("cuda", 90)])(a, b, torch.randn(8))
+    assert checked == ["_float32_product"]
+
+
+def _exported(model, x, options=None):
+    with tempfile.TemporaryDirectory() as directory:
+        dyno.export_triton(model, (x,), directory, options=options)
+        with open(os.path.join(directory, "wrapper.py")) as file:
+            wrapper = file.read()
+        program = triton_runtime.load(directory, device="cpu")
+        with torch.no_grad():
+            return wrapper, program(x)
+
+
+def test_large_float32_linear_layers_run_on_the_tensor_cores(monkeypatch):
+    """The Triton target's wrapper calls the tensor-core products for its static float32
+    products of at least TENSOR_CORE_FLOAT32_MIN_OUTPUTS outputs (lowered here: the
+    interpreter is slow), into their workspace slots; the program matches eager, and its
+    distance from the float64 model is within 1.5x of eager's (interpreted, the dot is
+    numpy's float32 product; the tensor cores' accuracy is measured on the GPU). With
+    `tensor_core_float32=False` the products are cuBLAS's (`_mm`)."""
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_OUTPUTS", 1)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.GELU(),
+                                torch.nn.Linear(96, 40, bias=False)).eval()
+    x = torch.randn(3, 7, 48)
+    wrapper, got = _exported(model, x)
+    assert wrapper.count("_kernels.float32_products(") == 2, wrapper
+    assert "out=_ws[" in wrapper, wrapper
+    with torch.no_grad():
+        want = model(x)
+        exact = model.double()(x.double())
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert (got.double() - exact).norm() <= 1.5 * (want.double() - exact).norm()
+    wrapper, got = _exported(model.float(), x, options={"tensor_core_float32": False})
+    assert "float32_products" not in wrapper and "_mm(" in wrapper, wrapper
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_small_and_low_precision_products_stay_with_cublas():
+    """Below the measured size (2^20 outputs), and in bf16, products stay cuBLAS's."""
+    assert host_runtime.tensor_core_float32_product(2048, 512)
+    assert not host_runtime.tensor_core_float32_product(2048, 256)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(64, 64).eval()
+    x = torch.randn(4, 64)
+    for m in (model, model.bfloat16()):
+        wrapper, _ = _exported(m, x.to(next(m.parameters()).dtype))
+        assert "float32_products" not in wrapper, wrapper
+
+
+def test_the_option_is_checked():
+    with pytest.raises(ValueError, match="tensor_core_float32 must be True or False"):
+        dyno.export_triton(torch.nn.Linear(4, 4), (torch.randn(2, 4),),
+                           tempfile.mkdtemp(), options={"tensor_core_float32": "yes"})

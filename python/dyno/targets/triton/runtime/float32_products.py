@@ -1,0 +1,180 @@
+"""Float32 matrix products on the tensor cores, three TF32 products each (Triton's
+`input_precision="tf32x3"`: a = a_hi + a_lo with a_hi rounded to TF32, then
+a_hi*b_hi + a_hi*b_lo + a_lo*b_hi accumulated in float32).
+
+On an H100, on the zoo's linear layers (a weight [N, K] read transposed, so both operands
+are K-major in shared memory, as the tensor cores' TF32 operands must be), this ran 1.27x
+to 1.84x faster than cuBLAS's float32 GEMM (what eager and Inductor run with TF32 off) on
+every product of at least 2^20 outputs, and its results were 2x to 5x closer to the
+float64 product than cuBLAS's (relative L2 1.5e-7 to 2.6e-7 against 3.6e-7 to 8.1e-7;
+benchmarks/experiments/gpu_f32_gemm_precision.py,
+benchmarks/results/gpu-float32-tensor-core-products-2026-12-05-h100.md). Below that size
+(2048 x 2048 x 256: 0.97x) and where B is N-major (GPT-2's Conv1D weights [K, N]: the
+tensor cores then read a transposed copy, 0.5x-1.05x) cuBLAS stays.
+
+The wrapper calls `_kernels.float32_products(a, b, bias, out=...)` for the static float32
+products it chose (WrapperBuilder.tensor_core_product); a call whose operands are laid
+out otherwise (a B that is not K-major, a strided A) runs torch.mm/addmm. After the first
+launch of a shape the compiled kernel launches through Triton's C launcher with nothing
+but an alignment check (launch.py's direct launch), as the generated kernels do.
+Interpreted (CPU tensors), the kernel runs under Triton's interpreter, compiled first for
+the compile-check targets (compile_check.py) like every other kernel.
+"""
+import hashlib
+import inspect
+
+import torch
+import triton
+import triton.language as tl
+
+from .autotune import tune
+from .compile_check import check_gpu_compile
+from .interpreter import interpreted
+from .launch import LAUNCH_OPTIONS, _direct_launch
+
+# Block configurations (BM x BN x BK, warps, pipeline stages); the heuristic picks the
+# first for outputs of many tiles, the second for few; autotuning times them all.
+CONFIGS = [
+    dict(BM=128, BN=128, BK=32, GROUP=8, num_warps=8, num_stages=3),
+    dict(BM=64, BN=128, BK=32, GROUP=8, num_warps=4, num_stages=4),
+    dict(BM=128, BN=64, BK=32, GROUP=8, num_warps=4, num_stages=4),
+    dict(BM=128, BN=256, BK=32, GROUP=8, num_warps=8, num_stages=3),
+    dict(BM=128, BN=128, BK=64, GROUP=8, num_warps=8, num_stages=3),
+    dict(BM=64, BN=64, BK=32, GROUP=8, num_warps=4, num_stages=4),
+]
+
+
+def _float32_product(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_ak,
+                     stride_bk, stride_bn, stride_cm, stride_cn, HAS_BIAS: tl.constexpr,
+                     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                     GROUP: tl.constexpr):
+    # Programs in groups of GROUP row blocks, so that neighbouring programs share B's
+    # column blocks in the L2 cache.
+    pid = tl.program_id(0)
+    # (no tl.cdiv, a jit function of its own: the interpreter runs only this one)
+    grid_m = (M + BM - 1) // BM
+    grid_n = (N + BN - 1) // BN
+    width = GROUP * grid_n
+    first_m = (pid // width) * GROUP
+    size_m = tl.minimum(grid_m - first_m, GROUP)
+    pid_m = first_m + (pid % width) % size_m
+    pid_n = (pid % width) // size_m
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.full((BM, BN), 0.0, tl.float32)  # (tl.zeros is a jit function too)
+    for k in range(0, (K + BK - 1) // BK):
+        kk = k * BK + rk
+        a = tl.load(a_ptr + rm[:, None] * stride_am + kk[None, :] * stride_ak,
+                    mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * stride_bk + rn[None, :] * stride_bn,
+                    mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="tf32x3")
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0)[None, :]
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+_SOURCE_DIGEST = hashlib.sha256(inspect.getsource(_float32_product).encode()).hexdigest()[:24]
+_jitted = {}  # interpreted or not -> the triton.jit function
+
+
+def _kernel(interpret: bool):
+    if interpret not in _jitted:
+        with interpreted(interpret):
+            _jitted[interpret] = triton.jit(_float32_product)
+    return _jitted[interpret]
+
+
+def runs_on_tensor_cores(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether a [M, K] @ [K, N] float32 product with these operands is one this module
+    computes: both K-major (K contiguous in each), as measured."""
+    return (a.dtype == b.dtype == torch.float32 and a.dim() == b.dim() == 2
+            and a.stride(1) == 1 and b.stride(0) == 1 and a.device == b.device)
+
+
+class Float32Products:
+    """The tensor-core float32 products of one graph's kernels, on `device` (CPU tensors:
+    interpreted). `autotune`: time CONFIGS on a shape's first product (kept on disk);
+    `check_targets`: the compile-check targets of interpreted kernels."""
+
+    def __init__(self, device, interpret: bool, autotune: bool = False, check_targets=()):
+        self.device = torch.device(device)
+        self.interpret = interpret
+        self.autotune = autotune and not interpret
+        self.check_targets = list(check_targets)
+        self.configs = {}  # (M, N, K, strides, bias) -> the configuration chosen
+        self.fast = {}  # the same and the pointers' alignment -> a direct launcher
+
+    def __call__(self, a, b, bias=None, out=None):
+        """a @ b (+ bias, a [N] row), into `out` where given (a dense [M, N] tensor)."""
+        if not runs_on_tensor_cores(a, b) or (bias is not None and (
+                bias.dim() != 1 or bias.dtype != torch.float32 or bias.stride(0) != 1)):
+            if bias is None:
+                return torch.mm(a, b, out=out) if out is not None else torch.mm(a, b)
+            return torch.addmm(bias, a, b, out=out) if out is not None \
+                else torch.addmm(bias, a, b)
+        (M, K), N = a.shape, b.shape[1]
+        c = out if out is not None else torch.empty((M, N), dtype=torch.float32,
+                                                    device=a.device)
+        if M == 0 or N == 0:
+            return c
+        if K == 0:
+            return c.copy_(bias.expand(M, N)) if bias is not None else c.zero_()
+        has_bias = bias is not None
+        arguments = (a, b, bias if has_bias else a, c, M, N, K, a.stride(0), a.stride(1),
+                     b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+        shape_key = (M, N, K, a.stride(0), b.stride(1), c.stride(0), c.stride(1), has_bias)
+        if self.interpret:
+            self._launch(self._config(shape_key, arguments), arguments, has_bias)
+            return c
+        key = (shape_key, a.data_ptr() % 16 == 0, b.data_ptr() % 16 == 0,
+               c.data_ptr() % 16 == 0, not has_bias or bias.data_ptr() % 16 == 0)
+        fast = self.fast.get(key)
+        if fast is not None:
+            fast(*arguments)
+            return c
+        config = self._config(shape_key, arguments)
+        compiled, grid = self._launch(config, arguments, has_bias)
+        launch = _direct_launch(compiled, grid, trailing=(
+            has_bias, config["BM"], config["BN"], config["BK"], config["GROUP"]))
+        if launch is not None:
+            self.fast[key] = launch
+        return c
+
+    def _config(self, shape_key, arguments):
+        config = self.configs.get(shape_key)
+        if config is not None:
+            return config
+        M, N = shape_key[0], shape_key[1]
+        has_bias = shape_key[-1]
+        if self.autotune:
+            name = f"float32_product_{M}x{N}x{shape_key[2]}"
+            key = hashlib.sha256(repr((_SOURCE_DIGEST, shape_key, CONFIGS,
+                                       torch.cuda.get_device_name(self.device))).encode()
+                                 ).hexdigest()[:24]
+            config = tune(lambda config: self._launch(config, arguments, has_bias),
+                          CONFIGS, key, name)
+        if config is None:
+            tiles = triton.cdiv(M, 128) * triton.cdiv(N, 128)
+            many = self.interpret or tiles >= torch.cuda.get_device_properties(
+                self.device).multi_processor_count
+            config = CONFIGS[0] if many else CONFIGS[1]
+        self.configs[shape_key] = config
+        return config
+
+    def _launch(self, config, arguments, has_bias):
+        """Launches the kernel through Triton's JIT entry: (its compiled kernel, grid)."""
+        M, N = arguments[4], arguments[5]
+        grid = triton.cdiv(M, config["BM"]) * triton.cdiv(N, config["BN"])
+        blocks = dict(HAS_BIAS=has_bias, BM=config["BM"], BN=config["BN"], BK=config["BK"],
+                      GROUP=config["GROUP"])
+        if self.interpret and self.check_targets:
+            check_gpu_compile(_kernel(False), _SOURCE_DIGEST,
+                              dict(blocks, num_warps=config["num_warps"]), arguments,
+                              self.check_targets)
+        compiled = _kernel(self.interpret)[(grid,)](
+            *arguments, **blocks, num_warps=config["num_warps"],
+            num_stages=config["num_stages"], **LAUNCH_OPTIONS)
+        return compiled, grid
