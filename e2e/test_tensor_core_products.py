@@ -107,6 +107,7 @@ def test_large_float32_linear_layers_run_on_the_tensor_cores(monkeypatch):
     numpy's float32 product; the tensor cores' accuracy is measured on the GPU). With
     `tensor_core_float32=False` the products are cuBLAS's (`_mm`)."""
     monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_OUTPUTS", 1)
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_K", 1)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.GELU(),
                                 torch.nn.Linear(96, 40, bias=False)).eval()
@@ -125,9 +126,11 @@ def test_large_float32_linear_layers_run_on_the_tensor_cores(monkeypatch):
 
 
 def test_small_and_low_precision_products_stay_with_cublas():
-    """Below the measured size (2^20 outputs), and in bf16, products stay cuBLAS's."""
-    assert host_runtime.tensor_core_float32_product(2048, 512)
-    assert not host_runtime.tensor_core_float32_product(2048, 256)
+    """Below the measured sizes (2^20 outputs, K 512), and in bf16, products stay
+    cuBLAS's."""
+    assert host_runtime.tensor_core_float32_product(2048, 512, 512)
+    assert not host_runtime.tensor_core_float32_product(2048, 2048, 256)
+    assert not host_runtime.tensor_core_float32_product(2048, 128, 512)
     torch.manual_seed(0)
     model = torch.nn.Linear(64, 64).eval()
     x = torch.randn(4, 64)
@@ -140,3 +143,64 @@ def test_the_option_is_checked():
     with pytest.raises(ValueError, match="tensor_core_float32 must be True or False"):
         dyno.export_triton(torch.nn.Linear(4, 4), (torch.randn(2, 4),),
                            tempfile.mkdtemp(), options={"tensor_core_float32": "yes"})
+
+
+class _FakeCompiled:
+    """Stands in for a loaded triton CompiledKernel: records its C launcher's calls."""
+
+    def __init__(self, log):
+        self.log = log
+        self.function, self.packed_metadata = "function", "metadata"
+
+    def _init_handles(self):
+        pass
+
+    @property
+    def run(self):
+        return lambda *arguments: self.log.append(("direct", arguments))
+
+
+class _FakeJit:
+    def __init__(self):
+        self.log = []
+
+    def __getitem__(self, grid):
+        def launch(*arguments, **blocks):
+            self.log.append(("jit", grid, arguments, blocks))
+            return _FakeCompiled(self.log)
+        return launch
+
+
+def test_a_layouts_later_products_launch_directly(monkeypatch):
+    """On a GPU (faked here), a layout's first product launches through Triton's JIT;
+    later ones with 16-byte aligned pointers call Triton's C launcher with the same
+    arguments and the constexpr blocks, and nothing else; an unaligned pointer, another
+    shape or a bias goes through the JIT again."""
+    from dyno.targets.triton.runtime import launch as runtime_launch
+
+    monkeypatch.setattr(runtime_launch, "_raw_stream", lambda device: 1000 + device)
+    monkeypatch.setattr(runtime_launch, "_current_device", lambda: 0)
+    kernel = _FakeJit()
+    monkeypatch.setattr(float32_products, "_kernel", lambda interpret: kernel)
+    monkeypatch.setattr(float32_products.Float32Products, "_config",
+                        lambda self, key, arguments: float32_products.CONFIGS[0])
+    products = float32_products.Float32Products("cpu", interpret=False)
+    a, b = torch.randn(256, 64), torch.randn(384, 64).t()
+    out = torch.empty(256, 384)
+    assert products(a, b, out=out) is out
+    assert [entry[0] for entry in kernel.log] == ["jit"]
+    assert kernel.log[0][1] == (2 * 3,)  # 128 x 128 blocks
+    products(a, b, out=out)
+    sizes = (256, 384, 64, 64, 1, 1, 64, 384, 1)
+    assert kernel.log[-1] == ("direct", (6, 1, 1, 1000, "function", "metadata", None, None,
+                                         None, a, b, a, out, *sizes,
+                                         False, 128, 128, 32, 8))
+    storage = torch.empty(256 * 64 + 1)
+    unaligned = storage[1:].view(256, 64)
+    unaligned.copy_(a)
+    products(unaligned, b, out=out)
+    products(a[:128], b, out=out[:128])
+    products(a, b, torch.zeros(384), out=out)
+    assert [entry[0] for entry in kernel.log] == ["jit", "direct", "jit", "jit", "jit"]
+    products(a, b, torch.zeros(384), out=out)
+    assert [entry[0] for entry in kernel.log][-1] == "direct"

@@ -263,18 +263,20 @@ PAD_PER_CALL_MIN_VOLUME = 1 << 32
 PAD_K_MIN_VOLUME = 1 << 32
 
 
-# Float32 products of at least this many outputs run on the tensor cores as three TF32
-# products (the Triton runtime's float32_products.py) where the Triton target is asked to
+# Float32 products of at least this many outputs, over at least this many products per
+# output, run on the tensor cores as three TF32 products (the Triton runtime's
+# float32_products.py) where the Triton target is asked to
 # (CompileOptions.tensor_core_float32): on an H100, 1.27x-1.84x cuBLAS's float32 GEMM
 # from 2048 x 512 @ 512 x 512 (2^20 outputs) up, 0.97x at 2048 x 2048 @ 2048 x 256, and
-# closer to the float64 product at every size measured
-# (benchmarks/results/gpu-float32-tensor-core-products-2026-12-05-h100.md).
+# closer to the float64 product at every size measured; no K below 512 was measured
+# (benchmarks/results/gpu-float32-tensor-core-products-2026-12-05.md).
 TENSOR_CORE_FLOAT32_MIN_OUTPUTS = 1 << 20
+TENSOR_CORE_FLOAT32_MIN_K = 512
 
 
-def tensor_core_float32_product(m: int, n: int) -> bool:
+def tensor_core_float32_product(m: int, k: int, n: int) -> bool:
     """Whether a static float32 [m, k] @ [k, n] product runs on the tensor cores."""
-    return m * n >= TENSOR_CORE_FLOAT32_MIN_OUTPUTS
+    return m * n >= TENSOR_CORE_FLOAT32_MIN_OUTPUTS and k >= TENSOR_CORE_FLOAT32_MIN_K
 
 
 def product_padding(m: int, k: int, n: int, dtype: torch.dtype, kept: bool = False):

@@ -715,7 +715,7 @@ class WrapperBuilder:
         # stored [k, n] (GPT-2's Conv1D weights) stays `_mm`, without the runtime's
         # layout check per call.
         return self.name(op.operands[1]) in self.transposed_from and \
-            tensor_core_float32_product(result_shape[0], result_shape[1])
+            tensor_core_float32_product(*a_shape, result_shape[1])
 
     def product_padding(self, op):
         """(K, N) padding of a static bf16/f16 matmul whose sizes make cuBLAS slow, on

@@ -5,11 +5,11 @@ a_hi*b_hi + a_hi*b_lo + a_lo*b_hi accumulated in float32).
 On an H100, on the zoo's linear layers (a weight [N, K] read transposed, so both operands
 are K-major in shared memory, as the tensor cores' TF32 operands must be), this ran 1.27x
 to 1.84x faster than cuBLAS's float32 GEMM (what eager and Inductor run with TF32 off) on
-every product of at least 2^20 outputs, and its results were 2x to 5x closer to the
+every product of at least 2^20 outputs (K 512 to 5632), and its results were 2x to 5x closer to the
 float64 product than cuBLAS's (relative L2 1.5e-7 to 2.6e-7 against 3.6e-7 to 8.1e-7;
 benchmarks/experiments/gpu_f32_gemm_precision.py,
-benchmarks/results/gpu-float32-tensor-core-products-2026-12-05-h100.md). Below that size
-(2048 x 2048 x 256: 0.97x) and where B is N-major (GPT-2's Conv1D weights [K, N]: the
+benchmarks/results/gpu-float32-tensor-core-products-2026-12-05.md). Below that size
+(2048 x 2048 x 256: 0.97x), for K below 512 (not measured) and where B is N-major (GPT-2's Conv1D weights [K, N]: the
 tensor cores then read a transposed copy, 0.5x-1.05x) cuBLAS stays.
 
 The wrapper calls `_kernels.float32_products(a, b, bias, out=...)` for the static float32
@@ -105,10 +105,26 @@ class Float32Products:
         self.autotune = autotune and not interpret
         self.check_targets = list(check_targets)
         self.configs = {}  # (M, N, K, strides, bias) -> the configuration chosen
-        self.fast = {}  # the same and the pointers' alignment -> a direct launcher
+        self.aligned = {}  # operands' layouts -> (direct launcher, its sizes and strides)
 
     def __call__(self, a, b, bias=None, out=None):
         """a @ b (+ bias, a [N] row), into `out` where given (a dense [M, N] tensor)."""
+        # After the first launch of a layout with every pointer 16-byte aligned: its
+        # direct launcher, with nothing but this lookup and the alignment check.
+        layout = (a.shape, a.stride(), a.dtype, b.shape, b.stride(), b.dtype,
+                  None if bias is None else (bias.stride(), bias.dtype),
+                  None if out is None else out.stride())
+        aligned = self.aligned.get(layout)
+        if aligned is not None:
+            launch, sizes = aligned
+            c = out if out is not None else torch.empty(sizes[:2], dtype=torch.float32,
+                                                        device=a.device)
+            pointers = a.data_ptr() | b.data_ptr() | c.data_ptr()
+            if bias is not None:
+                pointers |= bias.data_ptr()
+            if not pointers & 15:
+                launch(a, b, a if bias is None else bias, c, *sizes)
+                return c
         if not runs_on_tensor_cores(a, b) or (bias is not None and (
                 bias.dim() != 1 or bias.dtype != torch.float32 or bias.stride(0) != 1)):
             if bias is None:
@@ -123,24 +139,21 @@ class Float32Products:
         if K == 0:
             return c.copy_(bias.expand(M, N)) if bias is not None else c.zero_()
         has_bias = bias is not None
-        arguments = (a, b, bias if has_bias else a, c, M, N, K, a.stride(0), a.stride(1),
-                     b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+        sizes = (M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                 c.stride(1))
+        arguments = (a, b, bias if has_bias else a, c, *sizes)
         shape_key = (M, N, K, a.stride(0), b.stride(1), c.stride(0), c.stride(1), has_bias)
-        if self.interpret:
-            self._launch(self._config(shape_key, arguments), arguments, has_bias)
-            return c
-        key = (shape_key, a.data_ptr() % 16 == 0, b.data_ptr() % 16 == 0,
-               c.data_ptr() % 16 == 0, not has_bias or bias.data_ptr() % 16 == 0)
-        fast = self.fast.get(key)
-        if fast is not None:
-            fast(*arguments)
-            return c
         config = self._config(shape_key, arguments)
         compiled, grid = self._launch(config, arguments, has_bias)
-        launch = _direct_launch(compiled, grid, trailing=(
-            has_bias, config["BM"], config["BN"], config["BK"], config["GROUP"]))
-        if launch is not None:
-            self.fast[key] = launch
+        pointers = a.data_ptr() | b.data_ptr() | c.data_ptr() | (
+            bias.data_ptr() if has_bias else 0)
+        if not self.interpret and not pointers & 15:
+            # (The JIT specialized this compile on the sizes, the strides and the
+            # pointers' alignment: all in `layout`, or checked above.)
+            launch = _direct_launch(compiled, grid, trailing=(
+                has_bias, config["BM"], config["BN"], config["BK"], config["GROUP"]))
+            if launch is not None:
+                self.aligned[layout] = (launch, sizes)
         return c
 
     def _config(self, shape_key, arguments):
