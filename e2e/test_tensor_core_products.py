@@ -5,6 +5,7 @@ that take it, and the layouts that stay with cuBLAS. Speed and accuracy on a GPU
 benchmarks/experiments/gpu_f32_gemm_precision.py."""
 import os
 import tempfile
+import warnings
 
 import pytest
 import torch
@@ -204,3 +205,23 @@ def test_a_layouts_later_products_launch_directly(monkeypatch):
     assert [entry[0] for entry in kernel.log] == ["jit", "direct", "jit", "jit", "jit"]
     products(a, b, torch.zeros(384), out=out)
     assert [entry[0] for entry in kernel.log][-1] == "direct"
+
+
+def test_a_gpu_that_cannot_compile_the_kernel_runs_cublas_and_says_so(monkeypatch):
+    """Where Triton cannot compile the kernel for the GPU (no TF32 tensor cores, another
+    backend), the product is cuBLAS's float32 GEMM from then on, with one warning: the
+    user's program runs."""
+    def no_compile(self, config, arguments, has_bias):
+        raise RuntimeError("no tf32 dot on this target")
+
+    monkeypatch.setattr(float32_products.Float32Products, "_launch", no_compile)
+    monkeypatch.setattr(float32_products.Float32Products, "_config",
+                        lambda self, key, arguments: float32_products.CONFIGS[0])
+    products = float32_products.Float32Products("cpu", interpret=False)
+    a, b, bias = torch.randn(8, 16), torch.randn(4, 16).t(), torch.randn(4)
+    with pytest.warns(RuntimeWarning, match="unavailable on this GPU"):
+        assert torch.equal(products(a, b, bias), torch.addmm(bias, a, b))
+    assert products.unavailable
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no second warning
+        assert torch.equal(products(a, b), torch.mm(a, b))

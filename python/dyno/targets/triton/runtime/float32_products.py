@@ -22,13 +22,14 @@ the compile-check targets (compile_check.py) like every other kernel.
 """
 import hashlib
 import inspect
+import warnings
 
 import torch
 import triton
 import triton.language as tl
 
 from .autotune import tune
-from .compile_check import check_gpu_compile
+from .compile_check import TritonCompileCheckError, check_gpu_compile
 from .interpreter import interpreted
 from .launch import LAUNCH_OPTIONS, _direct_launch
 
@@ -106,6 +107,7 @@ class Float32Products:
         self.check_targets = list(check_targets)
         self.configs = {}  # (M, N, K, strides, bias) -> the configuration chosen
         self.aligned = {}  # operands' layouts -> (direct launcher, its sizes and strides)
+        self.unavailable = False  # the kernel failed to compile here: cuBLAS instead
 
     def __call__(self, a, b, bias=None, out=None):
         """a @ b (+ bias, a [N] row), into `out` where given (a dense [M, N] tensor)."""
@@ -125,7 +127,7 @@ class Float32Products:
             if not pointers & 15:
                 launch(a, b, a if bias is None else bias, c, *sizes)
                 return c
-        if not runs_on_tensor_cores(a, b) or (bias is not None and (
+        if self.unavailable or not runs_on_tensor_cores(a, b) or (bias is not None and (
                 bias.dim() != 1 or bias.dtype != torch.float32 or bias.stride(0) != 1)):
             if bias is None:
                 return torch.mm(a, b, out=out) if out is not None else torch.mm(a, b)
@@ -143,8 +145,19 @@ class Float32Products:
                  c.stride(1))
         arguments = (a, b, bias if has_bias else a, c, *sizes)
         shape_key = (M, N, K, a.stride(0), b.stride(1), c.stride(0), c.stride(1), has_bias)
-        config = self._config(shape_key, arguments)
-        compiled, grid = self._launch(config, arguments, has_bias)
+        try:
+            config = self._config(shape_key, arguments)
+            compiled, grid = self._launch(config, arguments, has_bias)
+        except Exception as error:
+            if self.interpret or isinstance(error, TritonCompileCheckError):
+                raise
+            # A GPU whose Triton backend cannot compile the kernel (e.g. no TF32 tensor
+            # cores): cuBLAS's float32 GEMM from now on, said once.
+            self.unavailable = True
+            warnings.warn(f"dyno: float32 products on the tensor cores are unavailable on "
+                          f"this GPU ({type(error).__name__}: {str(error)[:200]}); they run "
+                          f"as cuBLAS's float32 GEMM", RuntimeWarning, stacklevel=2)
+            return self(a, b, bias, out=out)
         pointers = a.data_ptr() | b.data_ptr() | c.data_ptr() | (
             bias.data_ptr() if has_bias else 0)
         if not self.interpret and not pointers & 15:
