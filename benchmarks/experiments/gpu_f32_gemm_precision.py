@@ -2,11 +2,10 @@
 TF32 off) against a Triton GEMM whose dot runs on the tensor cores as three TF32 products
 (`input_precision="tf32x3"`: a = a_hi + a_lo, a_hi*b_hi + a_hi*b_lo + a_lo*b_hi), and the
 single-TF32 and IEEE (FMA) dots for scale. Accuracy against a float64 product on the GPU
-(relative L2 distance, and the largest error over the mean magnitude), on three input
-kinds: normal activations and weights, positive activations (post-GELU-like; the
+(relative L2 distance), on three input kinds: normal activations and weights, positive activations (post-GELU-like; the
 accumulation error grows), and inputs with a large common offset. Speed: do_bench medians.
 
-    python3 benchmarks/experiments/gpu_f32_gemm_precision.py [--out results.md]   # GPU machine
+    python3 benchmarks/experiments/gpu_f32_gemm_precision.py [--out results.md] [--shapes gpt2] [--weights-kn]   # GPU machine
 
 Shapes: the zoo's float32 linear layers at "bench" size (2048 rows, width 512) and at
 "real" size (GPT-2 124M, BERT-base, ViT-base, the 8-layer Llama of width 2048).
@@ -94,11 +93,16 @@ def triton_mm(a, b, precision, config):
     return c
 
 
+WEIGHTS_KN = False  # --weights-kn: B stored [K, N] (GPT-2's Conv1D weights)
+
+
 def inputs(kind, M, K, N, generator):
     a = torch.randn(M, K, device="cuda", generator=generator)
     # A linear layer's weight: [N, K] in memory, read transposed (K-major, as the
-    # tensor cores' TF32 operands must be in shared memory).
+    # tensor cores' TF32 operands must be in shared memory); with --weights-kn, [K, N].
     w = (torch.randn(N, K, device="cuda", generator=generator) * K ** -0.5).t()
+    if WEIGHTS_KN:
+        w = w.contiguous()
     if kind == "positive":
         a = torch.nn.functional.gelu(a) + 0.1
     elif kind == "offset":
@@ -131,7 +135,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--shapes", default="", help="names' prefixes, e.g. bench,gpt2")
+    parser.add_argument("--weights-kn", action="store_true",
+                        help="B stored [K, N] (N contiguous, GPT-2's Conv1D weights); also "
+                        "times tf32x3 on a K-major copy of B made in the same call")
     args = parser.parse_args()
+    global WEIGHTS_KN
+    WEIGHTS_KN = args.weights_kn
+    copies = []
     torch.backends.cuda.matmul.allow_tf32 = False
     generator = torch.Generator(device="cuda").manual_seed(0)
     shapes = [s for s in SHAPES if not args.shapes
@@ -151,6 +161,13 @@ def main():
         t_cublas = triton.testing.do_bench(lambda: a @ b, warmup=10, rep=60,
                                            return_mode="median")
         timed = {v: best_config(a, b, v) for v in (*VARIANTS, "ieee", "tf32")}
+        if WEIGHTS_KN:
+            _, config = best_config(a, b.t().contiguous().t(), "tf32x3")
+            t_copy = triton.testing.do_bench(
+                lambda: triton_mm(a, b.t().contiguous().t(), "tf32x3", config), warmup=10,
+                rep=60, return_mode="median")
+            copies.append(f"{name}: K-major copy of B + tf32x3 {t_copy:.4f} ms, "
+                          f"cuBLAS / that {t_cublas / t_copy:.2f}")
         errs = {}
         for kind in KINDS:
             a2, b2 = inputs(kind, M, K, N, generator)
@@ -175,6 +192,7 @@ def main():
             + " | ".join(" / ".join(f"{e:.1e}" for e in errs[k]) for k in KINDS) + " |")
         print(lines[-1], flush=True)
     lines.append("")
+    lines += copies
     for v in VARIANTS:
         lines.append(f"{v}: geomean cuBLAS f32 time / its time "
                      f"{statistics.geometric_mean(speedups[v]):.2f}; less accurate than cuBLAS "
