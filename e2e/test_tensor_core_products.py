@@ -225,3 +225,57 @@ def test_a_gpu_that_cannot_compile_the_kernel_runs_cublas_and_says_so(monkeypatc
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no second warning
         assert torch.equal(products(a, b), torch.mm(a, b))
+
+
+class _Conv1D(torch.nn.Module):
+    """GPT-2's Conv1D: a weight stored [in, out] ([K, N]), x @ weight + bias."""
+
+    def __init__(self, k, n):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(k, n) * k ** -0.5)
+        self.bias = torch.nn.Parameter(torch.randn(n))
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight)
+
+
+def test_frozen_weights_stored_k_by_n_run_on_the_tensor_cores_from_a_kept_copy(monkeypatch):
+    """With `freezing`, a weight stored [K, N] (GPT-2's Conv1D) is read from a K-major
+    copy the runtime keeps (torch.compile on the Triton target; CPU tensors run under the
+    interpreter), again after a write to the weight; the results follow eager's. Without
+    freezing such a product stays cuBLAS's."""
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_OUTPUTS", 1)
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_K", 1)
+    copies = []
+    k_major = float32_products.Float32Products.k_major
+    monkeypatch.setattr(float32_products.Float32Products, "k_major",
+                        lambda self, slot, b: copies.append(slot) or k_major(self, slot, b))
+    torch.manual_seed(0)
+    model = _Conv1D(48, 80).eval()
+    x = torch.randn(6, 48)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="mlir",
+                             options={"target": "triton", "freezing": True, "cache": False})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+        assert copies == [0]
+        model.weight.mul_(-0.5)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert dyno.stats()["fallback_graphs"] == 0
+    wrapper, _ = _exported(model, x)
+    assert "float32_products" not in wrapper, wrapper
+
+
+def test_a_kept_k_major_copy_is_made_once_and_again_after_a_write():
+    products = _products()
+    a, weight = torch.randn(8, 16), torch.randn(16, 24)
+    first = products(a, weight, kept=0)
+    copy = products.kept[0][0]
+    assert copy.stride() == (1, 16) and torch.equal(copy, weight)
+    products(a, weight, kept=0)
+    assert products.kept[0][0] is copy  # made once
+    with torch.no_grad():
+        weight.mul_(2)  # an optimizer's in-place update: its version counter moves
+    second = products(a, weight, kept=0)
+    assert products.kept[0][0] is not copy
+    torch.testing.assert_close(second, first * 2)

@@ -40,7 +40,8 @@ class CompileOptions:
     # Inference graphs may keep their parameters and buffers in the forms the libraries
     # run fastest: the user promises not to change them behind autograd's back (writes
     # through `.data`). What each target keeps: its package's docstring (CPU: oneDNN's
-    # packed weights, host_runtime.FrozenWeights; Triton: padded GEMM weights).
+    # packed weights, host_runtime.FrozenWeights; Triton: padded GEMM weights, and K-major
+    # copies of float32 weights stored [K, N] for the tensor-core products).
     freezing: bool = False
     # Graphs are stored in, and loaded from, the on-disk compile cache
     # (compile_cache.py).

@@ -188,6 +188,8 @@ class WrapperBuilder:
         self.frozen_weights: Dict[str, Tuple[str, bool]] = {}
         # (frozen argument, transposed) -> its packed weight's slot in `_frozen`
         self.frozen_slots: Dict[Tuple[str, bool], int] = {}
+        # frozen [k, n] weight -> its K-major copy's slot in `_kernels.float32_products`
+        self.k_major_slots: Dict[str, int] = {}
         # Views dropped where nothing reads them: transposes a library call took the
         # source of instead, and the inner views of a chain made in one call (`_view`).
         self.views: List[str] = []  # in order: the drop is deterministic
@@ -622,7 +624,12 @@ class WrapperBuilder:
             # (float32_products.py of the Triton runtime; cuBLAS where the operands'
             # layout at run time is not the one measured).
             bias = operands[2] if len(operands) == 3 else "None"
-            product = ("_kernels.float32_products", f"{operands[0]}, {operands[1]}, {bias}")
+            kept = ""
+            if operands[1] not in self.transposed_from:  # a frozen [k, n] weight
+                slot = self.k_major_slots.setdefault(operands[1], len(self.k_major_slots))
+                kept = f", kept={slot}"
+            product = ("_kernels.float32_products",
+                       f"{operands[0]}, {operands[1]}, {bias}{kept}")
             expression = f"{product[0]}({product[1]})"
             layout = (tuple(_shape(op.results[0])), torch.float32)
         elif callee in ("matmul", "batch_matmul"):
@@ -711,10 +718,14 @@ class WrapperBuilder:
             return False
         if torch_dtype(ir.RankedTensorType(op.results[0].type).element_type) != torch.float32:
             return False
-        # B a transpose (a linear layer's [n, k] weight): K-major, as measured. A B
-        # stored [k, n] (GPT-2's Conv1D weights) stays `_mm`, without the runtime's
-        # layout check per call.
-        return self.name(op.operands[1]) in self.transposed_from and \
+        # B a transpose (a linear layer's [n, k] weight): K-major, as measured; or a
+        # frozen weight stored [k, n] (GPT-2's Conv1D weights, `freezing`), of which the
+        # runtime keeps a K-major copy. Any other B stored [k, n] stays `_mm` (the
+        # tensor cores would read a transposed copy: measured slower), without the
+        # runtime's layout check per call.
+        b = self.name(op.operands[1])
+        frozen = b in self.frozen_weights and not self.frozen_weights[b][1]
+        return (b in self.transposed_from or frozen) and \
             tensor_core_float32_product(*a_shape, result_shape[1])
 
     def product_padding(self, op):

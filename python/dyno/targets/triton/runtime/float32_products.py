@@ -13,7 +13,8 @@ benchmarks/results/gpu-float32-tensor-core-products-2026-12-05.md). Below that s
 tensor cores then read a transposed copy, 0.5x-1.05x) cuBLAS stays.
 
 The wrapper calls `_kernels.float32_products(a, b, bias, out=...)` for the static float32
-products it chose (WrapperBuilder.tensor_core_product); a call whose operands are laid
+products it chose (WrapperBuilder.tensor_core_product; with `freezing`, a weight stored
+[K, N] too, read from a K-major copy kept here, `kept=slot`); a call whose operands are laid
 out otherwise (a B that is not K-major, a strided A) runs torch.mm/addmm. After the first
 launch of a shape the compiled kernel launches through Triton's C launcher with nothing
 but an alignment check (launch.py's direct launch), as the generated kernels do.
@@ -108,9 +109,14 @@ class Float32Products:
         self.configs = {}  # (M, N, K, strides, bias) -> the configuration chosen
         self.aligned = {}  # operands' layouts -> (direct launcher, its sizes and strides)
         self.unavailable = False  # the kernel failed to compile here: cuBLAS instead
+        self.kept = {}  # slot -> (a frozen [K, N] weight's K-major copy, its identity)
 
-    def __call__(self, a, b, bias=None, out=None):
-        """a @ b (+ bias, a [N] row), into `out` where given (a dense [M, N] tensor)."""
+    def __call__(self, a, b, bias=None, out=None, kept=None):
+        """a @ b (+ bias, a [N] row), into `out` where given (a dense [M, N] tensor).
+        `kept`: b is a frozen weight stored [K, N] (CompileOptions.freezing: GPT-2's
+        Conv1D weights), read from a K-major copy kept in slot `kept`."""
+        if kept is not None and b.stride(0) != 1:
+            b = self.k_major(kept, b)
         # After the first launch of a layout with every pointer 16-byte aligned: its
         # direct launcher, with nothing but this lookup and the alignment check.
         layout = (a.shape, a.stride(), a.dtype, b.shape, b.stride(), b.dtype,
@@ -168,6 +174,21 @@ class Float32Products:
             if launch is not None:
                 self.aligned[layout] = (launch, sizes)
         return c
+
+    def k_major(self, slot: int, b):
+        """A K-major copy of the frozen weight `b` ([K, N]), made once and kept while
+        `b` is the same tensor, unchanged (its version counter), except while a CUDA
+        graph records the call, which then copies it on every replay: a replay must
+        read the weight as it is then (as host_runtime.PaddedProducts keeps padded
+        weights)."""
+        if b.is_cuda and torch.cuda.is_current_stream_capturing():
+            return b.t().contiguous().t()
+        identity = (b.data_ptr(), b._version, b.shape, b.stride())
+        copy, copied = self.kept.get(slot, (None, None))
+        if copied != identity:
+            copy = b.t().contiguous().t()
+            self.kept[slot] = (copy, identity)
+        return copy
 
     def _config(self, shape_key, arguments):
         config = self.configs.get(shape_key)
