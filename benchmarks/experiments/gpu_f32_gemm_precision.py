@@ -1,7 +1,8 @@
 """Float32 matrix products on the GPU: cuBLAS's float32 GEMM (what eager and Inductor run,
 TF32 off) against a Triton GEMM whose dot runs on the tensor cores as three TF32 products
 (`input_precision="tf32x3"`: a = a_hi + a_lo, a_hi*b_hi + a_hi*b_lo + a_lo*b_hi), and the
-single-TF32 and IEEE (FMA) dots for scale. Accuracy against a float64 product on the GPU
+single-TF32 and IEEE (FMA) dots for scale, and Dyno's own product as the wrapper calls it
+(the Triton runtime's Float32Products: its heuristic configuration and direct launches). Accuracy against a float64 product on the GPU
 (relative L2 distance), on three input kinds: normal activations and weights, positive activations (post-GELU-like; the
 accumulation error grows), and inputs with a large common offset. Speed: do_bench medians.
 
@@ -11,11 +12,18 @@ Shapes: the zoo's float32 linear layers at "bench" size (2048 rows, width 512) a
 "real" size (GPT-2 124M, BERT-base, ViT-base, the 8-layer Llama of width 2048).
 """
 import argparse
+import os
 import statistics
+import sys
 
 import torch
 import triton
 import triton.language as tl
+
+# Dyno's own tensor-core product (the Triton runtime, self-contained: torch and triton).
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "dyno",
+                                "targets", "triton"))
+from runtime.float32_products import Float32Products  # noqa: E402
 
 SHAPES = [
     # (name, M, K, N)
@@ -151,9 +159,13 @@ def main():
              "Times in ms (do_bench medians; Triton: the fastest of its configurations). "
              "Errors: relative L2 distance from the float64 product, cuBLAS f32 / tf32x3 / "
              "tf32x3-blockwise.", "",
+             "`runtime`: Dyno's Float32Products as the wrapper calls it (its heuristic "
+             "configuration, its direct launches; K-major B only).", "",
              "| shape | M x K x N | cuBLAS f32 | tf32x3 | tf32x3-blockwise | ieee | tf32 | "
-             "cuBLAS / best x3 | err normal | err positive | err offset |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "runtime | cuBLAS / best x3 | cuBLAS / runtime | err normal | err positive | "
+             "err offset |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    products = Float32Products("cuda", interpret=False)
     speedups = {v: [] for v in VARIANTS}
     worse = {v: [] for v in VARIANTS}
     for name, M, K, N in shapes:
@@ -161,6 +173,10 @@ def main():
         t_cublas = triton.testing.do_bench(lambda: a @ b, warmup=10, rep=60,
                                            return_mode="median")
         timed = {v: best_config(a, b, v) for v in (*VARIANTS, "ieee", "tf32")}
+        out = torch.empty(M, N, device="cuda")
+        t_runtime = triton.testing.do_bench(lambda: products(a, b, out=out), warmup=10,
+                                            rep=60, return_mode="median")
+        torch.testing.assert_close(products(a, b), a @ b, rtol=1e-4, atol=1e-4)
         if WEIGHTS_KN:
             _, config = best_config(a, b.t().contiguous().t(), "tf32x3")
             t_copy = triton.testing.do_bench(
@@ -188,7 +204,7 @@ def main():
         lines.append(
             f"| {name} | {M} x {K} x {N} | {t_cublas:.4f} | "
             + " | ".join(f"{timed[v][0]:.4f}" for v in (*VARIANTS, "ieee", "tf32"))
-            + f" | {t_cublas / best:.2f} | "
+            + f" | {t_runtime:.4f} | {t_cublas / best:.2f} | {t_cublas / t_runtime:.2f} | "
             + " | ".join(" / ".join(f"{e:.1e}" for e in errs[k]) for k in KINDS) + " |")
         print(lines[-1], flush=True)
     lines.append("")
