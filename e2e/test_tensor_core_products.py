@@ -14,6 +14,7 @@ import dyno
 from dyno.targets import host_runtime
 from dyno.targets.triton import runtime as triton_runtime
 from dyno.targets.triton.runtime import compile_check, float32_products
+from test_gpu_host_path import _FakeJit  # (Triton's JIT entry and C launcher, faked)
 
 
 def _products(**kwargs):
@@ -144,32 +145,6 @@ def test_the_option_is_checked():
     with pytest.raises(ValueError, match="tensor_core_float32 must be True or False"):
         dyno.export_triton(torch.nn.Linear(4, 4), (torch.randn(2, 4),),
                            tempfile.mkdtemp(), options={"tensor_core_float32": "yes"})
-
-
-class _FakeCompiled:
-    """Stands in for a loaded triton CompiledKernel: records its C launcher's calls."""
-
-    def __init__(self, log):
-        self.log = log
-        self.function, self.packed_metadata = "function", "metadata"
-
-    def _init_handles(self):
-        pass
-
-    @property
-    def run(self):
-        return lambda *arguments: self.log.append(("direct", arguments))
-
-
-class _FakeJit:
-    def __init__(self):
-        self.log = []
-
-    def __getitem__(self, grid):
-        def launch(*arguments, **blocks):
-            self.log.append(("jit", grid, arguments, blocks))
-            return _FakeCompiled(self.log)
-        return launch
 
 
 def test_a_layouts_later_products_launch_directly(monkeypatch):
