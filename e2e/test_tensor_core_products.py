@@ -46,21 +46,34 @@ def test_tensor_core_products_match_the_float64_product(m, k, n, with_bias, with
     assert _relative_error(got, a, b, bias) < 1e-6
 
 
-@pytest.mark.parametrize("layout", ["n-major b", "strided a", "bfloat16"])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_a_b_stored_n_major_is_read_from_a_k_major_copy_made_in_the_call(with_bias):
+    """A B stored [K, N] (GPT-2's Conv1D weights, without freezing): the kernel reads a
+    K-major copy made in each call (none kept), and the result is within float32
+    rounding of the float64 product; a later write to B is seen by the next call."""
+    torch.manual_seed(1)
+    a, b = torch.randn(70, 48), torch.randn(48, 33)
+    bias = torch.randn(33) if with_bias else None
+    products = _products()
+    got = products(a, b, bias)
+    assert _relative_error(got, a, b, bias) < 1e-6
+    assert products.kept == {}
+    b.mul_(-2)
+    got = products(a, b, bias)
+    assert _relative_error(got, a, b, bias) < 1e-6
+
+
+@pytest.mark.parametrize("layout", ["strided a", "bfloat16"])
 def test_operands_of_other_layouts_run_cublas(layout, monkeypatch):
-    """A B stored [K, N] (GPT-2's Conv1D weights: the tensor cores would read a
-    transposed copy, measured slower), an A whose rows are not contiguous in K, and
-    other dtypes run torch.mm / addmm: the kernel is not launched, the result is
-    torch's exactly."""
+    """An A whose rows are not contiguous in K, and other dtypes, run torch.mm / addmm:
+    the kernel is not launched, the result is torch's exactly."""
     def no_launch(*args, **kwargs):
         raise AssertionError("the tensor-core kernel launched")
 
     monkeypatch.setattr(float32_products.Float32Products, "_launch", no_launch)
     torch.manual_seed(0)
     a, b, bias = torch.randn(40, 24), torch.randn(16, 24).t(), torch.randn(16)
-    if layout == "n-major b":
-        b = b.contiguous()
-    elif layout == "strided a":
+    if layout == "strided a":
         a = torch.randn(24, 40).t()
     else:
         a, b, bias = a.bfloat16(), b.bfloat16(), bias.bfloat16()
@@ -89,6 +102,41 @@ def test_the_kernel_compiles_for_hopper(monkeypatch):
     a, b = torch.randn(20, 16), torch.randn(8, 16).t()
     _products(check_targets=[("cuda", 90)])(a, b, torch.randn(8))
     assert checked == ["_float32_product"]
+
+
+def test_the_heuristic_configurations_compile_for_hopper():
+    """Each configuration the heuristic picks on a GPU is compiled by Triton's GPU
+    compiler for sm_90 (the interpreter itself runs SMALL), and computes the product."""
+    products = _products(check_targets=[("cuda", 90)])
+    a, b = torch.randn(20, 16), torch.randn(8, 16).t()
+    c = torch.empty(20, 8)
+    arguments = (a, b, a, c, 20, 8, 16, *a.stride(), *b.stride(), *c.stride())
+    for config in (float32_products.LARGE, float32_products.SMALL_DEEP,
+                   float32_products.SMALL):
+        c.fill_(float("nan"))
+        products._launch(config, arguments, has_bias=False)
+        torch.testing.assert_close(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+class _Processors(float32_products.Float32Products):
+    def __init__(self, processors):
+        super().__init__("cpu", interpret=False)
+        self.processors = processors
+
+
+@pytest.mark.parametrize("m, k, n, picked", [
+    (4096, 768, 2304, "LARGE"),        # 576 tiles of 128 x 128: 4.4 waves of 132
+    (2048, 2048, 2048, "LARGE"),       # 256 tiles: 1.94 waves
+    (4096, 768, 768, "SMALL"),         # 192 tiles: 1.45 waves; 768 of 64 x 64, K 768
+    (4096, 3072, 768, "SMALL_DEEP"),   # the same tiles, K 3072
+    (2048, 2048, 256, "SMALL_DEEP"),   # 128 tiles of 64 x 64
+    (6304, 768, 768, "SMALL"),         # 300 tiles: 2.27 waves; 1188 of 64 x 64
+    (1024, 512, 1536, "SMALL"),        # 96 tiles; 384 of 64 x 64, K 512
+])
+def test_the_heuristic_picks_the_measured_fastest_configuration(m, k, n, picked):
+    """The block configuration without timing, on an H100's 132 multiprocessors: as the
+    configuration sweep measured fastest (or within 7% of it) on these shapes."""
+    assert _Processors(132).heuristic_config(m, n, k) is getattr(float32_products, picked)
 
 
 def _exported(model, x, options=None):
@@ -128,11 +176,17 @@ def test_large_float32_linear_layers_run_on_the_tensor_cores(monkeypatch):
 
 
 def test_small_and_low_precision_products_stay_with_cublas():
-    """Below the measured sizes (2^20 outputs, K 512), and in bf16, products stay
-    cuBLAS's."""
-    assert host_runtime.tensor_core_float32_product(2048, 512, 512)
-    assert not host_runtime.tensor_core_float32_product(2048, 2048, 256)
-    assert not host_runtime.tensor_core_float32_product(2048, 128, 512)
+    """Where cuBLAS was measured faster (fewer than 2^18 outputs, K below 128, K above
+    1024 with fewer than 2^19 outputs; a B copied in the call with fewer than 2048 rows),
+    and in bf16, products stay cuBLAS's."""
+    assert host_runtime.tensor_core_float32_product(520, 512, 512)
+    assert host_runtime.tensor_core_float32_product(2048, 128, 128)
+    assert not host_runtime.tensor_core_float32_product(1024, 512, 128)
+    assert not host_runtime.tensor_core_float32_product(4096, 64, 512)
+    assert host_runtime.tensor_core_float32_product(2048, 2048, 256)
+    assert not host_runtime.tensor_core_float32_product(1024, 2048, 256)
+    assert host_runtime.tensor_core_float32_product(2048, 768, 768, copies_b=True)
+    assert not host_runtime.tensor_core_float32_product(1024, 768, 3072, copies_b=True)
     torch.manual_seed(0)
     model = torch.nn.Linear(64, 64).eval()
     x = torch.randn(4, 64)
@@ -170,7 +224,7 @@ def test_a_layouts_later_products_launch_directly(monkeypatch):
     sizes = (256, 384, 64, 64, 1, 1, 64, 384, 1)
     assert kernel.log[-1] == ("direct", (6, 1, 1, 1000, "function", "metadata", None, None,
                                          None, a, b, a, out, *sizes,
-                                         False, 128, 128, 32, 8))
+                                         False, 128, 128, 64, 8))
     storage = torch.empty(256 * 64 + 1)
     unaligned = storage[1:].view(256, 64)
     unaligned.copy_(a)
@@ -238,6 +292,43 @@ def test_frozen_weights_stored_k_by_n_run_on_the_tensor_cores_from_a_kept_copy(m
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
     assert dyno.stats()["fallback_graphs"] == 0
     wrapper, _ = _exported(model, x)
+    assert "float32_products" not in wrapper, wrapper  # fewer rows than the copy needs
+
+
+def test_weights_stored_k_by_n_run_on_the_tensor_cores_from_a_copy_made_per_call(
+        monkeypatch):
+    """Without freezing, a product whose weight is stored [K, N] (GPT-2's Conv1D) runs on
+    the tensor cores from a K-major copy made in the call, where A has at least
+    TENSOR_CORE_FLOAT32_COPY_MIN_ROWS rows (lowered here; the interpreter is slow):
+    nothing is kept between calls, a write to the weight is seen, results follow
+    eager's. Below that many rows it stays cuBLAS's."""
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_OUTPUTS", 1)
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_K", 1)
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_COPY_MIN_ROWS", 6)
+    assert host_runtime.tensor_core_float32_product(6, 48, 80, copies_b=True)
+    assert not host_runtime.tensor_core_float32_product(5, 48, 80, copies_b=True)
+    assert host_runtime.tensor_core_float32_product(5, 48, 80)
+    torch.manual_seed(0)
+    model = _Conv1D(48, 80).eval()
+    x = torch.randn(6, 48)
+    wrapper, _ = _exported(model, x)
+    assert wrapper.count("_kernels.float32_products(") == 1, wrapper
+    assert "kept=" not in wrapper, wrapper
+    copies = []
+    products = float32_products.Float32Products.__call__
+    monkeypatch.setattr(float32_products.Float32Products, "__call__",
+                        lambda self, a, b, *rest, **kw: copies.append(b.stride())
+                        or products(self, a, b, *rest, **kw))
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="mlir",
+                             options={"target": "triton", "cache": False})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+        model.weight.mul_(-0.5)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert copies == [(80, 1), (80, 1)]  # the weight as stored, [K, N]
+    assert dyno.stats()["fallback_graphs"] == 0
+    wrapper, _ = _exported(model, x[:5])
     assert "float32_products" not in wrapper, wrapper
 
 

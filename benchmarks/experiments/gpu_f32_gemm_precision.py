@@ -6,7 +6,10 @@ single-TF32 and IEEE (FMA) dots for scale, and Dyno's own product as the wrapper
 (relative L2 distance), on three input kinds: normal activations and weights, positive activations (post-GELU-like; the
 accumulation error grows), and inputs with a large common offset. Speed: do_bench medians.
 
-    python3 benchmarks/experiments/gpu_f32_gemm_precision.py [--out results.md] [--shapes gpt2] [--weights-kn]   # GPU machine
+    python3 benchmarks/experiments/gpu_f32_gemm_precision.py [--out results.md] [--shapes gpt2] [--weights-kn] [--rows 512,1024] [--quick]   # GPU machine
+
+`--quick`: times only (cuBLAS's mm and addmm with a bias row, the best tf32x3, Dyno's
+product with the bias), no accuracy. `--rows`: each shape again with A of these many rows.
 
 Shapes: the zoo's float32 linear layers at "bench" size (2048 rows, width 512) and at
 "real" size (GPT-2 124M, BERT-base, ViT-base, the 8-layer Llama of width 2048).
@@ -42,6 +45,16 @@ SHAPES = [
     ("llama ffn1", 2048, 2048, 5632),
     ("llama ffn2", 2048, 5632, 2048),
     ("llama head", 2048, 2048, 32000),
+    ("vit proj", 6304, 768, 768),
+    ("vit ffn2", 6304, 3072, 768),
+    # ViT at "bench" size (8 images of 65 tokens): its q, k, v projections and MLP
+    ("vitbench proj", 520, 512, 512),
+    ("vitbench ffn1", 520, 512, 2048),
+    ("vitbench ffn2", 520, 2048, 512),
+    # Swin and ConvNeXt at "bench" size (width 128: K below 512)
+    ("swinbench qkv", 2048, 128, 384),
+    ("swinbench ffn1", 2048, 128, 512),
+    ("swinbench ffn2", 2048, 512, 128),
 ]
 
 CONFIGS = [
@@ -146,6 +159,12 @@ def main():
     parser.add_argument("--weights-kn", action="store_true",
                         help="B stored [K, N] (N contiguous, GPT-2's Conv1D weights); also "
                         "times tf32x3 on a K-major copy of B made in the same call")
+    parser.add_argument("--rows", default="",
+                        help="also run each shape with A of these many rows, e.g. 512,1024")
+    parser.add_argument("--configs", action="store_true",
+                        help="times every block configuration of tf32x3 on each shape (K-major)")
+    parser.add_argument("--quick", action="store_true",
+                        help="times only: cuBLAS mm / addmm, best tf32x3, Dyno's product")
     args = parser.parse_args()
     global WEIGHTS_KN
     WEIGHTS_KN = args.weights_kn
@@ -154,6 +173,13 @@ def main():
     generator = torch.Generator(device="cuda").manual_seed(0)
     shapes = [s for s in SHAPES if not args.shapes
               or any(s[0].startswith(p) for p in args.shapes.split(","))]
+    if args.rows:
+        shapes = [(f"{name} m{m}" if m != M else name, m, K, N) for name, M, K, N in shapes
+                  for m in sorted({M, *map(int, args.rows.split(","))})]
+    if args.quick:
+        return quick(shapes, args.out)
+    if args.configs:
+        return sweep(shapes, args.out)
     lines = [f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
              f"triton {triton.__version__}", "",
              "Times in ms (do_bench medians; Triton: the fastest of its configurations). "
@@ -217,6 +243,81 @@ def main():
     print(text)
     if args.out:
         with open(args.out, "w") as f:
+            f.write(text + "\n")
+
+
+SWEEP = [  # (BM, BN, BK, warps, stages): CONFIGS and more
+    (128, 128, 32, 8, 3), (128, 128, 32, 4, 4), (128, 256, 32, 8, 3), (256, 128, 32, 8, 3),
+    (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 4), (128, 128, 64, 8, 3),
+    (128, 128, 16, 4, 5), (64, 256, 32, 8, 3), (128, 64, 64, 4, 3), (64, 128, 64, 4, 3),
+    (64, 64, 64, 4, 3), (128, 256, 32, 8, 4), (128, 128, 32, 8, 4), (64, 64, 32, 2, 5)]
+
+
+def sweep(shapes, out):
+    """tf32x3 (K-major operands) with each block configuration of SWEEP on each shape:
+    times (ms, do_bench medians), the best, and what cuBLAS's mm takes."""
+    lines = [f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+             f"triton {triton.__version__}; tf32x3, B [N, K] read transposed; times in us",
+             "", "| shape | M x K x N | cuBLAS mm | " + " | ".join(
+                 "x".join(map(str, c[:3])) + f" w{c[3]} s{c[4]}" for c in SWEEP)
+             + " | best |", "|---|---|---|" + "---|" * (len(SWEEP) + 1)]
+    generator = torch.Generator(device="cuda").manual_seed(0)
+    for name, M, K, N in shapes:
+        a, b = inputs("normal", M, K, N, generator)
+        t_mm = triton.testing.do_bench(lambda: a @ b, warmup=10, rep=40,
+                                       return_mode="median")
+        times = []
+        for bm, bn, bk, w, st in SWEEP:
+            config = triton.Config(dict(BM=bm, BN=bn, BK=bk, GROUP=8), num_warps=w,
+                                   num_stages=st)
+            try:
+                times.append(triton.testing.do_bench(
+                    lambda: triton_mm(a, b, "tf32x3", config), warmup=10, rep=40,
+                    return_mode="median"))
+            except Exception:  # out of shared memory
+                times.append(float("inf"))
+        best = min(range(len(SWEEP)), key=lambda i: times[i])
+        lines.append(f"| {name} | {M} x {K} x {N} | {t_mm * 1e3:.1f} | "
+                     + " | ".join(f"{t * 1e3:.1f}" for t in times)
+                     + f" | {'x'.join(map(str, SWEEP[best]))} |")
+        print(lines[-1], flush=True)
+    text = "\n".join(lines)
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")
+
+
+def quick(shapes, out):
+    """Times only, with a bias row: cuBLAS's mm and addmm (what eager and Inductor run),
+    the best tf32x3 configuration (no bias), and Dyno's Float32Products with the bias
+    (with --weights-kn: on B as stored, copied K-major in the call)."""
+    products = Float32Products("cuda", interpret=False)
+    lines = [f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+             f"triton {triton.__version__}; B {'[K, N]' if WEIGHTS_KN else '[N, K] read transposed'}",
+             "", "| shape | M x K x N | cuBLAS mm | cuBLAS addmm | best tf32x3 | Dyno's "
+             "product + bias | addmm / Dyno's |", "|---|---|---|---|---|---|---|"]
+    ratios = []
+    generator = torch.Generator(device="cuda").manual_seed(0)
+    for name, M, K, N in shapes:
+        a, b = inputs("normal", M, K, N, generator)
+        bias = torch.randn(N, device="cuda", generator=generator)
+        result = torch.empty(M, N, device="cuda")
+        bench = lambda f: triton.testing.do_bench(f, warmup=10, rep=60, return_mode="median")
+        t_mm = bench(lambda: torch.mm(a, b, out=result))
+        t_addmm = bench(lambda: torch.addmm(bias, a, b, out=result))
+        t_best, _ = best_config(a, b.t().contiguous().t(), "tf32x3")
+        t_dyno = bench(lambda: products(a, b, bias, out=result))
+        torch.testing.assert_close(products(a, b, bias), torch.addmm(bias, a, b), rtol=1e-4,
+                                   atol=1e-4)
+        ratios.append(t_addmm / t_dyno)
+        lines.append(f"| {name} | {M} x {K} x {N} | {t_mm:.4f} | {t_addmm:.4f} | "
+                     f"{t_best:.4f} | {t_dyno:.4f} | {ratios[-1]:.2f} |")
+        print(lines[-1], flush=True)
+    lines += ["", f"geomean addmm / Dyno's: {statistics.geometric_mean(ratios):.2f}"]
+    text = "\n".join(lines)
+    print(text)
+    if out:
+        with open(out, "w") as f:
             f.write(text + "\n")
 
 

@@ -263,20 +263,34 @@ PAD_PER_CALL_MIN_VOLUME = 1 << 32
 PAD_K_MIN_VOLUME = 1 << 32
 
 
-# Float32 products of at least this many outputs, over at least this many products per
-# output, run on the tensor cores as three TF32 products (the Triton runtime's
+# Float32 products run on the tensor cores as three TF32 products (the Triton runtime's
 # float32_products.py) where the Triton target is asked to
-# (CompileOptions.tensor_core_float32): on an H100, 1.27x-1.84x cuBLAS's float32 GEMM
-# from 2048 x 512 @ 512 x 512 (2^20 outputs) up, 0.97x at 2048 x 2048 @ 2048 x 256, and
-# closer to the float64 product at every size measured; no K below 512 was measured
-# (benchmarks/results/gpu-float32-tensor-core-products-2026-12-05.md).
-TENSOR_CORE_FLOAT32_MIN_OUTPUTS = 1 << 20
-TENSOR_CORE_FLOAT32_MIN_K = 512
+# (CompileOptions.tensor_core_float32) and the Triton kernel (its heuristic
+# configuration) was measured faster than cuBLAS's float32 GEMM, which eager and
+# Inductor run: on an H100, from 2^18 outputs and K of 128 (1.04x-1.52x at 2^18 to 2^20
+# outputs, 1.3x-1.7x above), except for long sums over few outputs (K 2048 with 2^18
+# outputs: 0.82x; with 2^19: 1.12x-1.16x). Closer to the float64 product at every size
+# measured. benchmarks/experiments/gpu_f32_gemm_precision.py --configs,
+# benchmarks/results/gpu-float32-tensor-core-products-2026-12-05.md.
+TENSOR_CORE_FLOAT32_MIN_OUTPUTS = 1 << 18
+TENSOR_CORE_FLOAT32_MIN_K = 128
+# Above this K, products need twice the outputs.
+TENSOR_CORE_FLOAT32_LONG_K = 1024
+# A B that is not K-major (a weight stored [K, N], GPT-2's Conv1D) is copied K-major in
+# each call (8 K N bytes of memory traffic, shared by the M rows of A): with the copy,
+# 1.10x-1.40x cuBLAS from 2048 rows (GPT-2's shapes), 0.94x-1.16x at 1024, 0.75x-0.94x
+# at 512.
+TENSOR_CORE_FLOAT32_COPY_MIN_ROWS = 2048
 
 
-def tensor_core_float32_product(m: int, k: int, n: int) -> bool:
-    """Whether a static float32 [m, k] @ [k, n] product runs on the tensor cores."""
-    return m * n >= TENSOR_CORE_FLOAT32_MIN_OUTPUTS and k >= TENSOR_CORE_FLOAT32_MIN_K
+def tensor_core_float32_product(m: int, k: int, n: int, copies_b: bool = False) -> bool:
+    """Whether a static float32 [m, k] @ [k, n] product runs on the tensor cores;
+    `copies_b`: B is read from a K-major copy made in the call."""
+    outputs = m * n
+    if k > TENSOR_CORE_FLOAT32_LONG_K:
+        outputs //= 2
+    return (outputs >= TENSOR_CORE_FLOAT32_MIN_OUTPUTS and k >= TENSOR_CORE_FLOAT32_MIN_K
+            and (not copies_b or m >= TENSOR_CORE_FLOAT32_COPY_MIN_ROWS))
 
 
 def product_padding(m: int, k: int, n: int, dtype: torch.dtype, kept: bool = False):

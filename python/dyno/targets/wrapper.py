@@ -625,7 +625,7 @@ class WrapperBuilder:
             # layout at run time is not the one measured).
             bias = operands[2] if len(operands) == 3 else "None"
             kept = ""
-            if operands[1] not in self.transposed_from:  # a frozen [k, n] weight
+            if self.frozen_k_by_n(operands[1]):
                 slot = self.k_major_slots.setdefault(operands[1], len(self.k_major_slots))
                 kept = f", kept={slot}"
             product = ("_kernels.float32_products",
@@ -720,13 +720,15 @@ class WrapperBuilder:
             return False
         # B a transpose (a linear layer's [n, k] weight): K-major, as measured; or a
         # frozen weight stored [k, n] (GPT-2's Conv1D weights, `freezing`), of which the
-        # runtime keeps a K-major copy. Any other B stored [k, n] stays `_mm` (the
-        # tensor cores would read a transposed copy: measured slower), without the
-        # runtime's layout check per call.
+        # runtime keeps a K-major copy. Any other B (stored [k, n] as far as the graph
+        # says) is copied K-major in each call, which pays from enough rows of A.
         b = self.name(op.operands[1])
-        frozen = b in self.frozen_weights and not self.frozen_weights[b][1]
-        return (b in self.transposed_from or frozen) and \
-            tensor_core_float32_product(*a_shape, result_shape[1])
+        copies_b = not (b in self.transposed_from or self.frozen_k_by_n(b))
+        return tensor_core_float32_product(*a_shape, result_shape[1], copies_b=copies_b)
+
+    def frozen_k_by_n(self, name: str) -> bool:
+        """Whether `name` is a frozen weight stored [k, n] (not a transpose of one)."""
+        return name in self.frozen_weights and not self.frozen_weights[name][1]
 
     def product_padding(self, op):
         """(K, N) padding of a static bf16/f16 matmul whose sizes make cuBLAS slow, on

@@ -9,13 +9,16 @@ every product of at least 2^20 outputs (K 512 to 5632), and its results were 2x 
 float64 product than cuBLAS's (relative L2 1.5e-7 to 2.6e-7 against 3.6e-7 to 8.1e-7;
 benchmarks/experiments/gpu_f32_gemm_precision.py,
 benchmarks/results/gpu-float32-tensor-core-products-2026-12-05.md). Below that size
-(2048 x 2048 x 256: 0.97x), for K below 512 (not measured) and where B is N-major (GPT-2's Conv1D weights [K, N]: the
-tensor cores then read a transposed copy, 0.5x-1.05x) cuBLAS stays.
+(2048 x 2048 x 256: 0.97x) and for K below 512 (not measured) cuBLAS stays. A B stored
+N-major (GPT-2's Conv1D weights [K, N]) read as it is ran 0.51x-1.13x cuBLAS's (Triton
+transposes it on the way to the tensor cores): it is copied K-major first.
 
 The wrapper calls `_kernels.float32_products(a, b, bias, out=...)` for the static float32
-products it chose (WrapperBuilder.tensor_core_product; with `freezing`, a weight stored
-[K, N] too, read from a K-major copy kept here, `kept=slot`); a call whose operands are laid
-out otherwise (a B that is not K-major, a strided A) runs torch.mm/addmm. After the first
+products it chose (WrapperBuilder.tensor_core_product). A B that is not K-major (a weight
+stored [K, N]) is read from a K-major copy: made in the call, where A has enough rows to
+share its cost (host_runtime.TENSOR_CORE_FLOAT32_COPY_MIN_ROWS), or, with `freezing`, kept
+here (`kept=slot`) while the weight is unchanged. A call with an A whose rows are not
+contiguous in K, or of another dtype, runs torch.mm/addmm. After the first
 launch of a shape the compiled kernel launches through Triton's C launcher with nothing
 but an alignment check (launch.py's direct launch), as the generated kernels do.
 Interpreted (CPU tensors), the kernel runs under Triton's interpreter, compiled first for
@@ -29,21 +32,33 @@ import torch
 import triton
 import triton.language as tl
 
+from triton.runtime.errors import OutOfResources
+
 from .autotune import tune
 from .compile_check import TritonCompileCheckError, check_gpu_compile
 from .interpreter import interpreted
 from .launch import LAUNCH_OPTIONS, _direct_launch
 
-# Block configurations (BM x BN x BK, warps, pipeline stages); the heuristic picks the
-# first for outputs of many tiles, the second for few; autotuning times them all.
+# Block configurations (BM x BN x BK, warps, pipeline stages). The heuristic
+# (Float32Products.heuristic_config) picks one of the first three; autotuning times them
+# all. Measured on an H100 over 48 products (2^17 to 2^28 outputs, K 128 to 5632;
+# gpu_f32_gemm_precision.py --configs): LARGE was the fastest where whole waves of
+# 128 x 128 tiles fill the GPU, one of the 64 x 64 ones elsewhere; the heuristic's pick
+# was within 7% of the best configuration on every shape (before it, 128 x 128 x 32 with 8
+# warps everywhere: up to 2.4x the best). 128 x 128 x 32 with 4 warps ran 2x slower.
+LARGE = dict(BM=128, BN=128, BK=64, GROUP=8, num_warps=8, num_stages=3)
+SMALL_DEEP = dict(BM=64, BN=64, BK=64, GROUP=8, num_warps=4, num_stages=3)
+SMALL = dict(BM=64, BN=64, BK=32, GROUP=8, num_warps=4, num_stages=4)
 CONFIGS = [
+    LARGE, SMALL_DEEP, SMALL,
     dict(BM=128, BN=128, BK=32, GROUP=8, num_warps=8, num_stages=3),
     dict(BM=64, BN=128, BK=32, GROUP=8, num_warps=4, num_stages=4),
     dict(BM=128, BN=64, BK=32, GROUP=8, num_warps=4, num_stages=4),
     dict(BM=128, BN=256, BK=32, GROUP=8, num_warps=8, num_stages=3),
-    dict(BM=128, BN=128, BK=64, GROUP=8, num_warps=8, num_stages=3),
-    dict(BM=64, BN=64, BK=32, GROUP=8, num_warps=4, num_stages=4),
 ]
+# LARGE where the 128 x 128 tiles' last wave is at least this full (their count over
+# whole waves of the GPU's multiprocessors); SMALL_DEEP for few 64 x 64 tiles, or long K.
+FULL_WAVES = 0.85
 
 
 def _float32_product(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_ak,
@@ -110,13 +125,18 @@ class Float32Products:
         self.aligned = {}  # operands' layouts -> (direct launcher, its sizes and strides)
         self.unavailable = False  # the kernel failed to compile here: cuBLAS instead
         self.kept = {}  # slot -> (a frozen [K, N] weight's K-major copy, its identity)
+        self.processors = None  # the GPU's multiprocessors (heuristic_config)
 
     def __call__(self, a, b, bias=None, out=None, kept=None):
         """a @ b (+ bias, a [N] row), into `out` where given (a dense [M, N] tensor).
         `kept`: b is a frozen weight stored [K, N] (CompileOptions.freezing: GPT-2's
         Conv1D weights), read from a K-major copy kept in slot `kept`."""
-        if kept is not None and b.stride(0) != 1:
-            b = self.k_major(kept, b)
+        if b.dim() == 2 and b.stride(0) != 1 and b.dtype == torch.float32 and b.numel():
+            # A B not K-major (GPT-2's Conv1D weights, stored [K, N]): the tensor cores
+            # read a K-major copy, kept while a frozen weight is unchanged (`kept`), else
+            # made in the call. The wrapper calls this only where the copy pays
+            # (host_runtime.tensor_core_float32_product: enough rows of A to share it).
+            b = self.k_major(kept, b) if kept is not None else b.t().contiguous().t()
         # After the first launch of a layout with every pointer 16-byte aligned: its
         # direct launcher, with nothing but this lookup and the alignment check.
         layout = (a.shape, a.stride(), a.dtype, b.shape, b.stride(), b.dtype,
@@ -153,7 +173,15 @@ class Float32Products:
         shape_key = (M, N, K, a.stride(0), b.stride(1), c.stride(0), c.stride(1), has_bias)
         try:
             config = self._config(shape_key, arguments)
-            compiled, grid = self._launch(config, arguments, has_bias)
+            try:
+                compiled, grid = self._launch(config, arguments, has_bias)
+            except OutOfResources:
+                if config is SMALL:
+                    raise
+                # A GPU with less shared memory (or registers) than the Hopper GPUs
+                # the configurations were measured on: the smallest one.
+                config = self.configs[shape_key] = SMALL
+                compiled, grid = self._launch(config, arguments, has_bias)
         except Exception as error:
             if self.interpret or isinstance(error, TritonCompileCheckError):
                 raise
@@ -204,12 +232,26 @@ class Float32Products:
             config = tune(lambda config: self._launch(config, arguments, has_bias),
                           CONFIGS, key, name)
         if config is None:
-            tiles = triton.cdiv(M, 128) * triton.cdiv(N, 128)
-            many = self.interpret or tiles >= torch.cuda.get_device_properties(
-                self.device).multi_processor_count
-            config = CONFIGS[0] if many else CONFIGS[1]
+            config = self.heuristic_config(M, N, shape_key[2])
         self.configs[shape_key] = config
         return config
+
+    def heuristic_config(self, M: int, N: int, K: int) -> dict:
+        """The block configuration of an [M, K] @ [K, N] product, without timing (see
+        CONFIGS)."""
+        if self.interpret:
+            return SMALL
+        processors = self.processors
+        if processors is None:
+            processors = self.processors = torch.cuda.get_device_properties(
+                self.device).multi_processor_count
+        tiles = triton.cdiv(M, 128) * triton.cdiv(N, 128)
+        if tiles >= FULL_WAVES * processors * triton.cdiv(tiles, processors):
+            return LARGE
+        small_tiles = triton.cdiv(M, 64) * triton.cdiv(N, 64)
+        if small_tiles <= 256 or (K >= 2048 and small_tiles <= 1024):
+            return SMALL_DEEP
+        return SMALL
 
     def _launch(self, config, arguments, has_bias):
         """Launches the kernel through Triton's JIT entry: (its compiled kernel, grid)."""
