@@ -298,10 +298,10 @@ def test_frozen_weights_stored_k_by_n_run_on_the_tensor_cores_from_a_kept_copy(m
 def test_weights_stored_k_by_n_run_on_the_tensor_cores_from_a_copy_made_per_call(
         monkeypatch):
     """Without freezing, a product whose weight is stored [K, N] (GPT-2's Conv1D) runs on
-    the tensor cores from a K-major copy made in the call, where A has at least
-    TENSOR_CORE_FLOAT32_COPY_MIN_ROWS rows (lowered here; the interpreter is slow):
-    nothing is kept between calls, a write to the weight is seen, results follow
-    eager's. Below that many rows it stays cuBLAS's."""
+    the tensor cores from a K-major copy made in the call (k_major_copies, before the
+    product), where A has at least TENSOR_CORE_FLOAT32_COPY_MIN_ROWS rows (lowered here;
+    the interpreter is slow): nothing is kept between calls, a write to the weight is
+    seen, results follow eager's. Below that many rows it stays cuBLAS's."""
     monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_OUTPUTS", 1)
     monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_K", 1)
     monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_COPY_MIN_ROWS", 6)
@@ -313,7 +313,8 @@ def test_weights_stored_k_by_n_run_on_the_tensor_cores_from_a_copy_made_per_call
     x = torch.randn(6, 48)
     wrapper, _ = _exported(model, x)
     assert wrapper.count("_kernels.float32_products(") == 1, wrapper
-    assert "kept=" not in wrapper, wrapper
+    assert wrapper.count("_kernels.float32_products.k_major_copies(arg") == 1, wrapper
+    assert "kmajor0[0]" in wrapper and "kept=" not in wrapper, wrapper
     copies = []
     products = float32_products.Float32Products.__call__
     monkeypatch.setattr(float32_products.Float32Products, "__call__",
@@ -326,7 +327,7 @@ def test_weights_stored_k_by_n_run_on_the_tensor_cores_from_a_copy_made_per_call
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
         model.weight.mul_(-0.5)
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
-    assert copies == [(80, 1), (80, 1)]  # the weight as stored, [K, N]
+    assert copies == [(1, 48), (1, 48)]  # K-major copies of the weight stored [K, N]
     assert dyno.stats()["fallback_graphs"] == 0
     wrapper, _ = _exported(model, x[:5])
     assert "float32_products" not in wrapper, wrapper
@@ -345,3 +346,53 @@ def test_a_kept_k_major_copy_is_made_once_and_again_after_a_write():
     second = products(a, weight, kept=0)
     assert products.kept[0][0] is not copy
     torch.testing.assert_close(second, first * 2)
+
+
+class _Conv1DStack(torch.nn.Module):
+    def __init__(self, widths):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(_Conv1D(k, n) for k, n in zip(widths, widths[1:]))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return x
+
+
+def test_a_graphs_k_by_n_weights_are_copied_k_major_four_to_a_launch(monkeypatch):
+    """Five Conv1D layers: their weights are copied K-major in two launches (four, then
+    one), each made before its group's first product and released after its last; the
+    program matches eager."""
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_OUTPUTS", 1)
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_MIN_K", 1)
+    monkeypatch.setattr(host_runtime, "TENSOR_CORE_FLOAT32_COPY_MIN_ROWS", 1)
+    torch.manual_seed(0)
+    model = _Conv1DStack([24, 40, 16, 33, 24, 8]).eval()
+    x = torch.randn(10, 24)
+    wrapper, got = _exported(model, x)
+    lines = wrapper.splitlines()
+    groups = [i for i, line in enumerate(lines) if "k_major_copies(" in line]
+    assert len(groups) == 2, wrapper
+    assert lines[groups[0]].count("arg") == 4 and lines[groups[1]].count("arg") == 1
+    products = [i for i, line in enumerate(lines) if "_kernels.float32_products(" in line]
+    assert len(products) == 5 and groups[0] < products[0] and \
+        products[3] < groups[1] < products[4], wrapper
+    assert any(line.strip().startswith("del") and "kmajor0" in line
+               for line in lines[products[3]:]), wrapper  # released after its last read
+    with torch.no_grad():
+        torch.testing.assert_close(got, model(x), rtol=1e-5, atol=1e-5)
+
+
+def test_k_major_copies_of_several_shapes_in_one_launch():
+    """k_major_copies: matrices of any sizes (not multiples of the tile), each copied
+    K-major exactly, 16-byte aligned; one already K-major, or of another dtype, is given
+    back as it is."""
+    torch.manual_seed(0)
+    weights = [torch.randn(48, 33), torch.randn(70, 5), torch.randn(16, 16).t(),
+               torch.randn(3, 130), torch.randn(65, 64), torch.randn(7, 9).double()]
+    copies = _products(check_targets=[("cuda", 90)]).k_major_copies(*weights)
+    assert copies[2] is weights[2] and copies[5] is weights[5]
+    for weight, copy in zip(weights, copies):
+        assert torch.equal(copy, weight)
+        if copy is not weight:
+            assert copy.stride() == (1, weight.shape[0]) and copy.data_ptr() % 16 == 0

@@ -281,6 +281,10 @@ TENSOR_CORE_FLOAT32_LONG_K = 1024
 # 1.10x-1.40x cuBLAS from 2048 rows (GPT-2's shapes), 0.94x-1.16x at 1024, 0.75x-0.94x
 # at 512.
 TENSOR_CORE_FLOAT32_COPY_MIN_ROWS = 2048
+# Such weights, when the graph takes them as arguments, are copied in groups of this
+# many by one launch (the Triton runtime's Float32Products.k_major_copies: one layer of
+# GPT-2), made before the group's first product: not one copy kernel per product.
+K_MAJOR_COPIES_PER_GROUP = 4
 
 
 def tensor_core_float32_product(m: int, k: int, n: int, copies_b: bool = False) -> bool:

@@ -93,15 +93,52 @@ def _float32_product(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_a
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+# Weights copied K-major by one launch (Float32Products.k_major_copies), at most this many.
+COPIES_PER_LAUNCH = 4
+COPY_BLOCK = 64
+
+
+def _k_major_copies(out_ptr, b0, b1, b2, b3, k0, k1, k2, k3, n0, n1, n2, n3, first1,
+                    first2, first3, offset1, offset2, offset3, BLOCK: tl.constexpr):
+    # Up to four matrices stored [K, N] (N contiguous), each into `out` at its offset
+    # stored [N, K] (K contiguous): program `pid` copies one BLOCK x BLOCK tile of the
+    # matrix whose tiles start at or below it (first1..3: the first tiles of b1..b3).
+    pid = tl.program_id(0)
+    which = (pid >= first1).to(tl.int32) + (pid >= first2).to(tl.int32) + \
+        (pid >= first3).to(tl.int32)
+    b = tl.where(which == 0, b0, tl.where(which == 1, b1, tl.where(which == 2, b2, b3)))
+    K = tl.where(which == 0, k0, tl.where(which == 1, k1, tl.where(which == 2, k2, k3)))
+    N = tl.where(which == 0, n0, tl.where(which == 1, n1, tl.where(which == 2, n2, n3)))
+    first = tl.where(which == 0, 0, tl.where(which == 1, first1,
+                                             tl.where(which == 2, first2, first3)))
+    offset = tl.where(which == 0, 0, tl.where(which == 1, offset1,
+                                              tl.where(which == 2, offset2, offset3)))
+    tile = pid - first
+    tiles_n = (N + BLOCK - 1) // BLOCK
+    rk = (tile // tiles_n) * BLOCK + tl.arange(0, BLOCK)
+    rn = (tile % tiles_n) * BLOCK + tl.arange(0, BLOCK)
+    inside = (rk[:, None] < K) & (rn[None, :] < N)
+    tiles = tl.load(b + rk[:, None] * N + rn[None, :], mask=inside, other=0.0)
+    tl.store(out_ptr + offset + rn[None, :] * K + rk[:, None], tiles, mask=inside)
+
+
 _SOURCE_DIGEST = hashlib.sha256(inspect.getsource(_float32_product).encode()).hexdigest()[:24]
-_jitted = {}  # interpreted or not -> the triton.jit function
+_COPIES_DIGEST = hashlib.sha256(inspect.getsource(_k_major_copies).encode()).hexdigest()[:24]
+_jitted = {}  # (function, interpreted or not) -> the triton.jit function
 
 
-def _kernel(interpret: bool):
-    if interpret not in _jitted:
+def _kernel(interpret: bool, function=_float32_product):
+    if (function, interpret) not in _jitted:
         with interpreted(interpret):
-            _jitted[interpret] = triton.jit(_float32_product)
-    return _jitted[interpret]
+            _jitted[function, interpret] = triton.jit(function)
+    return _jitted[function, interpret]
+
+
+def _pointers(tensors) -> int:
+    result = 0
+    for tensor in tensors:
+        result |= tensor.data_ptr()
+    return result
 
 
 def runs_on_tensor_cores(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -126,6 +163,8 @@ class Float32Products:
         self.unavailable = False  # the kernel failed to compile here: cuBLAS instead
         self.kept = {}  # slot -> (a frozen [K, N] weight's K-major copy, its identity)
         self.processors = None  # the GPU's multiprocessors (heuristic_config)
+        self.copiers = {}  # weights' shapes -> direct launcher of their K-major copies
+        self.copy_plans = {}  # weights' shapes -> their copies' sizes, tiles and views
 
     def __call__(self, a, b, bias=None, out=None, kept=None):
         """a @ b (+ bias, a [N] row), into `out` where given (a dense [M, N] tensor).
@@ -202,6 +241,60 @@ class Float32Products:
             if launch is not None:
                 self.aligned[layout] = (launch, sizes)
         return c
+
+    def k_major_copies(self, *weights):
+        """K-major copies of float32 matrices stored [K, N] (weights of the graph's
+        tensor-core products, GPT-2's Conv1D without freezing), made by one launch for
+        up to COPIES_PER_LAUNCH of them (the wrapper groups a layer's weights): the
+        copies, [K, N] views of one buffer. A matrix of another layout or dtype is given
+        back as it is (the product copies it, or runs cuBLAS's)."""
+        copied = [i for i, w in enumerate(weights) if w.dim() == 2 and w.dtype ==
+                  torch.float32 and w.stride() == (w.shape[1], 1) and w.numel()
+                  and w.device == weights[0].device]
+        result = list(weights)
+        for start in range(0, len(copied), COPIES_PER_LAUNCH):
+            group = [weights[i] for i in copied[start:start + COPIES_PER_LAUNCH]]
+            for i, copy in zip(copied[start:], self._copy_group(group)):
+                result[i] = copy
+        return tuple(result)
+
+    def _copy_group(self, group):
+        shapes = tuple(w.shape for w in group)
+        plan = self.copy_plans.get(shapes)
+        if plan is None:
+            # Each copy starts 16-byte aligned (the products launch directly on aligned
+            # operands); the unused pointers of a smaller group repeat its last matrix.
+            offsets, firsts, total, tiles = [], [], 0, 0
+            for K, N in shapes:
+                offsets.append(total)
+                firsts.append(tiles)
+                total += -(-K * N // 4) * 4
+                tiles += triton.cdiv(K, COPY_BLOCK) * triton.cdiv(N, COPY_BLOCK)
+            unused = COPIES_PER_LAUNCH - len(shapes)
+            padded = list(shapes) + [shapes[-1]] * unused
+            sizes = (*(K for K, _ in padded), *(N for _, N in padded),
+                     *(firsts[1:] + [tiles] * unused), *(offsets[1:] + [0] * unused))
+            views = [((K, N), (1, K), offset) for (K, N), offset in zip(shapes, offsets)]
+            plan = self.copy_plans[shapes] = (total, tiles, unused, sizes, views)
+        total, tiles, unused, sizes, views = plan
+        out = torch.empty(total, dtype=torch.float32, device=group[0].device)
+        arguments = (out, *group, *group[-1:] * unused, *sizes)
+        aligned = not (out.data_ptr() | _pointers(group)) & 15
+        launch = self.copiers.get(shapes)
+        if launch is not None and aligned:
+            launch(*arguments)
+        else:
+            if self.interpret and self.check_targets:
+                check_gpu_compile(_kernel(False, _k_major_copies), _COPIES_DIGEST,
+                                  dict(BLOCK=COPY_BLOCK, num_warps=4), arguments,
+                                  self.check_targets)
+            compiled = _kernel(self.interpret, _k_major_copies)[(tiles,)](
+                *arguments, BLOCK=COPY_BLOCK, num_warps=4, **LAUNCH_OPTIONS)
+            if not self.interpret and aligned:
+                launch = _direct_launch(compiled, tiles, trailing=(COPY_BLOCK,))
+                if launch is not None:
+                    self.copiers[shapes] = launch
+        return [out.as_strided(*view) for view in views]
 
     def k_major(self, slot: int, b):
         """A K-major copy of the frozen weight `b` ([K, N]), made once and kept while
