@@ -3,7 +3,7 @@ zoo against each other and Inductor's default, in one process.
 
     python3 benchmarks/gpu_host_ab.py --size bench --dtype bfloat16 --models llama,gpt2 \
         --artifacts .gpu/old,.gpu/new [--rounds 40] [--graphs] [--no-inductor] \
-        [--kernels kernels.md] [--sequence sequence.md]
+        [--kernels kernels.md] [--sequence sequence.md] [--float64]
 
 Each round times 20 calls of every program (and of Inductor's default) in a shuffled
 order; printed: per build the median ms per call and the median over rounds of
@@ -58,6 +58,18 @@ def programs(name, dtype_name, size, artifacts, graphs=False, inductor=True):
     return result, inputs, model(*inputs)
 
 
+def float64_result(name, size, inputs):
+    """The zoo model `name` (the same weights: the zoo builds it from a fixed seed)
+    computed in float64 on the GPU, on `inputs` (floating ones widened)."""
+    model, _ = zoo.build(name, torch.float64, size=size)
+    model = model.cuda().eval()
+    wide = tuple(x.double() if x.is_floating_point() else x for x in inputs)
+    with torch.no_grad():
+        result = model(*wide)
+    del model
+    return result
+
+
 def reference_for(label, built):
     """Like for like: a CUDA-graph program against Inductor's reduce-overhead, the others
     against Inductor's default (or the first build, without Inductor)."""
@@ -98,6 +110,9 @@ def main():
     parser.add_argument("--no-inductor", action="store_true")
     parser.add_argument("--kernels", default="",
                         help="also append each program's costliest kernels to this file")
+    parser.add_argument("--float64", action="store_true",
+                        help="also print each program's and eager's distance from the "
+                        "model computed in float64 on the GPU")
     parser.add_argument("--sequence", default="",
                         help="also append each program's kernels of one call, in order")
     args = parser.parse_args()
@@ -110,9 +125,16 @@ def main():
             built, inputs, expected = programs(name, args.dtype, args.size,
                                                args.artifacts.split(","), args.graphs,
                                                not args.no_inductor)
+            if args.float64:
+                exact = float64_result(name, args.size, inputs)
+                print(f"{name} eager: error from float64 "
+                      f"{relative_error(expected, exact):.2e}", flush=True)
             for label, program in list(built.items()):
                 try:
                     error = relative_error(program(*inputs), expected)
+                    if args.float64 and not label.endswith("+g"):
+                        print(f"{name} {label}: error from float64 "
+                              f"{relative_error(program(*inputs), exact):.2e}", flush=True)
                     kernels, gpu_ms = gpu_profile(program, inputs)
                 except Exception as failure:  # noqa: BLE001 (a row that says so)
                     # (Inductor's reduce-overhead fails on fp32 Mixtral: its CUDA graph

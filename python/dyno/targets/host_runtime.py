@@ -267,11 +267,11 @@ PAD_K_MIN_VOLUME = 1 << 32
 # float32_products.py) where the Triton target is asked to
 # (CompileOptions.tensor_core_float32) and the Triton kernel (its heuristic
 # configuration) was measured faster than cuBLAS's float32 GEMM, which eager and
-# Inductor run: on an H100, from 2^18 outputs and K of 128 (1.04x-1.52x at 2^18 to 2^20
-# outputs, 1.3x-1.7x above), except for long sums over few outputs (K 2048 with 2^18
-# outputs: 0.82x; with 2^19: 1.12x-1.16x). Closer to the float64 product at every size
-# measured. benchmarks/experiments/gpu_f32_gemm_precision.py --configs,
-# benchmarks/results/gpu-float32-tensor-core-products-2026-12-05.md.
+# Inductor run: on an H100, from 2^18 outputs and K of 128 (1.04x-1.45x at 2^18 to 2^20
+# outputs, 1.35x-1.90x above), except for long sums over few outputs (K 2048 with 2^18
+# outputs: 0.78x-0.83x; with 2^19: 1.16x-1.20x); below 2^18 (2^17) 0.97x. Closer to the
+# float64 product at every size measured. benchmarks/experiments/gpu_f32_gemm_precision.py --configs,
+# benchmarks/results/gpu-zoo-float32-products-tuned-2026-12-05-h100.md.
 TENSOR_CORE_FLOAT32_MIN_OUTPUTS = 1 << 18
 TENSOR_CORE_FLOAT32_MIN_K = 128
 # Above this K, products need twice the outputs.

@@ -3,21 +3,23 @@
 a_hi*b_hi + a_hi*b_lo + a_lo*b_hi accumulated in float32).
 
 On an H100, on the zoo's linear layers (a weight [N, K] read transposed, so both operands
-are K-major in shared memory, as the tensor cores' TF32 operands must be), this ran 1.27x
-to 1.84x faster than cuBLAS's float32 GEMM (what eager and Inductor run with TF32 off) on
-every product of at least 2^20 outputs (K 512 to 5632), and its results were 2x to 5x closer to the
-float64 product than cuBLAS's (relative L2 1.5e-7 to 2.6e-7 against 3.6e-7 to 8.1e-7;
-benchmarks/experiments/gpu_f32_gemm_precision.py,
-benchmarks/results/gpu-float32-tensor-core-products-2026-12-05.md). Below that size
-(2048 x 2048 x 256: 0.97x) and for K below 512 (not measured) cuBLAS stays. A B stored
-N-major (GPT-2's Conv1D weights [K, N]) read as it is ran 0.51x-1.13x cuBLAS's (Triton
-transposes it on the way to the tensor cores): it is copied K-major first.
+are K-major in shared memory, as the tensor cores' TF32 operands must be), this ran 1.04x
+to 1.7x faster than cuBLAS's float32 GEMM (what eager and Inductor run with TF32 off) on
+the products host_runtime.tensor_core_float32_product chooses (from 2^18 outputs, K from
+128), with the block configuration of `heuristic_config`, and its results were 2x to 5x
+closer to the float64 product than cuBLAS's (relative L2 1.5e-7 to 2.6e-7 against 3.6e-7
+to 8.1e-7; benchmarks/experiments/gpu_f32_gemm_precision.py,
+benchmarks/results/gpu-float32-tensor-core-products-2026-12-05.md). A B stored N-major
+(GPT-2's Conv1D weights [K, N]) read as it is ran 0.51x-1.13x cuBLAS's (Triton transposes
+it on the way to the tensor cores): it is copied K-major first.
 
 The wrapper calls `_kernels.float32_products(a, b, bias, out=...)` for the static float32
 products it chose (WrapperBuilder.tensor_core_product). A B that is not K-major (a weight
 stored [K, N]) is read from a K-major copy: made in the call, where A has enough rows to
-share its cost (host_runtime.TENSOR_CORE_FLOAT32_COPY_MIN_ROWS), or, with `freezing`, kept
-here (`kept=slot`) while the weight is unchanged. A call with an A whose rows are not
+share its cost (host_runtime.TENSOR_CORE_FLOAT32_COPY_MIN_ROWS) — the graph's weight
+arguments four to a launch before their group's first product (`k_major_copies`), any
+other such B in the product's own call — or, with `freezing`, kept here (`kept=slot`)
+while the weight is unchanged. A call with an A whose rows are not
 contiguous in K, or of another dtype, runs torch.mm/addmm. After the first
 launch of a shape the compiled kernel launches through Triton's C launcher with nothing
 but an alignment check (launch.py's direct launch), as the generated kernels do.
@@ -41,11 +43,12 @@ from .launch import LAUNCH_OPTIONS, _direct_launch
 
 # Block configurations (BM x BN x BK, warps, pipeline stages). The heuristic
 # (Float32Products.heuristic_config) picks one of the first three; autotuning times them
-# all. Measured on an H100 over 48 products (2^17 to 2^28 outputs, K 128 to 5632;
-# gpu_f32_gemm_precision.py --configs): LARGE was the fastest where whole waves of
-# 128 x 128 tiles fill the GPU, one of the 64 x 64 ones elsewhere; the heuristic's pick
-# was within 7% of the best configuration on every shape (before it, 128 x 128 x 32 with 8
-# warps everywhere: up to 2.4x the best). 128 x 128 x 32 with 4 warps ran 2x slower.
+# all. Measured on an H100 over 39 products (2^17 to 2^28 outputs, K 128 to 5632; 16
+# configurations each, gpu_f32_gemm_precision.py --configs): LARGE was the fastest where
+# whole waves of 128 x 128 tiles fill the GPU, one of the 64 x 64 ones elsewhere; the
+# heuristic's pick was within 2% of the best configuration on every shape (the fixed
+# picks before it, 128 x 128 x 32 or 64 x 128 x 32: up to 1.87x the best). 128 x 128 x 32
+# with 4 warps ran 2x slower than with 8.
 LARGE = dict(BM=128, BN=128, BK=64, GROUP=8, num_warps=8, num_stages=3)
 SMALL_DEEP = dict(BM=64, BN=64, BK=64, GROUP=8, num_warps=4, num_stages=3)
 SMALL = dict(BM=64, BN=64, BK=32, GROUP=8, num_warps=4, num_stages=4)
