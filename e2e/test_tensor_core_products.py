@@ -396,3 +396,25 @@ def test_k_major_copies_of_several_shapes_in_one_launch():
         assert torch.equal(copy, weight)
         if copy is not weight:
             assert copy.stride() == (1, weight.shape[0]) and copy.data_ptr() % 16 == 0
+
+
+def test_wrong_grouped_copies_on_a_gpu_fall_back_to_torchs_copies(monkeypatch):
+    """On a GPU the grouped copies are compared with the weights once per launch path
+    (faked here: CPU tensors taken as a GPU's, a kernel that writes zeros): a mismatch
+    warns once and torch's copies are used from then on; the copies returned are right."""
+    products = float32_products.Float32Products("cpu", interpret=False)
+    monkeypatch.setattr(float32_products.Float32Products, "_copy_group",
+                        lambda self, group: [torch.zeros_like(w).t().contiguous().t()
+                                             for w in group])
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    weights = [torch.randn(8, 5), torch.randn(5, 7)]
+    with pytest.warns(RuntimeWarning, match="wrong copies"):
+        copies = products.k_major_copies(*weights)
+    assert all(torch.equal(c, w) and c.stride() == (1, w.shape[0])
+               for c, w in zip(copies, weights))
+    assert products.copies_unavailable
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copies = products.k_major_copies(*weights)
+    assert all(torch.equal(c, w) for c, w in zip(copies, weights))
