@@ -683,3 +683,38 @@ def test_kernels_compile_ahead_of_their_first_launch_with_their_launch_signature
         compiles
     types = {t for _, signature, _ in compiles for t in signature}
     assert {"*bf16", "*fp32", "*i64"} <= types and types & {"*i1", "*u1"}, compiles
+
+
+class _NormPool(torch.nn.Module):
+    """Batch norm, ReLU shifted below zero, then a max pool over -inf padding: the pool
+    cannot share the norm's kernel (it reads a neighbourhood), so the kernel splits."""
+
+    def __init__(self, kernel, stride, padding):
+        super().__init__()
+        self.norm = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.MaxPool2d(kernel, stride, padding)
+        with torch.no_grad():
+            self.norm.running_mean.normal_()
+            self.norm.running_var.uniform_(0.5, 2)
+
+    def forward(self, x):
+        return self.pool(torch.relu(self.norm(x)) - 0.5)
+
+
+@pytest.mark.parametrize("kernel, stride, padding", [(3, 2, 1), (3, 1, 1), (5, 2, 2)])
+def test_a_split_kernels_max_pool_reads_its_padding_without_a_host_pad(
+        tmp_path, kernel, stride, padding):
+    """dyno-split-kernels-for-triton: the max pool's piece reads the stored norm result
+    through the -inf pad and its strided window slices with masked loads
+    (IterationSpace's slices of padded arguments), with no torch pad on the host
+    (ResNet: a fill and a copy of the activation per call). Border windows hold only
+    values of -0.5 or more: a pad read as 0 would show."""
+    torch.manual_seed(kernel * 10 + stride)
+    model = _NormPool(kernel, stride, padding).eval()
+    x = torch.randn(2, 8, 15, 16)
+    dyno.export_triton(model, (x,), str(tmp_path))
+    wrapper = (tmp_path / "wrapper.py").read_text()
+    assert "functional.pad" not in wrapper and wrapper.count("_kernels[") == 2, wrapper
+    program = triton_runtime.load(str(tmp_path), device="cpu")
+    with torch.no_grad():
+        torch.testing.assert_close(program(x), model(x), rtol=1e-5, atol=1e-5)

@@ -58,6 +58,45 @@ std::optional<int64_t> mlir::dyno::iotaDimension(linalg::GenericOp op) {
   return index.getDim();
 }
 
+/// A static slice of a padded kernel argument (the windows of a max pool over its
+/// -inf padding): the view's position j reads the unpadded position
+/// j * padScale - padLow, masked where it falls outside. A dimension the slice drops
+/// reads one position, which must be inside the unpadded tensor.
+static FailureOr<TensorSource> slicePadded(tensor::ExtractSliceOp slice,
+                                           TensorSource source) {
+  if (ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+      ShapedType::isDynamicShape(slice.getStaticSizes()) ||
+      ShapedType::isDynamicShape(slice.getStaticStrides()) || source.memory.isDynamic())
+    return slice.emitOpError("is not a static slice of a padded kernel argument, which "
+                             "the Triton target needs"), failure();
+  MemoryOperand memory = source.memory;
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  SmallVector<int64_t> strides, low, sizes, scales;
+  for (auto [i, offset] : llvm::enumerate(slice.getStaticOffsets())) {
+    int64_t scale = memory.padScale.empty() ? 1 : memory.padScale[i];
+    // Unpadded position of the view's j: (offset + j * step) * scale - padLow.
+    int64_t start = offset * scale - memory.padLow[i];
+    if (dropped.test(i)) {
+      if (start < 0 || start >= memory.unpaddedSizes[i])
+        return slice.emitOpError("reads only the padding of a dimension it drops, which "
+                                 "the Triton target does not read"), failure();
+      memory.offset += start * memory.strides[i];
+      continue;
+    }
+    strides.push_back(memory.strides[i]);
+    low.push_back(-start);
+    sizes.push_back(memory.unpaddedSizes[i]);
+    scales.push_back(slice.getStaticStrides()[i] * scale);
+  }
+  memory.strides = strides;
+  memory.padLow = low;
+  memory.unpaddedSizes = sizes;
+  memory.padScale = llvm::all_of(scales, [](int64_t s) { return s == 1; })
+                        ? SmallVector<int64_t>() : scales;
+  source.memory = memory;
+  return source;
+}
+
 FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
   auto shapeOf = [](Value value) { return cast<RankedTensorType>(value.getType()).getShape(); };
   if (auto argument = dyn_cast<BlockArgument>(tensor)) {
@@ -278,6 +317,11 @@ FailureOr<TensorSource> mlir::dyno::traceTensor(Value tensor) {
     return source;
   }
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    FailureOr<TensorSource> padded = traceTensor(slice.getSource());
+    if (failed(padded))
+      return failure();
+    if (padded->kind == TensorSource::Memory && padded->memory.padValue)
+      return slicePadded(slice, *padded);
     FailureOr<TensorSource> source = traceView(slice.getSource());
     if (failed(source))
       return failure();

@@ -28,6 +28,10 @@ struct MemoryOperand {
   /// size; elements outside read `padValue` (empty when not padded).
   llvm::SmallVector<int64_t> padLow, unpaddedSizes;
   Value padValue;
+  /// A strided slice of a padded tensor (a max pool's windows): per dimension the
+  /// step, in the unpadded tensor, of one step of the view (empty when all are 1). The
+  /// view's position j reads the unpadded position j * padScale - padLow.
+  llvm::SmallVector<int64_t> padScale;
   /// Whether some stride is only known at run time: a dynamically shaped argument read
   /// row-major, possibly through reshapes that add or drop unit dimensions. Then
   /// `strideDims` gives, per dimension, the argument dimension whose row-major stride it

@@ -338,6 +338,8 @@ FailureOr<Value> KernelEmitter::offsetsOf(const MemoryOperand &memory, AffineMap
       if (!inBounds)
         return op.emitOpError("writes to a padded tensor"), failure();
       int64_t low = memory.padLow[dim];
+      if (!memory.padScale.empty() && memory.padScale[dim] != 1) // a strided slice
+        position = indexOp<arith::MulIOp>(b, *position, index(b, memory.padScale[dim]));
       position = indexOp<arith::SubIOp>(b, *position, index(b, low));
       // A scalar position (a dimension of extent 1) is compared as a block.
       position = toBlock(b, *position);

@@ -4,8 +4,9 @@
 // formation groups ops by data flow, so a kernel may hold, say, a column reduction and
 // a row reduction; such a kernel is split here into one kernel per computing op, in
 // order, passing intermediates through memory. Concatenations, which a Triton program
-// cannot read back, are done on the host between the pieces (torch.cat). Kernels that
-// fit stay whole.
+// cannot read back, are done on the host between the pieces (torch.cat); a constant pad
+// that computing ops read is read by their piece from its stored source (masked loads).
+// Kernels that fit stay whole.
 //
 //===----------------------------------------------------------------------===//
 #include "IterationSpace.h"
@@ -113,21 +114,63 @@ LogicalResult hostSizesOf(Value result, OpBuilder &hostBuilder, IRMapping &host,
   return success();
 }
 
-/// Ops the host performs between the pieces of a split kernel: a Triton program cannot
-/// read a concatenation or a padding it did not store, so `tensor.concat` becomes
-/// torch.cat and a constant `tensor.pad` with static widths torch.nn.functional.pad.
-bool isHostOp(Operation *op) {
-  if (isa<tensor::ConcatOp>(op))
-    return true;
+bool isView(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
+             tensor::CastOp>(op);
+}
+
+/// A constant `tensor.pad` with static widths.
+bool isStaticConstantPad(Operation *op) {
   auto pad = dyn_cast<tensor::PadOp>(op);
   return pad && pad.getLow().empty() && pad.getHigh().empty() &&
          matchPattern(pad.getConstantPaddingValue(), m_Constant());
 }
 
-bool isView(Operation *op) {
-  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
-             tensor::CastOp>(op);
+/// A static constant pad that only computing ops read: each piece that reads it clones
+/// it and reads its source, which an earlier piece stored, with masked loads (the
+/// padding value where the read falls outside the source). ResNet's max pool read its
+/// -inf padding from a padded copy torch made on the host (a fill and a copy of the
+/// 32 x 112 x 112 x 64 activation per call).
+bool onlyComputingOpsRead(Operation *op, func::ReturnOp returned) {
+  return !op->use_empty() && llvm::all_of(op->getUsers(), [&](Operation *user) {
+    if (isView(user)) // (the max pool's strided windows: slices of the pad)
+      return onlyComputingOpsRead(user, returned);
+    return isa<linalg::GenericOp>(user) && isComputeOp(user, returned);
+  });
 }
+
+bool isPaddedRead(Operation *op, func::ReturnOp returned) {
+  return isStaticConstantPad(op) && onlyComputingOpsRead(op, returned);
+}
+
+/// Ops the host performs between the pieces of a split kernel: a Triton program cannot
+/// read a concatenation it did not store, so `tensor.concat` becomes torch.cat; a
+/// constant `tensor.pad` with static widths that is not a padded read (isPaddedRead)
+/// becomes torch.nn.functional.pad.
+bool isHostOp(Operation *op, func::ReturnOp returned) {
+  return isa<tensor::ConcatOp>(op) ||
+         (isStaticConstantPad(op) && !isPaddedRead(op, returned));
+}
+
+/// The op of `group` whose result `op` reads padded (through views and a padded read),
+/// or null: that result must be stored first, by an earlier piece.
+Operation *paddedSourceIn(Operation *op, const llvm::SmallPtrSetImpl<Operation *> &group,
+                          func::ReturnOp returned) {
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    while (def && isView(def))
+      def = def->getOperand(0).getDefiningOp();
+    if (!def || !isPaddedRead(def, returned))
+      continue;
+    Operation *source = cast<tensor::PadOp>(def).getSource().getDefiningOp();
+    while (source && isView(source))
+      source = source->getOperand(0).getDefiningOp();
+    if (source && group.contains(source))
+      return source;
+  }
+  return nullptr;
+}
+
 
 /// Recreates the kernel tensor `value` on the host: a value the host already has (an
 /// argument, an earlier piece's result), or a view of one.
@@ -155,7 +198,7 @@ bool neededOutside(Value value, const llvm::SmallPtrSetImpl<Operation *> &group)
     Operation *user = use.getOwner();
     if (group.contains(user))
       continue;
-    if (isView(user) && !isHostOp(user) &&
+    if (isView(user) &&
         llvm::none_of(user->getResults(),
                       [&](Value view) { return neededOutside(view, group); }))
       continue;
@@ -182,7 +225,7 @@ Piece buildPiece(ArrayRef<Operation *> ops, StringRef name, func::ReturnOp retur
   Block *entry = piece.function.addEntryBlock();
   IRMapping mapping;
   cloneIntoKernel(ops, entry, mapping, piece.kernelValues, [&](Operation *def) {
-    return !isComputeOp(def, returned) && !isHostOp(def);
+    return !isComputeOp(def, returned) && !isHostOp(def, returned);
   });
   llvm::SmallPtrSet<Operation *, 8> group(ops.begin(), ops.end());
   SmallVector<Value> cloned;
@@ -214,7 +257,7 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
   auto returned = cast<func::ReturnOp>(body.getTerminator());
   for (Value value : returned.getOperands())
     if (value.getDefiningOp() && !(isComputeOp(value.getDefiningOp(), returned) ||
-                                   isHostOp(value.getDefiningOp()) ||
+                                   isHostOp(value.getDefiningOp(), returned) ||
                                    isView(value.getDefiningOp())))
       return kernel.emitOpError("returns a value no op of it computes; cannot split it");
 
@@ -279,7 +322,7 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
   };
   for (Operation &opRef : body.without_terminator()) {
     Operation *op = &opRef;
-    if (isHostOp(op)) {
+    if (isHostOp(op, returned)) {
       if (failed(flush()))
         return failure();
       for (Value operand : op->getOperands())
@@ -300,6 +343,9 @@ LogicalResult split(func::FuncOp kernel, LaunchOp launch, ModuleOp kernels) {
       group.push_back(op);
       continue;
     }
+    llvm::SmallPtrSet<Operation *, 8> members(group.begin(), group.end());
+    if (paddedSourceIn(op, members, returned) && failed(flush()))
+      return failure();
     group.push_back(op);
     if (group.size() > 1 && !fits(group)) {
       group.pop_back();
@@ -429,9 +475,9 @@ struct SplitKernelsForTritonPass
                                        }).wasInterrupted();
         // A returned pad or concatenation, an argument or a view of one: the host's.
         auto returned = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
-        bool returnsHostOp = llvm::any_of(returned.getOperands(), [](Value value) {
+        bool returnsHostOp = llvm::any_of(returned.getOperands(), [&](Value value) {
           Operation *def = value.getDefiningOp();
-          return !def || isHostOp(def) || isView(def);
+          return !def || isHostOp(def, returned) || isView(def);
         });
         if (kernel.isExternal() ||
             (!scanScatterOrSort && !returnsHostOp && fitsOneIterationSpace(kernel)))
