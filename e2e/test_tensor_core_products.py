@@ -418,3 +418,18 @@ def test_wrong_grouped_copies_on_a_gpu_fall_back_to_torchs_copies(monkeypatch):
         warnings.simplefilter("error")
         copies = products.k_major_copies(*weights)
     assert all(torch.equal(c, w) for c, w in zip(copies, weights))
+
+
+def test_matrices_too_large_for_one_launch_are_given_back_for_the_product_to_copy(
+        monkeypatch):
+    """A matrix of MAX_GROUPED_ELEMENTS or more (lowered here) is not grouped (the
+    launch's 32-bit offsets): given back as stored, which the product then copies
+    K-major in its own call; the smaller ones are still copied in one launch."""
+    monkeypatch.setattr(float32_products, "MAX_GROUPED_ELEMENTS", 100)
+    torch.manual_seed(0)
+    small, large = torch.randn(8, 12), torch.randn(10, 10)
+    copies = _products().k_major_copies(small, large)
+    assert copies[1] is large
+    assert torch.equal(copies[0], small) and copies[0].stride() == (1, 8)
+    a = torch.randn(6, 10)
+    assert _relative_error(_products()(a, copies[1]), a, large, None) < 1e-6

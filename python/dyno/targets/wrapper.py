@@ -743,9 +743,10 @@ class WrapperBuilder:
 
     def group_k_major_copies(self, block):
         """Groups the tensor-core products whose weight is an argument of the graph
-        stored [k, n] (GPT-2's Conv1D without freezing), in order, a layer's four to a group (K_MAJOR_COPIES_PER_GROUP): the first product of a group makes the K-major copies of
-        all its weights in one launch (Float32Products.k_major_copies), not one copy
-        kernel per product (GPT-2 124M: 48 launches per call -> 12)."""
+        stored [k, n] (GPT-2's Conv1D without freezing), in order, K_MAJOR_COPIES_PER_GROUP
+        weights to a group (a layer's four): the first product of a group makes the
+        K-major copies of all its weights in one launch (Float32Products.k_major_copies),
+        not one copy kernel per product (GPT-2 124M: 48 launches per call -> 12)."""
         arguments = {self.key(argument) for argument in block.arguments}
         products = []  # (the product's result key, its weight's name)
         for op in block.operations:

@@ -99,6 +99,9 @@ def _float32_product(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_a
 # Weights copied K-major by one launch (Float32Products.k_major_copies), at most this many.
 COPIES_PER_LAUNCH = 4
 COPY_BLOCK = 64
+# Larger matrices are copied by torch: a launch's offsets and indices stay below 2^31
+# (the kernel's integers are 32-bit where their values fit).
+MAX_GROUPED_ELEMENTS = 1 << 28
 
 
 def _k_major_copies(out_ptr, b0, b1, b2, b3, k0, k1, k2, k3, n0, n1, n2, n3, first1,
@@ -256,7 +259,7 @@ class Float32Products:
         back as it is (the product copies it, or runs cuBLAS's)."""
         copied = [i for i, w in enumerate(weights) if w.dim() == 2 and w.dtype ==
                   torch.float32 and w.stride() == (w.shape[1], 1) and w.numel()
-                  and w.numel() < 1 << 30 and w.device == weights[0].device]
+                  and w.numel() < MAX_GROUPED_ELEMENTS and w.device == weights[0].device]
         result = list(weights)
         for start in range(0, len(copied), COPIES_PER_LAUNCH):
             group = [weights[i] for i in copied[start:start + COPIES_PER_LAUNCH]]
