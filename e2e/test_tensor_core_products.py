@@ -433,3 +433,19 @@ def test_matrices_too_large_for_one_launch_are_given_back_for_the_product_to_cop
     assert torch.equal(copies[0], small) and copies[0].stride() == (1, 8)
     a = torch.randn(6, 10)
     assert _relative_error(_products()(a, copies[1]), a, large, None) < 1e-6
+
+
+def test_a_weight_with_nans_passes_the_copy_check(monkeypatch):
+    """The check compares bits: a NaN copied as it is (a weight made by torch.empty)
+    is not a wrong copy."""
+    products = float32_products.Float32Products("cpu", interpret=False)
+    monkeypatch.setattr(float32_products.Float32Products, "_copy_group",
+                        lambda self, group: [w.t().contiguous().t() for w in group])
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    weight = torch.randn(6, 5)
+    weight[2, 3] = float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copy, = products.k_major_copies(weight)
+    assert not products.copies_unavailable and copy.stride() == (1, 6)

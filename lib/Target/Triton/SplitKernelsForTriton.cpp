@@ -131,16 +131,24 @@ bool isStaticConstantPad(Operation *op) {
 /// padding value where the read falls outside the source). ResNet's max pool read its
 /// -inf padding from a padded copy torch made on the host (a fill and a copy of the
 /// 32 x 112 x 112 x 64 activation per call).
+/// Only through static slices (the max pool's strided windows), the one view the
+/// Triton lowering reads a padded tensor through (IterationSpace's slicePadded).
 bool onlyComputingOpsRead(Operation *op, func::ReturnOp returned) {
   return !op->use_empty() && llvm::all_of(op->getUsers(), [&](Operation *user) {
-    if (isView(user)) // (the max pool's strided windows: slices of the pad)
-      return onlyComputingOpsRead(user, returned);
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user))
+      return slice.getOffsets().empty() && slice.getSizes().empty() &&
+             slice.getStrides().empty() && onlyComputingOpsRead(user, returned);
     return isa<linalg::GenericOp>(user) && isComputeOp(user, returned);
   });
 }
 
 bool isPaddedRead(Operation *op, func::ReturnOp returned) {
-  return isStaticConstantPad(op) && onlyComputingOpsRead(op, returned);
+  // (A pad of a dynamically shaped tensor stays the host's: the lowering reads pads
+  // of static shapes only.)
+  return isStaticConstantPad(op) &&
+         cast<RankedTensorType>(op->getOperand(0).getType()).hasStaticShape() &&
+         cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape() &&
+         onlyComputingOpsRead(op, returned);
 }
 
 /// Ops the host performs between the pieces of a split kernel: a Triton program cannot

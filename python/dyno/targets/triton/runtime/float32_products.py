@@ -284,7 +284,9 @@ class Float32Products:
         path = (tuple(w.shape for w in group), self.copied_directly)
         if path in self.copies_checked:
             return True
-        if all(torch.equal(copy, w) for copy, w in zip(copies, group)):
+        # (bit for bit: a NaN in a weight is copied, not unequal)
+        if all(torch.equal(copy.view(torch.int32), w.view(torch.int32))
+               for copy, w in zip(copies, group)):
             self.copies_checked.add(path)
             return True
         self.copies_unavailable = True
