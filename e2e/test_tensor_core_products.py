@@ -404,8 +404,8 @@ def test_wrong_grouped_copies_on_a_gpu_fall_back_to_torchs_copies(monkeypatch):
     warns once and torch's copies are used from then on; the copies returned are right."""
     products = float32_products.Float32Products("cpu", interpret=False)
     monkeypatch.setattr(float32_products.Float32Products, "_copy_group",
-                        lambda self, group: [torch.zeros_like(w).t().contiguous().t()
-                                             for w in group])
+                        lambda self, group: ([torch.zeros_like(w).t().contiguous().t()
+                                              for w in group], False))
     monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
     weights = [torch.randn(8, 5), torch.randn(5, 7)]
@@ -440,7 +440,8 @@ def test_a_weight_with_nans_passes_the_copy_check(monkeypatch):
     is not a wrong copy."""
     products = float32_products.Float32Products("cpu", interpret=False)
     monkeypatch.setattr(float32_products.Float32Products, "_copy_group",
-                        lambda self, group: [w.t().contiguous().t() for w in group])
+                        lambda self, group: ([w.t().contiguous().t() for w in group],
+                                             False))
     monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
     weight = torch.randn(6, 5)

@@ -140,6 +140,11 @@ def _kernel(interpret: bool, function=_float32_product):
     return _jitted[function, interpret]
 
 
+def _k_major_copy(b: torch.Tensor) -> torch.Tensor:
+    """`b` ([K, N]) copied by torch into K-major memory, the same [K, N] view."""
+    return b.t().contiguous().t()
+
+
 def _pointers(tensors) -> int:
     result = 0
     for tensor in tensors:
@@ -173,7 +178,6 @@ class Float32Products:
         self.copy_plans = {}  # weights' shapes -> their copies' sizes, tiles and views
         self.copies_checked = set()  # (shapes, direct launch) checked (_copies_checked)
         self.copies_unavailable = False
-        self.copied_directly = False  # the last group's copies: a direct launch
 
     def __call__(self, a, b, bias=None, out=None, kept=None):
         """a @ b (+ bias, a [N] row), into `out` where given (a dense [M, N] tensor).
@@ -184,7 +188,7 @@ class Float32Products:
             # read a K-major copy, kept while a frozen weight is unchanged (`kept`), else
             # made in the call. The wrapper calls this only where the copy pays
             # (host_runtime.tensor_core_float32_product: enough rows of A to share it).
-            b = self.k_major(kept, b) if kept is not None else b.t().contiguous().t()
+            b = self.k_major(kept, b) if kept is not None else _k_major_copy(b)
         # After the first launch of a layout with every pointer 16-byte aligned: its
         # direct launcher, with nothing but this lookup and the alignment check.
         layout = (a.shape, a.stride(), a.dtype, b.shape, b.stride(), b.dtype,
@@ -263,16 +267,18 @@ class Float32Products:
         result = list(weights)
         for start in range(0, len(copied), COPIES_PER_LAUNCH):
             group = [weights[i] for i in copied[start:start + COPIES_PER_LAUNCH]]
-            copies = None if self.copies_unavailable else self._copy_group(group)
-            if copies is not None and not self._copies_checked(group, copies):
-                copies = None
+            copies = None
+            if not self.copies_unavailable:
+                copies, direct = self._copy_group(group)
+                if not self._copies_checked(group, copies, direct):
+                    copies = None
             if copies is None:  # torch's copies, one per matrix
-                copies = [w.t().contiguous().t() for w in group]
+                copies = [_k_major_copy(w) for w in group]
             for i, copy in zip(copied[start:], copies):
                 result[i] = copy
         return tuple(result)
 
-    def _copies_checked(self, group, copies) -> bool:
+    def _copies_checked(self, group, copies, direct: bool) -> bool:
         """Whether the copies equal the matrices, checked on a GPU once per launch path
         (the JIT's first launch of a group's shapes, then their direct launches): the
         grouped copy kernel was compiled for sm_90 in CI and run under Triton's
@@ -281,7 +287,7 @@ class Float32Products:
         if self.interpret or not group[0].is_cuda or \
                 torch.cuda.is_current_stream_capturing():
             return True
-        path = (tuple(w.shape for w in group), self.copied_directly)
+        path = (tuple(w.shape for w in group), direct)
         if path in self.copies_checked:
             return True
         # (bit for bit: a NaN in a weight is copied, not unequal)
@@ -295,6 +301,8 @@ class Float32Products:
         return False
 
     def _copy_group(self, group):
+        """The group's K-major copies made by one launch, and whether that launch was
+        a direct one (Triton's C launcher) rather than through the JIT."""
         shapes = tuple(w.shape for w in group)
         plan = self.copy_plans.get(shapes)
         if plan is None:
@@ -317,8 +325,8 @@ class Float32Products:
         arguments = (out, *group, *group[-1:] * unused, *sizes)
         aligned = not (out.data_ptr() | _pointers(group)) & 15
         launch = self.copiers.get(shapes)
-        self.copied_directly = launch is not None and aligned
-        if self.copied_directly:
+        direct = launch is not None and aligned
+        if direct:
             launch(*arguments)
         else:
             if self.interpret and self.check_targets:
@@ -331,7 +339,7 @@ class Float32Products:
                 launch = _direct_launch(compiled, tiles, trailing=(COPY_BLOCK,))
                 if launch is not None:
                     self.copiers[shapes] = launch
-        return [out.as_strided(*view) for view in views]
+        return [out.as_strided(*view) for view in views], direct
 
     def k_major(self, slot: int, b):
         """A K-major copy of the frozen weight `b` ([K, N]), made once and kept while
@@ -340,11 +348,11 @@ class Float32Products:
         read the weight as it is then (as host_runtime.PaddedProducts keeps padded
         weights)."""
         if b.is_cuda and torch.cuda.is_current_stream_capturing():
-            return b.t().contiguous().t()
+            return _k_major_copy(b)
         identity = (b.data_ptr(), b._version, b.shape, b.stride())
         copy, copied = self.kept.get(slot, (None, None))
         if copied != identity:
-            copy = b.t().contiguous().t()
+            copy = _k_major_copy(b)
             self.kept[slot] = (copy, identity)
         return copy
 
