@@ -25,6 +25,13 @@ struct LoweringPipelineOptions : public PassPipelineOptions<LoweringPipelineOpti
       llvm::cl::desc("Element types (bf16, f16, f32) of the convolutions the runtime "
                      "runs channels-last; kernels then read and write their tensors in "
                      "that order (dyno-channels-last-convolutions)")};
+  PassOptions::Option<bool> copyConvolutionOperands{
+      *this, "copy-convolution-operands",
+      llvm::cl::desc("CPU: graph inputs those convolutions read (the image, plain "
+                     "filters) are copied channels-last by kernels, not by the runtime "
+                     "(dyno-channels-last-convolutions' copy-host-operands); off where "
+                     "filters are frozen (packed once by the runtime)"),
+      llvm::cl::init(false)};
 };
 
 /// Options of the kernel formation pipeline: what differs between the targets' libraries.

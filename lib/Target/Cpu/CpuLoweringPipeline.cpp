@@ -26,6 +26,9 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   if (!options.channelsLastConvolutions.empty()) {
     DynoChannelsLastConvolutionsOptions channelsLast;
     channelsLast.elementTypes = llvm::to_vector(options.channelsLastConvolutions);
+    // The model's input and plain filters copied channels-last by kernels, not by
+    // ATen's strided copy in the runtime.
+    channelsLast.copyHostOperands = options.copyConvolutionOperands;
     pm.addPass(createDynoChannelsLastConvolutions(channelsLast));
   }
   // Kernels equal up to their names (a model's repeated layers) become one before they

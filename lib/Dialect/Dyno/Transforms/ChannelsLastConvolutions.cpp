@@ -234,6 +234,75 @@ public:
     readersReadChannelsLast(view, channelsLast);
   }
 
+  /// The convolution's input (operand 0) and filter (operand 1), where either is a
+  /// graph input of static shape that channels-last memory would order differently,
+  /// read through an NCHW view of an NHWC copy made by a kernel of its own (one per
+  /// graph input, launched before its first convolution; later convolutions reuse it):
+  /// the runtime passes the view, channels-last in memory, to the library as it is.
+  void hostOperandsChannelsLast(dyno::ContractionOp conv) {
+    for (unsigned operand : {0u, 1u}) {
+      auto argument = dyn_cast<BlockArgument>(conv->getOperand(operand));
+      if (!argument || !isStatic4d(argument.getType()) ||
+          argument.getOwner() != conv->getBlock() ||
+          !isa<func::FuncOp>(argument.getOwner()->getParentOp()))
+        continue;
+      auto type = cast<RankedTensorType>(argument.getType());
+      // One channel, or one pixel: NCHW memory is channels-last memory already.
+      if (type.getDimSize(1) == 1 || type.getDimSize(2) * type.getDimSize(3) == 1)
+        continue;
+      Value &view = hostCopies[argument];
+      if (!view) {
+        OpBuilder builder(conv);
+        Value channelsLast = copyChannelsLast(builder, conv.getLoc(), argument);
+        view = transposed(builder, conv.getLoc(), channelsLast, kFromChannelsLast);
+      }
+      conv->setOperand(operand, view);
+    }
+  }
+
+  /// A launch, at `builder`, of a new kernel returning `source` (a static NCHW tensor)
+  /// copied to NHWC: a generic over the NHWC result, reading the source through a
+  /// permuted map (the transposing loop `dyno-block-transposes` tiles in cache lines).
+  Value copyChannelsLast(OpBuilder &builder, Location loc, Value source) {
+    MLIRContext *ctx = module.getContext();
+    auto kernels = module.lookupSymbol<ModuleOp>(dyno::kKernelsModuleName);
+    if (!kernels) { // a graph of library calls only
+      OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+      kernels = ModuleOp::create(moduleBuilder, loc, dyno::kKernelsModuleName);
+    }
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    RankedTensorType resultType = channelsLastType(sourceType);
+    std::string name;
+    do
+      name = "kernel_" + std::to_string(nextKernelNumber++);
+    while (kernels.lookupSymbol(name));
+    OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
+    auto kernel = func::FuncOp::create(moduleBuilder, loc, name,
+                                       FunctionType::get(ctx, {sourceType}, {resultType}));
+    kernel.setArgAttr(0, "bufferization.writable", BoolAttr::get(ctx, false));
+    Block *entry = kernel.addEntryBlock();
+    OpBuilder body = OpBuilder::atBlockEnd(entry);
+    Value init = tensor::EmptyOp::create(body, loc, resultType.getShape(),
+                                         resultType.getElementType());
+    // Result (n, h, w, c) = source (n, c, h, w).
+    AffineMap read = AffineMap::getPermutationMap(kFromChannelsLast, ctx);
+    AffineMap write = AffineMap::getMultiDimIdentityMap(4, ctx);
+    SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+    auto copy = linalg::GenericOp::create(
+        body, loc, TypeRange{resultType}, ValueRange{entry->getArgument(0)},
+        ValueRange{init}, ArrayRef<AffineMap>{read, write}, iterators,
+        [](OpBuilder &nested, Location nestedLoc, ValueRange values) {
+          linalg::YieldOp::create(nested, nestedLoc, values[0]);
+        });
+    func::ReturnOp::create(body, loc, copy->getResults());
+    auto callee = SymbolRefAttr::get(ctx, dyno::kKernelsModuleName,
+                                     {FlatSymbolRefAttr::get(ctx, name)});
+    auto launch = dyno::LaunchOp::create(builder, loc, TypeRange{resultType}, callee,
+                                         ValueRange{source}, ValueRange{},
+                                         /*initial_values=*/DenseI64ArrayAttr());
+    return launch->getResult(0);
+  }
+
   /// `generic` writes its result `resultNumber` NHWC: into a fresh NHWC tensor (filled
   /// as `fill`, if given, filled the NCHW one), through its output map permuted. The
   /// old init is left to canonicalization. Returns the new result type.
@@ -417,6 +486,10 @@ private:
   ModuleOp module;
   /// Generics given a channels-last map.
   llvm::SetVector<linalg::GenericOp> permuted;
+  /// A graph input's NCHW view of its NHWC copy (hostOperandsChannelsLast).
+  llvm::DenseMap<Value, Value> hostCopies;
+  /// Where the search for an unused kernel name starts.
+  unsigned nextKernelNumber = 0;
 };
 
 struct ChannelsLastConvolutionsPass
@@ -443,6 +516,8 @@ struct ChannelsLastConvolutionsPass
     for (dyno::ContractionOp conv : convolutions) {
       rewriter.convolutionInputFromKernel(conv);
       rewriter.convolutionResultToKernels(conv);
+      if (copyHostOperands)
+        rewriter.hostOperandsChannelsLast(conv);
     }
     rewriter.internalIntermediatesChannelsLast();
     rewriter.interchangeChannelLoops();

@@ -55,7 +55,7 @@ struct DeduplicateKernelsPass
   void runOnOperation() override {
     ModuleOp root = getOperation();
     for (auto kernels : root.getOps<ModuleOp>()) {
-      if (kernels.getSymName() != "kernels")
+      if (kernels.getSymName() != dyno::kKernelsModuleName)
         continue;
       // Kernel name -> the first kernel equal to it, in the module's order.
       llvm::StringMap<StringAttr> replacement;

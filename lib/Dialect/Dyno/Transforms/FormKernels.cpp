@@ -31,8 +31,6 @@ namespace mlir::dyno {
 using namespace mlir;
 using namespace mlir::dyno;
 
-static constexpr StringLiteral kKernelsModuleName = "kernels";
-
 //===----------------------------------------------------------------------===//
 // Grouping
 //===----------------------------------------------------------------------===//

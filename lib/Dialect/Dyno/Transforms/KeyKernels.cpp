@@ -23,7 +23,7 @@ struct KeyKernelsPass : mlir::dyno::impl::DynoKeyKernelsBase<KeyKernelsPass> {
   void runOnOperation() override {
     ModuleOp root = getOperation();
     for (auto kernels : root.getOps<ModuleOp>()) {
-      if (kernels.getSymName() != "kernels")
+      if (kernels.getSymName() != dyno::kKernelsModuleName)
         continue;
       // Launches name their kernel as @kernels::@name.
       llvm::SetVector<StringAttr> launched;

@@ -105,9 +105,26 @@ def channels_last_types(gm, frozen_filters: bool = False) -> List[str]:
                                                     depthwise=has_depthwise)]
 
 
-def pipeline_options(options, channels_last: Sequence[str] = ()) -> str:
+def four_d_inputs_contiguous(gm) -> bool:
+    """Whether every 4-d tensor `gm` takes is NCHW-contiguous (not channels-last, as
+    `model.to(memory_format=torch.channels_last)` and its inputs would be): a kernel's
+    channels-last copy of one then replaces the runtime's, where a channels-last one
+    would be copied twice (the wrapper's `.contiguous()`, then the kernel)."""
+    for node in gm.graph.nodes:
+        value = node.meta.get("val") if node.op == "placeholder" else None
+        if isinstance(value, torch.Tensor) and value.dim() == 4 and \
+                not value.is_contiguous():
+            return False
+    return True
+
+
+def pipeline_options(options, channels_last: Sequence[str] = (),
+                     copy_convolution_operands: bool = False) -> str:
     """dyno-cpu-lowering-pipeline's options for a graph. `channels_last`: the element
-    types of its convolutions that run channels-last (channels_last_types)."""
+    types of its convolutions that run channels-last (channels_last_types);
+    `copy_convolution_operands`: kernels copy their graph inputs channels-last (not
+    where the runtime packs frozen filters once, FrozenWeights.conv2d, nor where an
+    input is channels-last already, four_d_inputs_contiguous)."""
     pipeline = [] if options.block_long_sums else ["block-long-sums=false"]
     if torch.backends.cpu.get_cpu_capability() == "AVX512":
         # PyTorch's kernels use 512-bit vectors here; LLVM's x86 tuning would stop at
@@ -117,6 +134,10 @@ def pipeline_options(options, channels_last: Sequence[str] = ()) -> str:
     # read and write their tensors in that order.
     if channels_last:
         pipeline.append("channels-last-convolutions=" + ",".join(channels_last))
+        if copy_convolution_operands:
+            # Their graph inputs (the image, the filters) copied channels-last by
+            # kernels: ATen's strided copy in the runtime took 1.6x-2x as long.
+            pipeline.append("copy-convolution-operands=true")
     return " ".join(pipeline)
 
 
@@ -142,7 +163,9 @@ class CpuTarget(Target):
         outputs = frontend.graph_outputs(gm)
         convolution_types = channels_last_types(gm, frozen_filters=bool(frozen_inputs))
         lowered = graph_lowering.lower_graph(
-            gm, dump, PASSES, pipeline_options(options, convolution_types),
+            gm, dump, PASSES,
+            pipeline_options(options, convolution_types, copy_convolution_operands=(
+                not frozen_inputs and four_d_inputs_contiguous(gm))),
             causal_masks=options.causal_masks)
         # One parse of the lowered module: its host function makes the wrapper, then its
         # kernels go to the JIT.

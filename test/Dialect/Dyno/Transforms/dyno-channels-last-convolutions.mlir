@@ -1,5 +1,6 @@
 // RUN: dyno-opt %s --dyno-channels-last-convolutions="element-types=bf16" --split-input-file | FileCheck %s
 // RUN: dyno-opt %s --dyno-channels-last-convolutions --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: dyno-opt %s --dyno-channels-last-convolutions="element-types=bf16 copy-host-operands=true" --split-input-file | FileCheck %s --check-prefix=COPY
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #channel = affine_map<(d0, d1, d2, d3) -> (d1)>
@@ -269,5 +270,42 @@ module {
       } -> tensor<2x2x2x4xbf16>
       return %r : tensor<2x2x2x4xbf16>
     }
+  }
+}
+
+// -----
+
+// Graph inputs read by channels-last convolutions. With copy-host-operands (the CPU
+// target), the image and the 3x3 filter are copied NHWC by kernels of their own,
+// launched once before their first convolution; the second convolution that reads them
+// reuses the copies. The 1x1 filter and the depthwise filter are channels-last in memory
+// as they are (one pixel, one channel): no copy. Without the option, nothing is copied.
+// CHECK-LABEL: func.func @host_operands
+// CHECK-NOT:     dyno.launch
+// CHECK:         dyno.contraction "conv2d"(%arg0, %arg1)
+// COPY-LABEL:  func.func @host_operands
+// COPY:          %[[XC:.*]] = dyno.launch @kernels::@[[XK:kernel_[0-9]+]](%arg0) : (tensor<2x3x8x8xbf16>) -> tensor<2x8x8x3xbf16>
+// COPY:          %[[XV:.*]] = linalg.transpose ins(%[[XC]] : tensor<2x8x8x3xbf16>) outs(%{{.*}} : tensor<2x3x8x8xbf16>) permutation = [0, 3, 1, 2]
+// COPY:          %[[WC:.*]] = dyno.launch @kernels::@[[WK:kernel_[0-9]+]](%arg1) : (tensor<4x3x3x3xbf16>) -> tensor<4x3x3x3xbf16>
+// COPY:          %[[WV:.*]] = linalg.transpose ins(%[[WC]] : tensor<4x3x3x3xbf16>) outs(%{{.*}} : tensor<4x3x3x3xbf16>) permutation = [0, 3, 1, 2]
+// COPY:          %[[Y:.*]] = dyno.contraction "conv2d"(%[[XV]], %[[WV]])
+// COPY:          %[[Z:.*]] = dyno.contraction "conv2d"(%[[Y]], %arg2)
+// COPY:          dyno.contraction "conv2d"(%[[Z]], %arg3)
+// COPY-NOT:      dyno.launch
+// COPY:          dyno.contraction "conv2d"(%[[XV]], %[[WV]])
+// COPY:        func.func @[[XK]](%[[S:.*]]: tensor<2x3x8x8xbf16> {bufferization.writable = false}) -> tensor<2x8x8x3xbf16>
+// COPY:          %[[E:.*]] = tensor.empty() : tensor<2x8x8x3xbf16>
+// COPY:          linalg.generic {indexing_maps = [#[[READ:.*]], #[[WRITE:.*]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[S]] : tensor<2x3x8x8xbf16>) outs(%[[E]] : tensor<2x8x8x3xbf16>)
+// COPY:            linalg.yield
+// COPY:        func.func @[[WK]](%{{.*}}: tensor<4x3x3x3xbf16> {bufferization.writable = false}) -> tensor<4x3x3x3xbf16>
+// OFF-LABEL:   func.func @host_operands
+// OFF-NOT:       dyno.launch
+module {
+  func.func @host_operands(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %w1: tensor<4x4x1x1xbf16>, %dw: tensor<4x1x3x3xbf16>) -> (tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>) {
+    %0 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+    %1 = dyno.contraction "conv2d"(%0, %w1) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x8x8xbf16>, tensor<4x4x1x1xbf16>) -> tensor<2x4x8x8xbf16>
+    %2 = dyno.contraction "conv2d"(%1, %dw) {dilations = array<i64: 1, 1>, groups = 4 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x8x8xbf16>, tensor<4x1x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+    %3 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+    return %2, %3 : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>
   }
 }

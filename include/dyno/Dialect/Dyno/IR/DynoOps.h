@@ -13,4 +13,10 @@
 #define GET_OP_CLASSES
 #include "dyno/Dialect/Dyno/IR/DynoOps.h.inc"
 
+namespace mlir::dyno {
+/// The nested module holding the kernels that `dyno.launch` ops call
+/// (`@kernels::@kernel_0`), made by dyno-form-kernels.
+constexpr llvm::StringLiteral kKernelsModuleName = "kernels";
+} // namespace mlir::dyno
+
 #endif // DYNO_DIALECT_DYNO_IR_DYNOOPS_H

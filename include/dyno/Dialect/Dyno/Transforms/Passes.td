@@ -570,9 +570,14 @@ def DynoChannelsLastConvolutions : Pass<"dyno-channels-last-convolutions", "Modu
     such kernels, an NCHW intermediate that reaches other generics only through pads
     and slices (a max pool's padded window slices) is computed NHWC too, with the pads
     and slices permuted; and a generic given such maps has its channel loop moved
-    innermost where most of its 4-d accesses end in it. Values are unchanged; the
-    wrapper's two copies per convolution go. See docs/CpuTarget.md, "Library calls in
-    bf16/f16 (CPU)".
+    innermost where most of its 4-d accesses end in it. With `copy-host-operands` (the
+    CPU target), a graph input such a convolution reads as its input or filter, in an
+    order channels-last memory does not already have (more than one channel and more
+    than one pixel), is copied to NHWC by a kernel of its own launched before the
+    convolution's first reader of it (a transposing loop; ATen's strided copy, which
+    the runtime made otherwise, took 1.2x-3x as long), the convolution taking an NCHW
+    view. Values are unchanged; the wrapper's two copies per convolution go. See
+    docs/CpuTarget.md, "Library calls in bf16/f16 (CPU)".
 
     ```mlir
     // Before
@@ -585,9 +590,13 @@ def DynoChannelsLastConvolutions : Pass<"dyno-channels-last-convolutions", "Modu
   let options = [
     ListOption<"elementTypes", "element-types", "std::string",
                "Element types (bf16, f16, f32) of the convolutions the runtime runs "
-               "channels-last; none: the pass does nothing">
+               "channels-last; none: the pass does nothing">,
+    Option<"copyHostOperands", "copy-host-operands", "bool", /*default=*/"false",
+           "Graph inputs such convolutions read (input, filter) are copied to NHWC by "
+           "kernels of their own, not by the runtime">
   ];
-  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+  let dependentDialects = ["func::FuncDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
 }
 
 def DynoImportTorchMlirOutput : Pass<"dyno-import-torch-mlir-output", "ModuleOp"> {
