@@ -8,6 +8,7 @@ import contextlib
 import functools
 import math
 import os
+from typing import Optional
 
 import torch
 
@@ -145,27 +146,39 @@ def onednn_runs(dtype: torch.dtype) -> bool:
         or onednn_computes(dtype))
 
 
+# A float32 graph's convolutions run channels-last with plain filters where the filters
+# copied per call (kernels of Dyno's make them channels-last: those with more than one
+# input channel and pixel) have at most this many elements per element of the
+# convolutions' outputs. Measured (AMD Zen 4, 2 threads, paired, Dyno channels-last
+# against NCHW; benchmarks/experiments/conv_layout_ab.py): SmallCNN (0.026) 394 -> 367 us,
+# the zoo's ResNet (0.62) 2257 -> 2229 us, ResNet-50 with 8 images (0.13) 520 -> 420 ms
+# and 2 images (0.51) 154 -> 135 ms; with 1 image (1.02) NCHW wins, 54 against 68 ms.
+F32_CHANNELS_LAST_MAX_FILTER_SHARE = 0.75
+
+
 def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool,
-                            depthwise: bool = False) -> bool:
+                            depthwise: bool = False,
+                            filter_share: Optional[float] = None) -> bool:
     """Whether this runtime runs convolutions of `dtype` on channels-last tensors
-    (`depthwise`: in a graph with depthwise convolutions).
+    (`depthwise`: in a graph with depthwise convolutions; `filter_share`: the graph's
+    filters that are copied channels-last per call, in elements per element of its
+    convolutions' outputs; None: not known, as at run time).
     With frozen filters (`FrozenWeights.conv2d`, whose packed filter suits either
-    layout): f32, and bf16/f16 where oneDNN computes them. With a plain filter, oneDNN's
-    channels-last path copies it to channels-last on every call (ATen's strided copy:
-    80 us for a 128x128x3x3 f32 filter on 2 threads, as long as a kernel of Dyno's took
-    for the same transpose in a trial): bf16/f16 still gain (AMD Zen 4, AVX-512 BF16,
-    no AMX, 2 threads: ResNet 2584 -> 2516 us, ConvNeXt 2314 -> 2178, SmallCNN 458 ->
-    471; Sapphire Rapids with AMX 1.24x); f32 loses where filters are large (ResNet
-    3455 -> 3553 us, SmallCNN 660 -> 763, ConvNeXt 2043 -> 2180 with the copies;
-    `python benchmarks/experiments/conv_layout_ab.py`, 2026-12-04) and stays NCHW. (The
-    2026-11-27 rule, NCHW for bf16 without AMX, came from that script when it timed one
-    compiled graph under both layouts.) A graph with depthwise convolutions runs f32
-    channels-last too: oneDNN's NHWC depthwise kernel is faster and a depthwise filter
-    is channels-last as it is (no copy); ConvNeXt f32 1791 -> 1665 us, where SmallCNN
-    (389 -> 410) and ResNet lose (AMD Zen 4, 2 threads, after
-    dyno-vectorize-short-inner-loops; `benchmarks/experiments/conv_layout_ab.py`, 2026-12-04)."""
+    layout): f32, and bf16/f16 where oneDNN computes them. bf16/f16 where oneDNN computes
+    them in any case: NCHW bf16 convolutions are slower (ResNet-50 with one image, where
+    the filters' copies weigh most: 52.3 ms NCHW, 47.7 channels-last; AMD Zen 4,
+    AVX-512 BF16, no AMX; Sapphire Rapids with AMX 1.24x). f32 with plain filters where
+    their copies are small against the work (filter_share at most
+    F32_CHANNELS_LAST_MAX_FILTER_SHARE), or in a graph with depthwise convolutions
+    (oneDNN's NHWC depthwise kernel is faster and a depthwise filter is channels-last
+    as it is: ConvNeXt f32 1791 -> 1665 us). The compiler's kernels copy the graph's
+    plain filters and image channels-last (dyno-channels-last-convolutions'
+    copy-host-operands); ATen's strided copy, which did before, took 1.6x-2x as long
+    and made f32 lose (ResNet 3455 -> 3553 us, 2026-12-04)."""
     if dtype == torch.float32:
-        return (frozen_filters or depthwise) and torch.backends.mkldnn.is_available()
+        return torch.backends.mkldnn.is_available() and (
+            frozen_filters or depthwise or
+            filter_share is not None and filter_share <= F32_CHANNELS_LAST_MAX_FILTER_SHARE)
     return onednn_computes(dtype)
 
 

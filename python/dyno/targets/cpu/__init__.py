@@ -85,24 +85,48 @@ def _host_cpu() -> str:
         return f"{platform.machine()}|{platform.processor()}"
 
 
+def copied_filter_share(gm) -> Optional[float]:
+    """Elements of `gm`'s plain convolution filters that a channels-last call copies
+    (more than one input channel and pixel; others are channels-last as they are), per
+    element of its convolutions' outputs: what host_runtime.convolves_channels_last
+    weighs for f32. None where a shape is not static."""
+    filters = outputs = 0
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target is not torch.ops.aten.convolution.default:
+            continue
+        weight, out = node.args[1].meta.get("val"), node.meta.get("val")
+        if not isinstance(weight, torch.Tensor) or not isinstance(out, torch.Tensor):
+            return None
+        try:
+            if weight.dim() == 4 and weight.shape[1] > 1 and weight.shape[2] * weight.shape[3] > 1:
+                filters += int(weight.numel())
+            outputs += int(out.numel())
+        except (TypeError, RuntimeError):  # symbolic sizes
+            return None
+    return filters / outputs if outputs else None
+
+
 def channels_last_types(gm, frozen_filters: bool = False) -> List[str]:
     """Element types (MLIR names) of `gm`'s convolutions that run channels-last
     (host_runtime.convolves_channels_last, which the wrapper passes to each convolution):
-    bf16/f16 where oneDNN computes them; f32 with frozen filters, or in a graph with a
-    depthwise convolution (groups = input channels, one per group)."""
+    bf16/f16 where oneDNN computes them; f32 with frozen filters, in a graph with a
+    depthwise convolution (groups = input channels, one per group), or where the filters
+    copied per call are small against the convolutions' outputs (copied_filter_share)."""
     def depthwise(node) -> bool:  # aten.convolution(x, w, b, stride, padding, dilation,
         if len(node.args) < 9 or node.args[6]:  # transposed, output_padding, groups)
             return False
         weight = node.args[1].meta.get("val")
         return weight is not None and weight.dim() == 4 and node.args[8] > 1 and \
             weight.shape[1] == 1
-    has_depthwise = any(node.op == "call_function"
-                        and node.target is torch.ops.aten.convolution.default
-                        and depthwise(node) for node in gm.graph.nodes)
+    convolutions = [node for node in gm.graph.nodes if node.op == "call_function"
+                    and node.target is torch.ops.aten.convolution.default]
+    has_depthwise = any(depthwise(node) for node in convolutions)
+    share = copied_filter_share(gm)
     return [name for name, dtype in (("bf16", torch.bfloat16), ("f16", torch.float16),
                                      ("f32", torch.float32))
             if host_runtime.convolves_channels_last(dtype, frozen_filters,
-                                                    depthwise=has_depthwise)]
+                                                    depthwise=has_depthwise,
+                                                    filter_share=share)]
 
 
 def four_d_inputs_contiguous(gm) -> bool:
