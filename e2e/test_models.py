@@ -92,6 +92,18 @@ class ResidualConvNet(torch.nn.Module):
         return self.head(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1))
 
 
+def copies_in_a_call(model, x, options):
+    """The shapes of the 4-d tensors ATen copies (`aten::copy_`) in one call of `model`
+    compiled for the CPU target with `options`, after a first call."""
+    compiled = torch.compile(model, backend="mlir", options={"target": "cpu", **options})
+    with torch.no_grad():
+        compiled(x)
+        with torch.profiler.profile(record_shapes=True) as profile:
+            compiled(x)
+    return [event.input_shapes[0] for event in profile.events()
+            if event.name == "aten::copy_" and len(event.input_shapes[0]) == 4]
+
+
 @pytest.mark.parametrize("dtype,freezing", [(torch.bfloat16, False), (torch.float16, False),
                                             (torch.bfloat16, True), (torch.float32, True)])
 def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
@@ -131,13 +143,7 @@ def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
     assert error(got) <= 1.25 * error(eager) + roundoff, (error(got), error(eager))
     if TARGET["name"] != "cpu":
         return
-    compiled = torch.compile(model, backend="mlir", options={"target": "cpu", **options})
-    with torch.no_grad():
-        compiled(x)
-        with torch.profiler.profile(record_shapes=True) as profile:
-            compiled(x)
-    copied = [event.input_shapes[0] for event in profile.events()
-              if event.name == "aten::copy_" and len(event.input_shapes[0]) == 4]
+    copied = copies_in_a_call(model, x, options)
     if host_runtime.convolves_channels_last(dtype, frozen_filters=freezing):
         if freezing:
             # Copies of activations (batch 2; no filter has 2 output channels).
@@ -171,13 +177,7 @@ def test_channels_last_model_and_input_are_not_copied_twice():
     if TARGET["name"] != "cpu" or not host_runtime.convolves_channels_last(
             torch.bfloat16, frozen_filters=False):
         return  # (NCHW there: the runtime copies the channels-last input, as eager)
-    compiled = torch.compile(model, backend="mlir", options={"target": "cpu"})
-    with torch.no_grad():
-        compiled(x)
-        with torch.profiler.profile(record_shapes=True) as profile:
-            compiled(x)
-    copied = [event.input_shapes[0] for event in profile.events()
-              if event.name == "aten::copy_" and len(event.input_shapes[0]) == 4]
+    copied = copies_in_a_call(model, x, {})
     assert copied == [], copied
 
 
