@@ -74,6 +74,24 @@ def test_dynamic_true_compiles_one_graph_for_all_sizes_above_one():
     assert_dynamic_compiled(max_graphs=1)
 
 
+def test_convolutions_with_changing_batch_sizes_do_not_recompile():
+    """A CNN (convolutions, batch norm, pooling) in float32 and bf16 over 8 batch sizes:
+    deciding the convolutions' layout reads no symbolic size (that would specialize the
+    graph to one batch and recompile for every size). The sizes stay within 2..15 after
+    the first: PyTorch's own meta function of conv2d guards on that range (its layout
+    heuristic), so 16 and above recompile once more, in eager's tracing, not Dyno's."""
+    for dtype, tolerance in ((torch.float32, 1e-4), (torch.bfloat16, 2e-2)):
+        torch._dynamo.reset()
+        dyno.reset_stats()
+        model = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 16, 3, padding=1),
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten()).eval().to(dtype)
+        check_sizes(model, lambda n: (torch.randn(n, 3, 12, 12).to(dtype),),
+                    [1, 3, 7, 13, 2, 11, 5, 15], rtol=tolerance, atol=tolerance)
+        assert_dynamic_compiled(max_graphs=2)
+
+
 @pytest.mark.long_on_triton
 def test_mark_dynamic_sequence_length_in_attention():
     def attention(q, k, v):

@@ -105,7 +105,8 @@ def copies_in_a_call(model, x, options):
 
 
 @pytest.mark.parametrize("dtype,freezing", [(torch.bfloat16, False), (torch.float16, False),
-                                            (torch.bfloat16, True), (torch.float32, True)])
+                                            (torch.bfloat16, True), (torch.float32, True),
+                                            (torch.float32, False)])
 def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
     """On the CPU, oneDNN runs convolutions with frozen filters, and bf16/f16 ones wherever
     it computes them, on channels-last tensors (dyno-channels-last-convolutions): the
@@ -144,7 +145,9 @@ def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
     if TARGET["name"] != "cpu":
         return
     copied = copies_in_a_call(model, x, options)
-    if host_runtime.convolves_channels_last(dtype, frozen_filters=freezing):
+    # Its copied filters: 1944 elements against 8704 of outputs (f32 runs channels-last).
+    if host_runtime.convolves_channels_last(dtype, frozen_filters=freezing,
+                                            filter_share=1944 / 8704):
         if freezing:
             # Copies of activations (batch 2; no filter has 2 output channels).
             assert [shape for shape in copied if shape[0] == 2] == [[2, 3, 16, 16]], copied
@@ -154,6 +157,35 @@ def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
         # (Where oneDNN does not compute the dtype, f16 without AVX-512 FP16 and bf16 on
         # AVX2 alone, PyTorch's own kernels run and copy as they do in eager.)
         assert copied == [], copied
+
+
+def test_float32_convolution_layout_weighs_the_copied_filters():
+    """cpu.copied_filter_share on ATen graphs: a filter with more than one input channel
+    and pixel is copied per call on the channels-last path (the 1x1 and the depthwise
+    filter are channels-last as they are), weighed against all convolutions' outputs;
+    symbolic sizes give None (no size is read). host_runtime.convolves_channels_last
+    takes f32 channels-last up to F32_CHANNELS_LAST_MAX_FILTER_SHARE, and not where the
+    share is unknown (unless filters are frozen or a convolution is depthwise)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from dyno.targets import cpu, host_runtime
+
+    def net(x, w3, w1, dw):
+        y = torch.conv2d(x, w3, padding=1)  # filter 8x4x3x3 copied; output 1x8x6x6
+        y = torch.conv2d(y, w1)  # 1x1: not copied
+        return torch.conv2d(y, dw, padding=1, groups=8)  # depthwise: not copied
+
+    inputs = (torch.randn(1, 4, 6, 6), torch.randn(8, 4, 3, 3), torch.randn(8, 8, 1, 1),
+              torch.randn(8, 1, 3, 3))
+    assert cpu.copied_filter_share(make_fx(net, tracing_mode="fake")(*inputs)) == 288 / 864
+    assert cpu.copied_filter_share(make_fx(net, tracing_mode="symbolic")(*inputs)) is None
+    rule, limit = host_runtime.convolves_channels_last, \
+        host_runtime.F32_CHANNELS_LAST_MAX_FILTER_SHARE
+    onednn = torch.backends.mkldnn.is_available()
+    assert rule(torch.float32, False, filter_share=limit) == onednn
+    assert not rule(torch.float32, False, filter_share=limit * 1.01)
+    assert not rule(torch.float32, False)
+    assert rule(torch.float32, False, depthwise=True, filter_share=2 * limit) == onednn
+    assert rule(torch.float32, True) == onednn
 
 
 def test_channels_last_model_and_input_are_not_copied_twice():

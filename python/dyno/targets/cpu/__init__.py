@@ -95,15 +95,20 @@ def copied_filter_share(gm) -> Optional[float]:
         if node.op != "call_function" or node.target is not torch.ops.aten.convolution.default:
             continue
         weight, out = node.args[1].meta.get("val"), node.meta.get("val")
-        if not isinstance(weight, torch.Tensor) or not isinstance(out, torch.Tensor):
+        # (Symbolic sizes are not read: int() of one would specialize the graph.)
+        if not isinstance(weight, torch.Tensor) or not isinstance(out, torch.Tensor) or \
+                not _static_sizes(weight) or not _static_sizes(out):
             return None
-        try:
-            if weight.dim() == 4 and weight.shape[1] > 1 and weight.shape[2] * weight.shape[3] > 1:
-                filters += int(weight.numel())
-            outputs += int(out.numel())
-        except (TypeError, RuntimeError):  # symbolic sizes
-            return None
+        # (A filter read by several convolutions counts for each: an overestimate, on
+        # NCHW's side.)
+        if weight.dim() == 4 and weight.shape[1] > 1 and weight.shape[2] * weight.shape[3] > 1:
+            filters += weight.numel()
+        outputs += out.numel()
     return filters / outputs if outputs else None
+
+
+def _static_sizes(tensor) -> bool:
+    return all(isinstance(size, int) for size in (*tensor.shape, *tensor.stride()))
 
 
 def channels_last_types(gm, frozen_filters: bool = False) -> List[str]:
@@ -136,8 +141,10 @@ def four_d_inputs_contiguous(gm) -> bool:
     would be copied twice (the wrapper's `.contiguous()`, then the kernel)."""
     for node in gm.graph.nodes:
         value = node.meta.get("val") if node.op == "placeholder" else None
+        # (Symbolic ones are not asked: that could add guards; the pass copies only
+        # statically shaped inputs.)
         if isinstance(value, torch.Tensor) and value.dim() == 4 and \
-                not value.is_contiguous():
+                _static_sizes(value) and not value.is_contiguous():
             return False
     return True
 

@@ -1,6 +1,6 @@
 // RUN: dyno-opt %s --dyno-channels-last-convolutions="element-types=bf16" --split-input-file | FileCheck %s
 // RUN: dyno-opt %s --dyno-channels-last-convolutions --split-input-file | FileCheck %s --check-prefix=OFF
-// RUN: dyno-opt %s --dyno-channels-last-convolutions="element-types=bf16 copy-host-operands=true" --split-input-file | FileCheck %s --check-prefix=COPY
+// RUN: dyno-opt %s --dyno-channels-last-convolutions="element-types=bf16 copy-host-operands=true" --split-input-file --mlir-print-local-scope | FileCheck %s --check-prefix=COPY
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #channel = affine_map<(d0, d1, d2, d3) -> (d1)>
@@ -276,18 +276,20 @@ module {
 // -----
 
 // Graph inputs read by channels-last convolutions. With copy-host-operands (the CPU
-// target), the image and the 3x3 filter are copied NHWC by kernels of their own,
-// launched once before their first convolution; the second convolution that reads them
-// reuses the copies. The 1x1 filter and the depthwise filter are channels-last in memory
-// as they are (one pixel, one channel): no copy. Without the option, nothing is copied.
+// target), the image and the 3x5 filter are copied NHWC by kernels of their own (named
+// apart from the kernel_0 already there), launched once before their first
+// convolution; the second convolution that reads them reuses the copies. Each copy
+// iterates over its NHWC result and reads the source at (n, c, h, w). The 1x1 filter
+// and the depthwise filter are channels-last in memory as they are (one pixel, one
+// channel): no copy. Without the option, nothing is copied.
 // CHECK-LABEL: func.func @host_operands
 // CHECK-NOT:     dyno.launch
 // CHECK:         dyno.contraction "conv2d"(%arg0, %arg1)
 // COPY-LABEL:  func.func @host_operands
-// COPY:          %[[XC:.*]] = dyno.launch @kernels::@[[XK:kernel_[0-9]+]](%arg0) : (tensor<2x3x8x8xbf16>) -> tensor<2x8x8x3xbf16>
+// COPY:          %[[XC:.*]] = dyno.launch @kernels::@[[XK:kernel_[1-9][0-9]*]](%arg0) : (tensor<2x3x8x8xbf16>) -> tensor<2x8x8x3xbf16>
 // COPY:          %[[XV:.*]] = linalg.transpose ins(%[[XC]] : tensor<2x8x8x3xbf16>) outs(%{{.*}} : tensor<2x3x8x8xbf16>) permutation = [0, 3, 1, 2]
-// COPY:          %[[WC:.*]] = dyno.launch @kernels::@[[WK:kernel_[0-9]+]](%arg1) : (tensor<4x3x3x3xbf16>) -> tensor<4x3x3x3xbf16>
-// COPY:          %[[WV:.*]] = linalg.transpose ins(%[[WC]] : tensor<4x3x3x3xbf16>) outs(%{{.*}} : tensor<4x3x3x3xbf16>) permutation = [0, 3, 1, 2]
+// COPY:          %[[WC:.*]] = dyno.launch @kernels::@[[WK:kernel_[1-9][0-9]*]](%arg1) : (tensor<4x3x3x5xbf16>) -> tensor<4x3x5x3xbf16>
+// COPY:          %[[WV:.*]] = linalg.transpose ins(%[[WC]] : tensor<4x3x5x3xbf16>) outs(%{{.*}} : tensor<4x3x3x5xbf16>) permutation = [0, 3, 1, 2]
 // COPY:          %[[Y:.*]] = dyno.contraction "conv2d"(%[[XV]], %[[WV]])
 // COPY:          %[[Z:.*]] = dyno.contraction "conv2d"(%[[Y]], %arg2)
 // COPY:          dyno.contraction "conv2d"(%[[Z]], %arg3)
@@ -295,17 +297,24 @@ module {
 // COPY:          dyno.contraction "conv2d"(%[[XV]], %[[WV]])
 // COPY:        func.func @[[XK]](%[[S:.*]]: tensor<2x3x8x8xbf16> {bufferization.writable = false}) -> tensor<2x8x8x3xbf16>
 // COPY:          %[[E:.*]] = tensor.empty() : tensor<2x8x8x3xbf16>
-// COPY:          linalg.generic {indexing_maps = [#[[READ:.*]], #[[WRITE:.*]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[S]] : tensor<2x3x8x8xbf16>) outs(%[[E]] : tensor<2x8x8x3xbf16>)
-// COPY:            linalg.yield
-// COPY:        func.func @[[WK]](%{{.*}}: tensor<4x3x3x3xbf16> {bufferization.writable = false}) -> tensor<4x3x3x3xbf16>
+// COPY:          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[S]] : tensor<2x3x8x8xbf16>) outs(%[[E]] : tensor<2x8x8x3xbf16>)
+// COPY-NEXT:     ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16):
+// COPY-NEXT:       linalg.yield %[[IN]] : bf16
+// COPY:        func.func @[[WK]](%[[F:.*]]: tensor<4x3x3x5xbf16> {bufferization.writable = false}) -> tensor<4x3x5x3xbf16>
+// COPY:          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], {{.*}} ins(%[[F]] : tensor<4x3x3x5xbf16>)
 // OFF-LABEL:   func.func @host_operands
 // OFF-NOT:       dyno.launch
 module {
-  func.func @host_operands(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %w1: tensor<4x4x1x1xbf16>, %dw: tensor<4x1x3x3xbf16>) -> (tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>) {
-    %0 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+  func.func @host_operands(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x5xbf16>, %w1: tensor<4x4x1x1xbf16>, %dw: tensor<4x1x3x3xbf16>) -> (tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>) {
+    %0 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 2>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x5xbf16>) -> tensor<2x4x8x8xbf16>
     %1 = dyno.contraction "conv2d"(%0, %w1) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x8x8xbf16>, tensor<4x4x1x1xbf16>) -> tensor<2x4x8x8xbf16>
     %2 = dyno.contraction "conv2d"(%1, %dw) {dilations = array<i64: 1, 1>, groups = 4 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x8x8xbf16>, tensor<4x1x3x3xbf16>) -> tensor<2x4x8x8xbf16>
-    %3 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+    %3 = dyno.contraction "conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 2>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x5xbf16>) -> tensor<2x4x8x8xbf16>
     return %2, %3 : tensor<2x4x8x8xbf16>, tensor<2x4x8x8xbf16>
+  }
+  module @kernels {
+    func.func @kernel_0(%arg0: tensor<2xbf16>) -> tensor<2xbf16> {
+      return %arg0 : tensor<2xbf16>
+    }
   }
 }
