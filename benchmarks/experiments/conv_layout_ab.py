@@ -2,6 +2,7 @@
 
     DYNO_CACHE=0 python benchmarks/experiments/conv_layout_ab.py [--models resnet,small_cnn]
                                                      [--dtype bfloat16] [--rounds 8]
+                                                     [--resnet50-batch N]
 
 Each model is compiled twice by Dyno, each time through a backend function of its own
 (Dynamo shares a cache entry between compiles of one module's code with one backend, so
@@ -10,11 +11,13 @@ with its convolutions channels-last (oneDNN then copies each plain filter to
 channels-last on every call; the kernels around the convolutions read and write NHWC),
 once NCHW; `host_runtime.convolves_channels_last`, the rule both the compiler and the
 runtime read, is switched for each. Eager and Inductor are timed beside them in
-rotating rounds; medians per call, in us. Which layout `convolves_channels_last` picks
-on this machine is printed too.
+rounds, each in a random (seeded) order; medians per call, in us. Which layout
+`convolves_channels_last` picks on this machine is printed too. `--resnet50-batch N`
+adds ResNet-50 (the zoo's "real" configuration) with N images to the models.
 """
 import argparse
 import os
+import random
 import statistics
 import sys
 
@@ -32,19 +35,26 @@ def main():
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--iters", type=int, default=15)
+    parser.add_argument("--resnet50-batch", type=int, default=0)
     args = parser.parse_args()
+    random.seed(0)
     import dyno  # noqa: F401  (registers the backend)
     from dyno.targets import host_runtime
 
     dtype = getattr(torch, args.dtype)
     dyno_backend = torch._dynamo.lookup_backend("mlir")
     rule = host_runtime.convolves_channels_last
-    layouts = {"channels_last": lambda dtype, frozen_filters, depthwise=False: True,
-               "nchw": lambda dtype, frozen_filters, depthwise=False: False}
+    layouts = {"channels_last": lambda dtype, frozen_filters, **_: True,
+               "nchw": lambda dtype, frozen_filters, **_: False}
     print(f"{torch.get_num_threads()} threads, {args.dtype}; this machine's rule: "
           f"{'channels-last' if rule(dtype, frozen_filters=False) else 'NCHW'}")
-    for name in args.models.split(","):
-        model, inputs = zoo.cpu_benchmark_model(name, dtype)
+    names = args.models.split(",") + (["resnet50"] if args.resnet50_batch else [])
+    for name in names:
+        if name == "resnet50":
+            model, inputs = zoo.build("resnet", dtype, size="real")
+            inputs = tuple(x[:args.resnet50_batch] for x in inputs)
+        else:
+            model, inputs = zoo.cpu_benchmark_model(name, dtype)
         with torch.no_grad():
             expected = model(*inputs).float()
             backends = {"eager": model, "inductor": torch.compile(model, backend="inductor")}
@@ -75,8 +85,8 @@ def main():
             for fn in backends.values():
                 time_calls(fn, inputs, 5)
             for _ in range(args.rounds):
-                for label, fn in backends.items():
-                    samples[label] += time_calls(fn, inputs, args.iters)
+                for label in random.sample(list(backends), len(backends)):
+                    samples[label] += time_calls(backends[label], inputs, args.iters)
         print(f"{name}: " + ", ".join(f"{label} {statistics.median(s) * 1e6:.0f} us"
                                       for label, s in samples.items()))
         torch._dynamo.reset()
