@@ -17,7 +17,6 @@ adds ResNet-50 (the zoo's "real" configuration) with N images to the models.
 """
 import argparse
 import os
-import random
 import statistics
 import sys
 
@@ -25,7 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
-from report import time_calls  # noqa: E402
+from report import time_interleaved  # noqa: E402
 import zoo  # noqa: E402
 
 
@@ -37,7 +36,6 @@ def main():
     parser.add_argument("--iters", type=int, default=15)
     parser.add_argument("--resnet50-batch", type=int, default=0)
     args = parser.parse_args()
-    random.seed(0)
     import dyno  # noqa: F401  (registers the backend)
     from dyno.targets import host_runtime
 
@@ -81,12 +79,7 @@ def main():
                 difference = (run(*inputs).float() - expected).abs().max().item()
                 print(f"{name} dyno {label}: max |compiled - eager| {difference:.3g}")
                 backends[f"dyno_{label}"] = run
-            samples = {label: [] for label in backends}
-            for fn in backends.values():
-                time_calls(fn, inputs, 5)
-            for _ in range(args.rounds):
-                for label in random.sample(list(backends), len(backends)):
-                    samples[label] += time_calls(backends[label], inputs, args.iters)
+            samples = time_interleaved(backends, inputs, args.rounds, args.iters)
         print(f"{name}: " + ", ".join(f"{label} {statistics.median(s) * 1e6:.0f} us"
                                       for label, s in samples.items()))
         torch._dynamo.reset()

@@ -15,7 +15,6 @@ are timed beside them; each round in a random (seeded) order; medians per call, 
 """
 import argparse
 import os
-import random
 import statistics
 import sys
 
@@ -23,7 +22,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo
-from report import time_calls  # noqa: E402
+from report import time_interleaved  # noqa: E402
 import zoo  # noqa: E402
 
 
@@ -40,7 +39,6 @@ def main():
 
     dtype = getattr(torch, args.dtype)
     dyno_backend = torch._dynamo.lookup_backend("mlir")
-    random.seed(0)
 
     def compile_with(model, label):
         """`model` compiled by Dyno (a backend of its own per label: Dynamo would share
@@ -71,12 +69,7 @@ def main():
                 backends[label] = compile_with(model, label)
                 difference = (backends[label](*inputs).float() - expected).abs().max().item()
                 print(f"{name} dyno {label}: max |compiled - eager| {difference:.3g}")
-            samples = {label: [] for label in backends}
-            for fn in backends.values():
-                time_calls(fn, inputs, 5)
-            for _ in range(args.rounds):
-                for label in random.sample(list(backends), len(backends)):
-                    samples[label] += time_calls(backends[label], inputs, args.iters)
+            samples = time_interleaved(backends, inputs, args.rounds, args.iters)
         median = {label: statistics.median(s) * 1e6 for label, s in samples.items()}
         print(f"{name}: " + ", ".join(f"{label} {us:.0f} us" for label, us in median.items())
               + f"; old/new {median['old'] / median['new']:.3f}x, Dyno/Inductor old "
