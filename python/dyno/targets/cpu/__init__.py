@@ -97,7 +97,7 @@ def copied_filter_share(gm) -> Optional[float]:
         weight, out = node.args[1].meta.get("val"), node.meta.get("val")
         # (Symbolic sizes are not read: int() of one would specialize the graph.)
         if not isinstance(weight, torch.Tensor) or not isinstance(out, torch.Tensor) or \
-                not _static_sizes(weight) or not _static_sizes(out):
+                frontend.has_symbolic_sizes([weight, out]):
             return None
         # (A filter read by several convolutions counts for each: an overestimate, on
         # NCHW's side.)
@@ -105,10 +105,6 @@ def copied_filter_share(gm) -> Optional[float]:
             filters += weight.numel()
         outputs += out.numel()
     return filters / outputs if outputs else None
-
-
-def _static_sizes(tensor) -> bool:
-    return all(isinstance(size, int) for size in (*tensor.shape, *tensor.stride()))
 
 
 def channels_last_types(gm, frozen_filters: bool = False) -> List[str]:
@@ -144,7 +140,7 @@ def four_d_inputs_contiguous(gm) -> bool:
         # (Symbolic ones are not asked: that could add guards; the pass copies only
         # statically shaped inputs.)
         if isinstance(value, torch.Tensor) and value.dim() == 4 and \
-                _static_sizes(value) and not value.is_contiguous():
+                not frontend.has_symbolic_sizes([value]) and not value.is_contiguous():
             return False
     return True
 
