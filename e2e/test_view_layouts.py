@@ -156,24 +156,57 @@ class _LinearReaders(torch.nn.Module):
         return h, torch.nn.functional.scaled_dot_product_attention(q, q, q)
 
 
-def test_float32_biases_go_to_the_library_only_where_no_kernel_reads_the_sum(tmp_path,
-                                                                              monkeypatch):
-    """Triton target, float32 (dyno-row-bias-into-matmuls): the kernels that compute the
-    GELU and the residual add add their layers' biases (plain `_mm`: cuBLAS's float32
-    bias epilogue ran slower); the projection that only attention reads is `_addmm`."""
+@pytest.mark.parametrize("target,wrapper_file", [("triton", "06-wrapper.py"),
+                                                 ("cpu", "05-wrapper.py")])
+def test_float32_biases_go_to_the_library_only_where_no_kernel_reads_the_sum(
+        target, wrapper_file, tmp_path, monkeypatch):
+    """float32 (dyno-row-bias-into-matmuls, on both targets): the kernels that compute
+    the GELU and the residual add add their layers' biases (plain `_mm`: cuBLAS's float32
+    bias epilogue ran slower; MKL's addmm copies the bias into its output first); the
+    projection that only attention reads is `_addmm`, its bias added by the library."""
     monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
     torch.manual_seed(0)
     model = _LinearReaders().eval()
     x = torch.randn(2, 8, 32)
     with torch.no_grad():
         want = model(x)
-        got = torch.compile(model, backend="mlir", options={"target": "triton"})(x)
+        got = torch.compile(model, backend="mlir", options={"target": target})(x)
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
     assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
-    (wrapper,) = tmp_path.glob("graph_*/06-wrapper.py")
+    (wrapper,) = tmp_path.glob(f"graph_*/{wrapper_file}")
     source = wrapper.read_text()
     assert source.count("_mm(") == 2 and source.count("_addmm(") == 1, source
+
+
+class _Classifier(torch.nn.Module):
+    """A classifier head: the logits of its last linear layer are the graph's output."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden, self.head = torch.nn.Linear(32, 64), torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.hidden(x)))
+
+
+def test_cpu_float32_logits_get_their_bias_from_addmm(tmp_path, monkeypatch):
+    """CPU, float32: the head's bias, which no kernel would otherwise read, is added by
+    addmm (one call: no bias kernel, no fresh output tensor for it); the hidden layer's
+    bias stays in the ReLU's kernel."""
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = _Classifier().eval()
+    x = torch.randn(8, 32)
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(model, backend="mlir", options={"target": "cpu"})(x)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
+    (wrapper,) = tmp_path.glob("graph_*/05-wrapper.py")
+    source = wrapper.read_text()
+    assert source.count("_addmm(") == 1 and source.count("_mm(") == 1, source
+    assert source.count("_kernels[") == 1, source  # the hidden layer's bias + ReLU
 
 
 class _Projections(torch.nn.Module):

@@ -44,10 +44,10 @@ struct KernelFormationOptions : public PassPipelineOptions<KernelFormationOption
       llvm::cl::init(true)};
   PassOptions::Option<bool> rowBiasInLibrary{
       *this, "row-bias-in-library",
-      llvm::cl::desc("A float32 addmm's bias is an operand of its library call "
-                     "(dyno-row-bias-into-matmuls: cuBLAS adds it in the product's "
-                     "epilogue); false: the kernels that read the product add it (MKL's "
-                     "addmm copies the bias into its output first)"),
+      llvm::cl::desc("A float32 addmm's bias is an operand of its library call where "
+                     "no kernel reads the sum (dyno-row-bias-into-matmuls: cuBLAS adds "
+                     "it in the product's epilogue, MKL's addmm copies it into its "
+                     "output first); false: kernels of their own add it"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> rotationsAsReads{
       *this, "rotations-as-reads",

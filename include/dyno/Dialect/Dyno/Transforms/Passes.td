@@ -536,9 +536,11 @@ def DynoRowBiasIntoMatmuls : Pass<"dyno-row-bias-into-matmuls", "func::FuncOp"> 
     float32 products with a bias epilogue ran slower than plain ones on an H200, by more
     than a saved kernel (Inductor unfuses such an addmm too). (bf16/f16 matmuls always
     accumulate into their bias, in dyno-widen-low-precision-floats, for their rounding.)
-    The Triton target runs it (`row-bias-in-library=true` of the kernel-formation
-    pipeline); the CPU target does not: MKL's addmm copies the bias into its output
-    first, which the kernel that adds it instead saves.
+    Both targets run it (`row-bias-in-library=true` of the kernel-formation pipeline).
+    On the CPU, MKL's addmm copies the bias into its output first, which a kernel that
+    reads the sum and adds the bias saves; where no kernel reads it (a classifier's
+    logits) addmm's copy replaces a kernel launch and its output tensor (SmallCNN, ViT,
+    Swin: 1.5-8% per call, paired, AMD Zen 4).
 
     ```mlir
     // Before
