@@ -647,6 +647,18 @@ class Workspace:
         self._free = {}
 
 
+def empty_strided(device):
+    """`f(sizes, strides, dtype)`: a new tensor on `device`. On the CPU, PyTorch's own
+    allocation without argument parsing (Inductor's wrappers call it too): 0.5 us
+    against torch.empty's 1.8 (2 threads, AMD Zen 4)."""
+    if torch.device(device).type == "cpu":
+        fast = getattr(torch._C._dynamo.guards, "_empty_strided_cpu", None)
+        if fast is not None:
+            return fast
+    return lambda sizes, strides, dtype: torch.empty_strided(sizes, strides, dtype=dtype,
+                                                             device=device)
+
+
 def wrapper_globals(kernels, sync_threads, device="cpu"):
     """The names a wrapper's `call(args)` uses; tensors it allocates go on `device`."""
     if os.environ.get("DYNO_PROFILE_KERNELS", "0") not in ("", "0"):
@@ -655,6 +667,7 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "torch": torch,
         "_kernels": kernels,
         "_empty": functools.partial(torch.empty, device=device),
+        "_empty_strided": empty_strided(device),
         "_constant": functools.partial(constant, device=device),
         "_mm": torch.mm, "_addmm": torch.addmm, "_linear": linear,
         "_linear_weight": linear_weight,
