@@ -159,6 +159,53 @@ def test_kernels_around_convolutions_use_channels_last(dtype, freezing):
         assert copied == [], copied
 
 
+class _PooledConvNet(torch.nn.Module):
+    """A ResNet stem's max pool (3x3, stride 2, padded) and a 2x2 one, each after a
+    convolution, batch norm or bias, and ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 16, 3, padding=1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.conv2 = torch.nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(self.bn(self.conv1(x))), 3, 2, 1)
+        return torch.nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_channels_last_pooling_windows_read_the_batch_norms_input(dtype, tmp_path,
+                                                                  monkeypatch):
+    """CPU, channels-last: each max pool's taps compute the batch norm (or bias) and
+    ReLU from the convolution's result (dyno-window-taps-as-reads): no kernel allocates
+    a buffer for the normalized image or its padded copy (before: two per pool, 128 KiB
+    and more here). A NaN at the image's corner reaches the pooled values as in eager,
+    and the padding's -inf never wins over a real value (ReLU's zeros at the border)."""
+    from conftest import TARGET
+
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = _PooledConvNet().eval()
+    model.bn.running_mean.uniform_(-0.5, 0.5)
+    model.bn.running_var.uniform_(0.5, 1.5)
+    model.to(dtype)
+    x = torch.randn(2, 3, 32, 32).to(dtype)
+    x[0, :, 0, 0] = float("nan")  # (not inf: oneDNN's channels-last bf16 convolution,
+    # in eager too, turns an infinite input into NaN at outputs that do not read it)
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(model, backend="mlir")(x)
+    assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
+    assert want.isnan().any()  # the NaN reached the output, in eager
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-5
+    torch.testing.assert_close(got, want, rtol=tolerance, atol=tolerance, equal_nan=True)
+    if TARGET["name"] != "cpu":
+        return
+    lowered = "".join(path.read_text() for path in tmp_path.glob("graph_*/04-llvm.mlir"))
+    assert "llvm.call @malloc" not in lowered
+
+
 def test_float32_convolution_layout_weighs_the_copied_filters():
     """cpu.copied_filter_share on ATen graphs: a filter with more than one input channel
     and pixel is copied per call on the channels-last path (the 1x1 and the depthwise

@@ -40,6 +40,9 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<ModuleOp>();
   // A concatenation's reader split where its pieces meet; their producers fuse in.
   kernels.addNestedPass<func::FuncOp>(createDynoSplitAtConcatenations());
+  // A pooling window's taps computed from what is under its pad (the batch norm's
+  // input), so that fusion below makes the whole stem one loop.
+  kernels.addNestedPass<func::FuncOp>(createDynoWindowTapsAsReads());
   kernels.addNestedPass<func::FuncOp>(createDynoFuseElementwise());
   // Scans, scatters and sorts: loops on tensors, bufferized in place below.
   kernels.addNestedPass<func::FuncOp>(createDynoLowerScansScattersSorts());

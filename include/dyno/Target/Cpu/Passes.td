@@ -372,6 +372,48 @@ def DynoPadsAsGenerics : Pass<"dyno-pads-as-generics", "func::FuncOp"> {
                            "scf::SCFDialect", "tensor::TensorDialect"];
 }
 
+def DynoWindowTapsAsReads : Pass<"dyno-window-taps-as-reads", "func::FuncOp"> {
+  let summary = "Pooling windows' strided taps read from what is under the pad";
+  let description = [{
+    A max pooling is an elementwise maximum over its window's taps: strided slices of
+    its input, padded with -inf where the window reaches past the image. The input (a
+    batch norm and ReLU after a convolution) was computed into a buffer of its own, the
+    pad copied it into a second, larger one, and the pooling read the taps from that:
+    three loops over the image and two allocations of its size in one kernel (ResNet's
+    stem: 16x64x16x16). Inductor computes each tap from the convolution's output.
+
+    This pass rewrites a static slice with a stride (a tap), taken through other static
+    slices from a constant `tensor.pad` or from a cheap all-parallel generic (one
+    result, its result laid out as its loops, inputs read through projected
+    permutations, at most 12 ops, no transcendental function, no index check), and read
+    only by generics, as inputs, into a generic over the slice's shape that computes
+    each element: the slice's index is `offset + stride * index`, a pad's element is its
+    source's where the index is inside it (in an `scf.if`, as dyno-pads-as-generics
+    reads it) and the padding value elsewhere, and a generic's element is its body on
+    its inputs' elements (computed the same way through pads, slices and generics, read
+    otherwise). dyno-fuse-elementwise then fuses the taps into the pooling: one loop
+    that reads the convolution's output, each element of the batch norm computed by
+    every window that holds it (2.25 times for 3x3 windows of stride 2).
+
+    ```mlir
+    // Before
+    %bn = linalg.generic ... ins(%conv, %scale : ...) -> tensor<1x16x16x64xf32>
+    %p = tensor.pad %bn low[0, 1, 1, 0] high[0, 1, 1, 0] { tensor.yield %ninf }
+    %rows = tensor.extract_slice %p[0, 0, 0, 0] [1, 8, 17, 64] [1, 2, 1, 1]
+    %tap = tensor.extract_slice %rows[0, 0, 0, 0] [1, 8, 8, 64] [1, 1, 2, 1]
+    // After: %tap is
+    linalg.generic outs(%empty : tensor<1x8x8x64xf32>) {
+      %h = 2 * index 1 - 1 ; %w = 2 * index 2 - 1 ; %in = %h ult 16 and %w ult 16
+      %v = scf.if %in { bn's body on tensor.extract %conv[0, %h, %w, %c], ... }
+           else { %ninf }
+      linalg.yield %v
+    }
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "scf::SCFDialect", "tensor::TensorDialect"];
+}
+
 def DynoTileKernels : Pass<"dyno-tile-kernels", "ModuleOp"> {
   let summary = "Tile each kernel into parallel row blocks and fuse producers into them";
   let description = [{
