@@ -102,11 +102,16 @@ Value constantIndex(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
+/// How many recomputable generics, one reading another, a tap computes: fusion has
+/// already merged such chains, so one is the tap's producer and a second would be rare.
+constexpr unsigned kMaxRecomputedGenerics = 2;
+
 /// The element of `value` at `indices`, computed: through static slices (offset +
 /// stride * index), a constant pad (its source's element where the index is inside it,
-/// in an scf.if, else the padding value) and a recomputable generic (its body on its
-/// inputs' elements, those of a pad or a slice computed too); read otherwise.
-Value elementAt(OpBuilder &b, Location loc, Value value, SmallVector<Value> indices) {
+/// in an scf.if, else the padding value) and up to `generics` recomputable generics
+/// (their bodies on their inputs' elements, computed the same way); read otherwise.
+Value elementAt(OpBuilder &b, Location loc, Value value, SmallVector<Value> indices,
+                unsigned generics = kMaxRecomputedGenerics) {
   if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
       slice && isStaticSlice(slice)) {
     SmallVector<Value> inSource;
@@ -119,7 +124,7 @@ Value elementAt(OpBuilder &b, Location loc, Value value, SmallVector<Value> indi
         at = arith::AddIOp::create(b, loc, at, constantIndex(b, loc, offset));
       inSource.push_back(at);
     }
-    return elementAt(b, loc, slice.getSource(), inSource);
+    return elementAt(b, loc, slice.getSource(), inSource, generics);
   }
   if (auto pad = value.getDefiningOp<tensor::PadOp>(); pad && isStaticPad(pad)) {
     SmallVector<int64_t> low = *getConstantIntValues(pad.getMixedLowPad());
@@ -140,12 +145,13 @@ Value elementAt(OpBuilder &b, Location loc, Value value, SmallVector<Value> indi
       inside = inside ? arith::AndIOp::create(b, loc, inside, within) : within;
     }
     if (!inside)
-      return elementAt(b, loc, pad.getSource(), inSource);
+      return elementAt(b, loc, pad.getSource(), inSource, generics);
     Value padValue = pad.getConstantPaddingValue();
     auto read = scf::IfOp::create(
         b, loc, inside,
         [&](OpBuilder &then, Location at) {
-          scf::YieldOp::create(then, at, elementAt(then, at, pad.getSource(), inSource));
+          scf::YieldOp::create(then, at,
+                               elementAt(then, at, pad.getSource(), inSource, generics));
         },
         [&](OpBuilder &otherwise, Location at) {
           scf::YieldOp::create(otherwise, at, padValue);
@@ -153,7 +159,7 @@ Value elementAt(OpBuilder &b, Location loc, Value value, SmallVector<Value> indi
     return read.getResult(0);
   }
   if (auto generic = value.getDefiningOp<linalg::GenericOp>();
-      generic && isRecomputable(generic)) {
+      generic && generics > 0 && isRecomputable(generic)) {
     // Its loops are its result's indices (identity map).
     IRMapping mapping;
     for (OpOperand *input : generic.getDpsInputOperands()) {
@@ -162,7 +168,7 @@ Value elementAt(OpBuilder &b, Location loc, Value value, SmallVector<Value> indi
       for (AffineExpr result : map.getResults())
         inputIndices.push_back(indices[cast<AffineDimExpr>(result).getPosition()]);
       mapping.map(generic.getMatchingBlockArgument(input),
-                  elementAt(b, loc, input->get(), inputIndices));
+                  elementAt(b, loc, input->get(), inputIndices, generics - 1));
     }
     for (Operation &op : generic.getBody()->without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(op)) {
