@@ -226,7 +226,8 @@ def test_compile_failure_warns_once_with_reproducer_and_runs_eagerly(monkeypatch
     assert len(messages) == 1, messages
     assert "injected failure" in messages[0]
     assert "reproduce with:" in messages[0]
-    assert "builtin.module(dyno-kernel-formation-pipeline," in messages[0]
+    assert "builtin.module(dyno-kernel-formation-pipeline" in messages[0]
+    assert "dyno-cpu-lowering-pipeline" in messages[0]  # the whole pipeline, with options
     stats = dyno.stats()
     assert stats["compiled_graphs"] == 0 and stats["fallback_graphs"] >= 1
     assert "injected failure" in stats["fallback_reasons"][0]

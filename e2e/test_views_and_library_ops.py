@@ -111,8 +111,8 @@ def test_large_float32_linear_layers_run_as_onednn_linears_where_that_is_faster(
     """A float32 linear layer of at least F32_ONEDNN_LINEAR_MIN_VOLUME multiply-adds is
     oneDNN's linear on the layer's weight where host_runtime.onednn_linear_pays says so
     (CPUs that are not Intel's: 4-26% faster than MKL's torch.mm on an AMD Zen 4), with
-    its bias; a small one stays torch.mm; the values are eager's, also when oneDNN is
-    disabled when the graph runs (torch.mm then)."""
+    its bias; a small one stays MKL's (`_addmm` here: its sum is the graph's result); the
+    values are eager's, also when oneDNN is disabled when the graph runs (torch.mm then)."""
     from conftest import TARGET
     from dyno.targets import host_runtime
 
@@ -133,8 +133,11 @@ def test_large_float32_linear_layers_run_as_onednn_linears_where_that_is_faster(
     (wrapper,) = tmp_path.glob("graph_*/05-wrapper.py")
     source = wrapper.read_text()
     large = host_runtime.onednn_linear_pays(torch.float32, 256, 256, 512)
-    assert (source.count("_linear_weight(") == 1) == large, source  # the small one: _mm
-    assert source.count("_mm(") == (1 if large else 2), source
+    assert (source.count("_linear_weight(") == 1) == large, source
+    # The small one, whose sum is the graph's result, is addmm with its bias
+    # (dyno-row-bias-into-matmuls); a large one below the threshold would be `_mm`.
+    assert source.count("_addmm(") == 1, source
+    assert source.count("_mm(") == (0 if large else 1), source
     assert not host_runtime.onednn_linear_pays(torch.float32, 128, 256, 256)  # 8.4M
     monkeypatch.setattr(host_runtime, "_intel_cpu", lambda: True)
     assert not host_runtime.onednn_linear_pays(torch.float32, 512, 768, 3072)
