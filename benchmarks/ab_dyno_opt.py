@@ -2,6 +2,7 @@
 
     python benchmarks/ab_dyno_opt.py --old /tmp/dyno-opt-old [--new build/bin/dyno-opt]
         --models resnet,small_cnn [--dtype float32] [--rounds 8] [--old-options JSON]
+        [--old-kernel-formation PIPELINE]
 
 Each model (a zoo model at "cpu" size, one of e2e/models.py's suite, or
 `transpose:ROWSxCOLUMNS`, `x.t().contiguous()` alone) is compiled twice, once with each
@@ -26,12 +27,26 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo,
 import zoo  # noqa: E402
 
 
-def compiled_graph(model, inputs, dyno_opt, options=None):
+def compiled_graph(model, inputs, dyno_opt, options=None, kernel_formation=None):
     """AOTAutograd's callable for `model` compiled with `dyno_opt` (and torch.compile's
-    `options` for backend="mlir"), and its inputs."""
+    `options` for backend="mlir"; `kernel_formation`: the CPU target's kernel-formation
+    pipeline, with its options, instead of its own), and its inputs."""
+    import dataclasses
+
+    import dyno.targets.cpu as cpu
     from dyno.backend import mlir
 
     os.environ["DYNO_OPT"] = dyno_opt
+    passes = cpu.PASSES
+    if kernel_formation is not None:
+        cpu.PASSES = dataclasses.replace(passes, kernel_formation=kernel_formation)
+    try:
+        return _compiled_graph(model, inputs, mlir, options)
+    finally:
+        cpu.PASSES = passes
+
+
+def _compiled_graph(model, inputs, mlir, options):
     captured = {}
 
     def backend(gm, example_inputs):
@@ -65,6 +80,10 @@ def main():
                         help="torch.compile options the old build compiles with (the same "
                              "dyno-opt for both then compares an option, e.g. "
                              "'{\"causal_masks\": false}')")
+    parser.add_argument("--old-kernel-formation", default=None, metavar="PIPELINE",
+                        help="the CPU target's kernel-formation pipeline the old build "
+                             "compiles with, e.g. 'dyno-kernel-formation-pipeline' (without "
+                             "the CPU's row-bias-in-library=true)")
     args = parser.parse_args()
     os.environ["DYNO_CACHE"] = "0"
     import dyno  # noqa: F401
@@ -76,7 +95,8 @@ def main():
             model, inputs = Transpose(), (torch.randn(rows, columns, dtype=dtype),)
         else:
             model, inputs = zoo.cpu_benchmark_model(name, dtype)
-        old, flat = compiled_graph(model, inputs, os.path.abspath(args.old), args.old_options)
+        old, flat = compiled_graph(model, inputs, os.path.abspath(args.old), args.old_options,
+                                   args.old_kernel_formation)
         new, _ = compiled_graph(model, inputs, os.path.abspath(args.new))
         calls = {"eager": lambda: model(*inputs), "old": lambda: old(*flat),
                  "new": lambda: new(*flat)}
