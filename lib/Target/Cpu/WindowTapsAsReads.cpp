@@ -6,6 +6,7 @@
 // reader. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "PaddedReads.h"
 #include "dyno/Dialect/Dyno/IR/DynoOps.h"
 #include "dyno/Dialect/Dyno/Transforms/ElementwiseCosts.h"
 #include "dyno/Target/Cpu/Passes.h"
@@ -45,13 +46,7 @@ bool isStaticSlice(tensor::ExtractSliceOp slice) {
 }
 
 /// A constant pad of static shapes with static, non-negative low padding.
-bool isStaticPad(tensor::PadOp pad) {
-  if (!pad.getConstantPaddingValue() || !pad.getSourceType().hasStaticShape() ||
-      !pad.getResultType().hasStaticShape())
-    return false;
-  std::optional<SmallVector<int64_t>> low = getConstantIntValues(pad.getMixedLowPad());
-  return low && llvm::all_of(*low, [](int64_t l) { return l >= 0; });
-}
+bool isStaticPad(tensor::PadOp pad) { return dyno::hasStaticConstantPadding(pad); }
 
 /// A generic whose elements are cheap to compute from its indices: one result, all
 /// parallel, its result laid out as its loops (identity map), inputs read through
@@ -126,38 +121,12 @@ Value elementAt(OpBuilder &b, Location loc, Value value, SmallVector<Value> indi
     }
     return elementAt(b, loc, slice.getSource(), inSource, generics);
   }
-  if (auto pad = value.getDefiningOp<tensor::PadOp>(); pad && isStaticPad(pad)) {
-    SmallVector<int64_t> low = *getConstantIntValues(pad.getMixedLowPad());
-    ArrayRef<int64_t> sourceShape = pad.getSourceType().getShape();
-    ArrayRef<int64_t> paddedShape = pad.getResultType().getShape();
-    SmallVector<Value> inSource;
-    Value inside;
-    for (auto [d, index] : llvm::enumerate(indices)) {
-      if (low[d] == 0 && sourceShape[d] == paddedShape[d]) {
-        inSource.push_back(index);
-        continue;
-      }
-      // index - low as an unsigned number is below the size exactly inside.
-      Value shifted = arith::SubIOp::create(b, loc, index, constantIndex(b, loc, low[d]));
-      Value within = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, shifted,
-                                           constantIndex(b, loc, sourceShape[d]));
-      inSource.push_back(shifted);
-      inside = inside ? arith::AndIOp::create(b, loc, inside, within) : within;
-    }
-    if (!inside)
-      return elementAt(b, loc, pad.getSource(), inSource, generics);
-    Value padValue = pad.getConstantPaddingValue();
-    auto read = scf::IfOp::create(
-        b, loc, inside,
-        [&](OpBuilder &then, Location at) {
-          scf::YieldOp::create(then, at,
-                               elementAt(then, at, pad.getSource(), inSource, generics));
-        },
-        [&](OpBuilder &otherwise, Location at) {
-          scf::YieldOp::create(otherwise, at, padValue);
-        });
-    return read.getResult(0);
-  }
+  if (auto pad = value.getDefiningOp<tensor::PadOp>(); pad && isStaticPad(pad))
+    return dyno::paddedElement(b, loc, pad, indices,
+                               [&](OpBuilder &at, Location where, ValueRange inSource) {
+                                 return elementAt(at, where, pad.getSource(),
+                                                  llvm::to_vector(inSource), generics);
+                               });
   if (auto generic = value.getDefiningOp<linalg::GenericOp>();
       generic && generics > 0 && isRecomputable(generic)) {
     // Its loops are its result's indices (identity map).
@@ -200,19 +169,10 @@ struct WindowTapAsRead : OpRewritePattern<tensor::ExtractSliceOp> {
           return reader && reader.isDpsInput(&use);
         }))
       return rewriter.notifyMatchFailure(slice, "a reader that is not a generic's input");
-    Location loc = slice.getLoc();
-    RankedTensorType type = slice.getType();
-    int64_t rank = type.getRank();
-    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
-    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
-    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, type, ValueRange{}, ValueRange{init}, maps, iterators,
-        [&](OpBuilder &b, Location nested, ValueRange) {
-          SmallVector<Value> indices;
-          for (int64_t d = 0; d < rank; ++d)
-            indices.push_back(linalg::IndexOp::create(b, nested, d));
-          linalg::YieldOp::create(b, nested, elementAt(b, nested, slice.getResult(), indices));
+    linalg::GenericOp generic = dyno::generateElements(
+        rewriter, slice.getLoc(), slice.getType(),
+        [&](OpBuilder &b, Location loc, ValueRange indices) {
+          return elementAt(b, loc, slice.getResult(), llvm::to_vector(indices));
         });
     rewriter.replaceOp(slice, generic.getResults());
     return success();

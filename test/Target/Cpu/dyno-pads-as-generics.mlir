@@ -15,9 +15,9 @@
 // CHECK-SAME: outs(%[[EMPTY]] : tensor<2x9x17xf32>)
 // CHECK: %[[I0:.*]] = linalg.index 0 : index
 // CHECK: %[[I1:.*]] = linalg.index 1 : index
+// CHECK: %[[I2:.*]] = linalg.index 2 : index
 // CHECK: %[[S1:.*]] = arith.subi %[[I1]], %{{.*}} : index
 // CHECK: %[[IN1:.*]] = arith.cmpi ult, %[[S1]], %[[ROWS]] : index
-// CHECK: %[[I2:.*]] = linalg.index 2 : index
 // CHECK: %[[S2:.*]] = arith.subi %[[I2]], %{{.*}} : index
 // CHECK: %[[IN2:.*]] = arith.cmpi ult, %[[S2]], %[[COLUMNS]] : index
 // CHECK: %[[IN:.*]] = arith.andi %[[IN1]], %[[IN2]] : i1
