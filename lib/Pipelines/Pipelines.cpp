@@ -37,7 +37,8 @@ void dyno::buildKernelFormationPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createDynoRemoveProvenAssertions());
   // bf16/f16 bodies compute in f32 and round once per op, as eager does.
   pm.addNestedPass<func::FuncOp>(createDynoWidenLowPrecisionFloats());
-  // GPUs: a float32 addmm's bias goes to cuBLAS with its product.
+  // A float32 addmm's bias that no kernel would read goes to the library with its
+  // product (cuBLAS's epilogue; MKL's addmm, oneDNN's linear on the CPU).
   if (options.rowBiasInLibrary)
     pm.addNestedPass<func::FuncOp>(createDynoRowBiasIntoMatmuls());
   // Sizes of computed tensors in terms of the graph's inputs (dynamic shapes).
@@ -88,7 +89,10 @@ void dyno::registerDynoPipelines() {
   PassPipelineRegistration<LoweringPipelineOptions>(
       "dyno-cpu-pipeline", "The whole CPU path: kernel formation, then CPU lowering",
       [](OpPassManager &pm, const LoweringPipelineOptions &options) {
-        buildKernelFormationPipeline(pm);
+        // The CPU target's kernel formation (python/dyno/targets/cpu PASSES).
+        KernelFormationOptions formation;
+        formation.rowBiasInLibrary = true;
+        buildKernelFormationPipeline(pm, formation);
         buildCpuLoweringPipeline(pm, options);
       });
   PassPipelineRegistration<LoweringPipelineOptions>(

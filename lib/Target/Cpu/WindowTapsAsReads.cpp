@@ -80,7 +80,8 @@ bool isRecomputable(linalg::GenericOp op) {
 /// change along them: ResNet's f32 stem ran 5% slower computed this way.)
 bool computableAt(Value value, bool &strided) {
   while (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
-    if (!isStaticSlice(slice) || slice.getStaticStrides().back() != 1)
+    if (!isStaticSlice(slice) || slice.getType().getRank() == 0 ||
+        slice.getStaticStrides().back() != 1)
       return false;
     strided |= llvm::any_of(slice.getStaticStrides(), [](int64_t s) { return s != 1; });
     value = slice.getSource();
