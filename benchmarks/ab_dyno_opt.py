@@ -40,13 +40,6 @@ def compiled_graph(model, inputs, dyno_opt, options=None, kernel_formation=None)
     passes = cpu.PASSES
     if kernel_formation is not None:
         cpu.PASSES = dataclasses.replace(passes, kernel_formation=kernel_formation)
-    try:
-        return _compiled_graph(model, inputs, mlir, options)
-    finally:
-        cpu.PASSES = passes
-
-
-def _compiled_graph(model, inputs, mlir, options):
     captured = {}
 
     def backend(gm, example_inputs):
@@ -55,8 +48,11 @@ def _compiled_graph(model, inputs, mlir, options):
         return captured["graph"]
 
     torch._dynamo.reset()
-    with torch.no_grad():
-        torch.compile(model, backend=backend)(*inputs)
+    try:
+        with torch.no_grad():
+            torch.compile(model, backend=backend)(*inputs)
+    finally:
+        cpu.PASSES = passes
     return captured["graph"], captured["inputs"]
 
 

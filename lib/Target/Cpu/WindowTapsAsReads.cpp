@@ -45,9 +45,6 @@ bool isStaticSlice(tensor::ExtractSliceOp slice) {
          llvm::all_of(slice.getStaticStrides(), [](int64_t s) { return s > 0; });
 }
 
-/// A constant pad of static shapes with static, non-negative low padding.
-bool isStaticPad(tensor::PadOp pad) { return dyno::hasStaticConstantPadding(pad); }
-
 /// A generic whose elements are cheap to compute from its indices: one result, all
 /// parallel, its result laid out as its loops (identity map), inputs read through
 /// projected permutations, a short body without transcendental functions, index checks
@@ -87,7 +84,7 @@ bool computableAt(Value value, bool &strided) {
     value = slice.getSource();
   }
   if (auto pad = value.getDefiningOp<tensor::PadOp>())
-    return isStaticPad(pad) &&
+    return dyno::hasStaticConstantPadding(pad) &&
            pad.getSourceType().getShape().back() == pad.getResultType().getShape().back() &&
            getConstantIntValues(pad.getMixedLowPad())->back() == 0;
   auto generic = value.getDefiningOp<linalg::GenericOp>();
@@ -122,7 +119,8 @@ Value elementAt(OpBuilder &b, Location loc, Value value, SmallVector<Value> indi
     }
     return elementAt(b, loc, slice.getSource(), inSource, generics);
   }
-  if (auto pad = value.getDefiningOp<tensor::PadOp>(); pad && isStaticPad(pad))
+  if (auto pad = value.getDefiningOp<tensor::PadOp>();
+      pad && dyno::hasStaticConstantPadding(pad))
     return dyno::paddedElement(b, loc, pad, indices,
                                [&](OpBuilder &at, Location where, ValueRange inSource) {
                                  return elementAt(at, where, pad.getSource(),

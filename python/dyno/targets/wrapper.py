@@ -443,16 +443,17 @@ class WrapperBuilder:
         dtype = torch_dtype(tensor_type.element_type)
         static = not any(_is_dynamic(size) for size in tensor_type.shape)
         if static:  # (host_runtime.empty_strided: a third of torch.empty's time on the CPU)
-            strides = [str(s) for s in view_layouts.dense_strides(tuple(tensor_type.shape))]
-            expression = f"_empty_strided({_tuple(sizes)}, {_tuple(strides)}, {dtype})"
+            shape = tuple(tensor_type.shape)
+            strides = view_layouts.dense_strides(shape)
+            expression = (f"_empty_strided({_tuple(sizes)}, "
+                          f"{_tuple([str(s) for s in strides])}, {dtype})")
         else:
             expression = f"_empty({_tuple(sizes)}, dtype={dtype})"
         statement = self.add(expression, name, fresh=True,
                              into_slot=lambda slot: f"{name} = {slot}")
         if static:
-            shape = tuple(tensor_type.shape)
             statement.layout = (shape, dtype)  # a workspace slot can hold it
-            self.layouts[name] = (name, shape, view_layouts.dense_strides(shape), 0)
+            self.layouts[name] = (name, shape, strides, 0)
         return name
 
     def emit_static_view(self, op, source: str, layout_of) -> bool:
