@@ -32,8 +32,8 @@ import zoo  # noqa: E402
 
 _KINDS = [("kernel launch", "_kernels["), ("matmul", "_mm("), ("matmul", "_addmm("),
           ("matmul", "_bmm("), ("matmul", "_baddbmm("), ("matmul", "_linear"),
-          ("matmul", "_frozen.linear"), ("library call", "_library_call("),
-          ("convolution", "_conv2d("), ("convolution", "_frozen.conv2d("),
+          ("matmul", "_packed.linear"), ("library call", "_library_call("),
+          ("convolution", "_conv2d("), ("convolution", "_packed.conv2d("),
           ("workspace", "_ws["), ("view", "_view("), ("contiguous", ".contiguous()"),
           # Inductor's wrapper
           ("matmul", "extern_kernels.mm("), ("matmul", "extern_kernels.addmm("),

@@ -29,8 +29,13 @@ struct LoweringPipelineOptions : public PassPipelineOptions<LoweringPipelineOpti
       *this, "copy-convolution-operands",
       llvm::cl::desc("CPU: graph inputs those convolutions read (the image, plain "
                      "filters) are copied channels-last by kernels, not by the runtime "
-                     "(dyno-channels-last-convolutions' copy-host-operands); off where "
-                     "filters are frozen (packed once by the runtime)"),
+                     "(dyno-channels-last-convolutions' copy-host-operands)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> packConvolutionFilters{
+      *this, "pack-convolution-filters",
+      llvm::cl::desc("CPU: filters that are graph inputs stay as they are, not copied "
+                     "channels-last by kernels: the runtime keeps them packed for oneDNN "
+                     "(dyno-channels-last-convolutions' packed-host-filters)"),
       llvm::cl::init(false)};
 };
 

@@ -29,6 +29,8 @@ void dyno::buildCpuLoweringPipeline(OpPassManager &pm,
     // The model's input and plain filters copied channels-last by kernels, not by
     // ATen's strided copy in the runtime.
     channelsLast.copyHostOperands = options.copyConvolutionOperands;
+    // Filters the runtime keeps packed (inference graphs) stay as the graph takes them.
+    channelsLast.packedHostFilters = options.packConvolutionFilters;
     pm.addPass(createDynoChannelsLastConvolutions(channelsLast));
   }
   // Kernels equal up to their names (a model's repeated layers) become one before they

@@ -142,7 +142,7 @@ def _input_description(value) -> str:
 
 
 def graph_key(gm: torch.fx.GraphModule, example_inputs, options, kind: str,
-              frozen_inputs, target) -> Optional[str]:
+              frozen_inputs, target, parameter_inputs=frozenset()) -> Optional[str]:
     """The entry's key for `target` (a targets.target.Target), or None when the graph
     cannot be keyed (a constant only known as a fake tensor)."""
     digest = hashlib.sha256()
@@ -152,7 +152,7 @@ def graph_key(gm: torch.fx.GraphModule, example_inputs, options, kind: str,
         digest.update(b"\0")
 
     for part in (_FORMAT, _dyno_fingerprint(), target.name, kind, repr(options),
-                 sorted(frozen_inputs), target.cache_key()):
+                 sorted(frozen_inputs), sorted(parameter_inputs), target.cache_key()):
         feed(part)
     # The graph, node by node (what its Python code says, without generating it: 3 ms
     # against 55 ms for a 12-layer GPT-2; a target printed with an address makes a key

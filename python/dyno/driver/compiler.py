@@ -40,7 +40,7 @@ class CompileOptions:
     # Inference graphs may keep their parameters and buffers in the forms the libraries
     # run fastest: the user promises not to change them behind autograd's back (writes
     # through `.data`). What each target keeps: its package's docstring (CPU: oneDNN's
-    # packed weights, host_runtime.FrozenWeights; Triton: padded GEMM weights, and K-major
+    # packed weights, host_runtime.PackedWeights; Triton: padded GEMM weights, and K-major
     # copies of float32 weights stored [K, N] for the tensor-core products).
     freezing: bool = False
     # Graphs are stored in, and loaded from, the on-disk compile cache
@@ -112,12 +112,13 @@ def target_and_device(example_inputs, options: CompileOptions):
 
 
 def _compile(target, gm: torch.fx.GraphModule, dump: GraphDump, device, options,
-             frozen_inputs: frozenset = frozenset(), cache_key=None):
+             frozen_inputs: frozenset = frozenset(), cache_key=None,
+             parameter_inputs: frozenset = frozenset()):
     """`target`'s lower and load, with the compile cache's store in between (under
     `cache_key`, this graph's key, when given): (call, the artifact). `frozen_inputs`:
     positions of the inputs that stay the same from call to call (parameters under
-    `freezing`)."""
-    artifact = target.lower(gm, dump, options, frozen_inputs)
+    `freezing`); `parameter_inputs`: an inference graph's parameters and buffers."""
+    artifact = target.lower(gm, dump, options, frozen_inputs, parameter_inputs)
     stored = False
     if cache_key is not None:
         try:
@@ -189,24 +190,32 @@ def fall_back_before_compile(gm: torch.fx.GraphModule, error: Exception) -> Call
     return gm.forward
 
 
-def _frozen_inputs(options: CompileOptions, inference: bool) -> frozenset:
-    """The graph inputs that are parameters or buffers (AOTAutograd's static inputs) when
-    `freezing` is on and the graph is an inference graph; a training graph's parameters
+def _parameter_inputs(inference: bool) -> frozenset:
+    """The graph inputs that are parameters or buffers (AOTAutograd's static inputs) of
+    an inference graph, whose packed copies the runtime may keep from call to call
+    (checked against the inputs' bytes unless frozen); a training graph's parameters
     change every step."""
-    if not (options.freezing and inference):
+    if not inference:
         return frozenset()
     context = torch._guards.TracingContext.try_get()
     metadata = getattr(context, "fw_metadata", None)
     return frozenset(getattr(metadata, "static_input_indices", None) or ())
 
 
-def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, target, device, dump):
+def _frozen_inputs(options: CompileOptions, inference: bool) -> frozenset:
+    """The parameters and buffers of an inference graph when `freezing` is on: promised
+    not to change behind autograd's back (packed copies are checked by version only)."""
+    return _parameter_inputs(inference) if options.freezing else frozenset()
+
+
+def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, parameter_inputs,
+                   target, device, dump):
     """(the compile cache's key for this graph or None, (call, artifact) or None).
     A failure here is a miss, never the user's error."""
     try:
         with dump.stage("cache lookup"):
             key = compile_cache.graph_key(gm, example_inputs, options, kind, frozen_inputs,
-                                          target)
+                                          target, parameter_inputs)
             return key, (compile_cache.load(key, dump.graph_id, device, options)
                          if key else None)
     except Exception as error:  # noqa: BLE001 (a cache problem costs a compile)
@@ -254,17 +263,21 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
     except DynoCompileError as error:
         return fall_back(error)
 
-    def compile_part(graph, part_dump, frozen_inputs=frozenset(), cache_key=None):
-        return _compile(target, graph, part_dump, device, options, frozen_inputs, cache_key)
+    def compile_part(graph, part_dump, frozen_inputs=frozenset(), cache_key=None,
+                     parameter_inputs=frozenset()):
+        return _compile(target, graph, part_dump, device, options, frozen_inputs, cache_key,
+                        parameter_inputs)
 
     # (Objects taken out of the inputs would shift the positions: only DTensor training
     # graphs have them.)
     frozen_inputs = _frozen_inputs(options, inference) if compiled_gm is gm else frozenset()
+    parameter_inputs = _parameter_inputs(inference) if compiled_gm is gm else frozenset()
     cache_key, hit = None, None
     if options.cache and compile_cache.root() is not None:
         cache_key, hit = _look_up_cache(compiled_gm, example_inputs, options,
                                         f"{kind}{'/inference' if inference else ''}",
-                                        frozen_inputs, target, device, dump)
+                                        frozen_inputs, parameter_inputs, target, device,
+                                        dump)
     try:
         if hit is not None:
             call, artifact = hit
@@ -273,7 +286,8 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
             log.info("graph %d (%s, %s): loaded from the compile cache in %.3f s",
                      dump.graph_id, kind, target.name, time.perf_counter() - dump.started)
         else:
-            call, artifact = compile_part(compiled_gm, dump, frozen_inputs, cache_key)
+            call, artifact = compile_part(compiled_gm, dump, frozen_inputs, cache_key,
+                                          parameter_inputs)
         num_kernels, num_externs = artifact.num_kernels, artifact.extern_calls
         counters.bump("compiled_graphs")
         counters.bump(f"compiled_{kind}_graphs")

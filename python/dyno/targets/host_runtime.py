@@ -164,8 +164,9 @@ def convolves_channels_last(dtype: torch.dtype, frozen_filters: bool,
     (`depthwise`: in a graph with depthwise convolutions; `filter_share`: the graph's
     filters that are copied channels-last per call, in elements per element of its
     convolutions' outputs; None: not known, as at run time).
-    With frozen filters (`FrozenWeights.conv2d`, whose packed filter suits either
-    layout): f32, and bf16/f16 where oneDNN computes them. bf16/f16 where oneDNN computes
+    With packed filters (`frozen_filters`: an inference graph's parameters, frozen or
+    checked, PackedWeights.conv2d, whose packed filter suits either layout): f32, and
+    bf16/f16 where oneDNN computes them. bf16/f16 where oneDNN computes
     them in any case: NCHW bf16 convolutions are slower (ResNet-50 with one image, where
     the filters' copies weigh most: 52.3 ms NCHW, 47.7 channels-last; AMD Zen 4,
     AVX-512 BF16, no AMX; Sapphire Rapids with AMX 1.24x). f32 with plain filters where
@@ -395,17 +396,61 @@ def pack_convolution_weight(weight: torch.Tensor, padding, stride, dilation, gro
                                                         dilation, groups, input_size)
 
 
-class FrozenWeights:
-    """The packed GEMM weights of one graph compiled with `freezing` (its parameters are
-    promised not to change behind autograd's back). oneDNN's linear reorders a plain
-    weight into its blocked layout on every call; a weight packed once
-    (`mkldnn._reorder_linear_weight`) measured 1.5x faster in bf16 at 128x512x1024 and
-    up to 1.5x in fp32 (2 threads, Sapphire Rapids). A weight replaced or written in
-    place through autograd's view of it (its version counter) is packed again; writes
-    through `.data` are not seen, which is the promise freezing asks for."""
+def _same_bytes_function():
+    """libc's memcmp on two addresses and a length, or None where ctypes cannot find it."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        memcmp = libc.memcmp
+    except (OSError, AttributeError):
+        return None
+    memcmp.restype = ctypes.c_int
+    memcmp.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    return memcmp
+
+
+_memcmp = _same_bytes_function()
+
+
+def _dense(tensor: torch.Tensor) -> bool:
+    """Whether `tensor`'s elements fill numel() * itemsize bytes from its data pointer
+    (contiguous, or channels-last contiguous)."""
+    return tensor.is_contiguous() or (
+        tensor.dim() == 4 and tensor.is_contiguous(memory_format=torch.channels_last))
+
+
+def same_bytes(tensor: torch.Tensor, snapshot: torch.Tensor) -> bool:
+    """Whether dense `tensor` holds bit for bit what `snapshot` (a clone of it, in its
+    layout) does: -0.0 is not 0.0, a NaN equals itself only in the same bits. libc's
+    memcmp: 13.6 us for a 576 KiB filter where torch.equal took 58 (AMD Zen 4)."""
+    nbytes = tensor.numel() * tensor.element_size()
+    if _memcmp is not None:
+        return _memcmp(tensor.data_ptr(), snapshot.data_ptr(), nbytes) == 0
+    as_bytes = torch.uint8
+    return torch.equal(tensor.reshape(-1).view(as_bytes), snapshot.reshape(-1).view(as_bytes))
+
+
+class PackedWeights:
+    """oneDNN's packed copies of one graph's GEMM weights and convolution filters, kept
+    from call to call. oneDNN reorders a plain weight into its blocked layout on every
+    call: a linear's weight packed once (`mkldnn._reorder_linear_weight`) measured 1.5x
+    faster in bf16 at 128x512x1024 and up to 1.5x in fp32 (2 threads, Sapphire Rapids);
+    packed filters made the zoo's CNNs 1.0x-1.13x faster (AMD Zen 4, 2 threads;
+    benchmarks/experiments/packed_filters.py, docs/CpuTarget.md).
+
+    A weight is packed again when it is another tensor (its address, shape, strides) or
+    has changed: under `freezing` (`frozen`: its parameters are promised not to change
+    behind autograd's back) when its version counter moved, which writes through `.data`
+    do not move; otherwise (`checked`, a parameter of an inference graph compiled
+    without that promise) when its bytes differ from a snapshot taken when it was
+    packed, compared on every call (same_bytes), so that every write is seen however it
+    was made."""
 
     def __init__(self):
-        self._slots = {}  # slot -> (packed weight, the weight's identity when packed)
+        # slot -> (packed weight, the weight's identity when packed, its snapshot or None)
+        self._slots = {}
 
     _packs = staticmethod(onednn_runs)  # whether this dtype's weights are packed
 
@@ -418,34 +463,45 @@ class FrozenWeights:
                 or not weight.numel() or not a.shape[0]):
             return linear_weight(a, weight, bias, epilogue)
         identity = (weight.data_ptr(), argument._version, weight.shape, weight.stride())
-        packed, packed_identity = self._slots.get(slot, (None, None))
+        packed, packed_identity, _ = self._slots.get(slot, (None, None, None))
         if packed_identity != identity:
             packed = pack_linear_weight(weight.contiguous(), a.shape[0])
-            self._slots[slot] = (packed, identity)
+            self._slots[slot] = (packed, identity, None)
         attr, algorithm = _EPILOGUES[epilogue]
         bias = bias.contiguous() if bias is not None else None
         return _onednn_linear()(a, packed, bias, attr, [], algorithm)
 
     def conv2d(self, slot: int, x, weight, bias, stride, padding, dilation,
-               groups) -> torch.Tensor:
-        """A dyno.contraction "conv2d" whose filter `weight` is frozen: oneDNN's convolution
-        on a channels-last copy of `x` (as `conv2d` does in bf16) with the filter packed
-        for this input's sizes (bf16 1.35x-1.96x and f32 1.15x-1.4x faster than
-        torch.conv2d on ResNet's shapes, the same values). The result is channels-last."""
+               groups, checked: bool = False, channels_last=None) -> torch.Tensor:
+        """A dyno.contraction "conv2d" whose filter `weight` is a parameter, frozen or
+        (`checked`) compared with its snapshot on every call: oneDNN's convolution on a
+        channels-last copy of `x` (as `conv2d` does in bf16) with the filter packed for
+        this input's sizes (bf16 1.35x-1.96x and f32 1.15x-1.4x faster than
+        torch.conv2d on ResNet's shapes, the same values). The result is channels-last,
+        or in the layout `channels_last` asks for (as conv2d's)."""
         if (x.device.type != "cpu" or not self._packs(x.dtype) or x.dtype != weight.dtype
-                or x.dim() != 4 or not x.numel() or not weight.numel()):
-            return conv2d(x, weight, bias, stride, padding, dilation, groups)
+                or x.dim() != 4 or not x.numel() or not weight.numel()
+                or (checked and not _dense(weight))):
+            return conv2d(x, weight, bias, stride, padding, dilation, groups, channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
-        identity = (weight.data_ptr(), weight._version, weight.shape, weight.stride(),
-                    x.shape)
-        packed, packed_identity = self._slots.get(slot, (None, None))
-        if packed_identity != identity:
+        identity = (weight.data_ptr(), None if checked else weight._version, weight.shape,
+                    weight.stride(), x.shape)
+        packed, packed_identity, snapshot = self._slots.get(slot, (None, None, None))
+        if packed_identity != identity or (checked and not same_bytes(weight, snapshot)):
             packed = pack_convolution_weight(weight, padding, stride, dilation, groups,
                                              list(x.shape))
-            self._slots[slot] = (packed, identity)
+            # (One entry, replaced whole: the packed filter and the bytes it was made of
+            # stay together.)
+            self._slots[slot] = (packed, identity, weight.clone() if checked else None)
         bias = bias.contiguous() if bias is not None else None
-        return torch.ops.mkldnn._convolution_pointwise(x, packed, bias, padding, stride,
-                                                       dilation, groups, "none", [], "")
+        out = torch.ops.mkldnn._convolution_pointwise(x, packed, bias, padding, stride,
+                                                      dilation, groups, "none", [], "")
+        if channels_last is None:
+            return out
+        # (The wrapper views the result statically in the layout asked for.)
+        layout = torch.channels_last if channels_last else torch.contiguous_format
+        return out if out.is_contiguous(memory_format=layout) else \
+            out.contiguous(memory_format=layout)
 
 
 # Element types whose GPU convolutions always run channels-last (cuDNN's order: NCHW
@@ -683,7 +739,7 @@ def wrapper_globals(kernels, sync_threads, device="cpu"):
         "_check_condition": check_condition,
         "_library_call": library_call,
         "_collective": collective,
-        "_frozen": FrozenWeights(),
+        "_packed": PackedWeights(),
         "_padded": PaddedProducts(),
         "_Workspace": functools.partial(Workspace, device=device),
     }

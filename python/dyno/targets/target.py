@@ -4,7 +4,8 @@ which target they have.
 
 A graph's compile, whatever its target:
 
-    artifact = target.lower(gm, dump, options, frozen_inputs)  # what the target runs
+    artifact = target.lower(gm, dump, options, frozen_inputs,  # what the target runs
+                            parameter_inputs)
     entry = <the compile cache stores it: artifact.store(staging directory)>
     artifact = artifact.stored(entry)   # (the CPU's kernels then run from the stored library)
     call = target.load(artifact, graph_id, device, options)
@@ -72,10 +73,13 @@ class Target(abc.ABC):
         itself (the machine's CPU for machine code, a compiler's version for source)."""
 
     @abc.abstractmethod
-    def lower(self, gm, dump, options, frozen_inputs: frozenset = frozenset()) -> Artifact:
+    def lower(self, gm, dump, options, frozen_inputs: frozenset = frozenset(),
+              parameter_inputs: frozenset = frozenset()) -> Artifact:
         """ATen graph `gm` -> the artifact, the stages dumped to `dump` (debug.GraphDump).
         `options`: the CompileOptions; `frozen_inputs`: positions of the inputs that stay
-        the same from call to call (parameters under `freezing`)."""
+        the same from call to call (parameters under `freezing`); `parameter_inputs`:
+        positions of an inference graph's parameters and buffers (frozen or not), which
+        may change between calls: a packed copy kept of one is checked on every call."""
 
     @abc.abstractmethod
     def restore(self, entry: CacheEntry) -> Artifact:

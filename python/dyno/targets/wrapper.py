@@ -163,7 +163,8 @@ class WrapperBuilder:
     """Walks the host function (func.func @main) and emits the body of `call(args)`."""
 
     def __init__(self, host_func, asm_state, pass_tensors: bool = False,
-                 frozen_inputs: frozenset = frozenset(), workspace: bool = True,
+                 frozen_inputs: frozenset = frozenset(),
+                 parameter_inputs: frozenset = frozenset(), workspace: bool = True,
                  channels_last_types: Sequence[str] = (),
                  tensor_core_float32: bool = False):
         """`pass_tensors`: launch kernels with the tensors themselves (Triton) rather than
@@ -171,7 +172,11 @@ class WrapperBuilder:
         and so sync its thread count with torch's on every call). `frozen_inputs`:
         positions of the arguments that are frozen parameters (CompileOptions.freezing);
         a matmul whose weight is one of them, or a transpose of one, calls
-        `_frozen.linear`, which keeps the weight packed. `workspace`: intermediates live
+        `_packed.linear`, which keeps the weight packed. `parameter_inputs`: positions of
+        the arguments that are parameters or buffers of an inference graph (frozen or
+        not); a CPU convolution whose filter is one of them calls `_packed.conv2d`,
+        which keeps the filter packed (checked against its bytes on every call where it
+        is not frozen). `workspace`: intermediates live
         in a per-graph workspace kept from call to call (memory_planning).
         `channels_last_types`: element types (MLIR names) of the convolutions that run
         channels-last (each `_conv2d` is told; on Triton their filters are kept so,
@@ -185,9 +190,12 @@ class WrapperBuilder:
         self.pass_tensors = pass_tensors
         self.frozen_inputs = frozen_inputs
         self.frozen_arguments = set()  # names of the frozen arguments
+        self.parameter_inputs = parameter_inputs | frozen_inputs
+        self.parameter_arguments = set()  # names of the parameter arguments
         # name -> the frozen 2-d argument it is (or a transpose of), and whether transposed
         self.frozen_weights: Dict[str, Tuple[str, bool]] = {}
-        # (frozen argument, transposed) -> its packed weight's slot in `_frozen`
+        # (frozen or parameter argument, transposed) -> its packed weight's slot in
+        # `_packed`
         self.frozen_slots: Dict[Tuple[str, bool], int] = {}
         # frozen [k, n] weight -> its K-major copy's slot in `_kernels.float32_products`
         self.k_major_slots: Dict[str, int] = {}
@@ -266,6 +274,8 @@ class WrapperBuilder:
         arguments = []
         for position, argument in enumerate(block.arguments):
             arguments.append(self.define(argument, prefix="arg"))
+            if position in self.parameter_inputs:
+                self.parameter_arguments.add(arguments[-1])
             if position in self.frozen_inputs:
                 self.frozen_arguments.add(arguments[-1])
                 if len(_shape(argument)) == 2:
@@ -304,7 +314,7 @@ class WrapperBuilder:
 
     def drop_unread_views(self):
         """A view that nothing reads is not made at all: a transpose whose weight
-        `_frozen.linear` or `_linear_weight` took, a chain's inner views (its last view,
+        `_packed.linear` or `_linear_weight` took, a chain's inner views (its last view,
         `_view`, reads the buffer)."""
         for name in self.views:
             if not any(name in statement.names for statement in self.statements):
@@ -601,11 +611,11 @@ class WrapperBuilder:
         elif callee == "matmul" and operands[1] in self.frozen_weights \
                 and (bias_vector or len(operands) == 2) and not self.pass_tensors:
             # A linear layer with a frozen weight: oneDNN's linear on the weight packed
-            # once (host_runtime.FrozenWeights).
+            # once (host_runtime.PackedWeights).
             argument, transposed = self.frozen_weights[operands[1]]
             slot = self.frozen_slots.setdefault((argument, transposed), len(self.frozen_slots))
             bias = operands[2] if len(operands) == 3 else "None"
-            expression = (f"_frozen.linear({operands[0]}, {argument}, {transposed}, {slot}, "
+            expression = (f"_packed.linear({operands[0]}, {argument}, {transposed}, {slot}, "
                           f"{bias}, {epilogue!r})")
             dense = True
         elif callee == "matmul" and (epilogue or (
@@ -677,12 +687,16 @@ class WrapperBuilder:
                          f"{dilation}, {groups}")
             expression = f"_conv2d({arguments}, channels_last={channels_last})"
             contiguous = False  # follows the input's memory format
-            if operands[1] in self.frozen_arguments and not self.pass_tensors:
-                # A frozen filter: oneDNN's convolution on the filter packed once (CPU).
+            if operands[1] in self.parameter_arguments and channels_last \
+                    and not self.pass_tensors:
+                # A parameter's filter: oneDNN's convolution on the filter kept packed
+                # (CPU), checked against its bytes on every call unless frozen.
                 slot = self.frozen_slots.setdefault((operands[1], False),
                                                     len(self.frozen_slots))
-                expression = f"_frozen.conv2d({slot}, {arguments})"
-            elif not self.pass_tensors:
+                checked = operands[1] not in self.frozen_arguments
+                expression = (f"_packed.conv2d({slot}, {arguments}, checked={checked}, "
+                              f"channels_last={channels_last})")
+            if not self.pass_tensors:
                 # On the CPU, conv2d returns its result in the layout asked for
                 # (host_runtime.conv2d): static, so the kernels' permute of it to NHWC
                 # is a `_view` and their `.contiguous()` of it is not made.

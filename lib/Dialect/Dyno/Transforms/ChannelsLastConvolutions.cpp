@@ -239,8 +239,10 @@ public:
   /// read through an NCHW view of an NHWC copy made by a kernel of its own (one per
   /// graph input, launched before its first convolution; later convolutions reuse it):
   /// the runtime passes the view, channels-last in memory, to the library as it is.
-  void hostOperandsChannelsLast(dyno::ContractionOp conv) {
+  void hostOperandsChannelsLast(dyno::ContractionOp conv, bool filters) {
     for (unsigned operand : {0u, 1u}) {
+      if (operand == 1 && !filters)
+        continue;
       auto argument = dyn_cast<BlockArgument>(conv->getOperand(operand));
       if (!argument || !isStatic4d(argument.getType()) ||
           argument.getOwner() != conv->getBlock() ||
@@ -517,7 +519,7 @@ struct ChannelsLastConvolutionsPass
       rewriter.convolutionInputFromKernel(conv);
       rewriter.convolutionResultToKernels(conv);
       if (copyHostOperands)
-        rewriter.hostOperandsChannelsLast(conv);
+        rewriter.hostOperandsChannelsLast(conv, /*filters=*/!packedHostFilters);
     }
     rewriter.internalIntermediatesChannelsLast();
     rewriter.interchangeChannelLoops();

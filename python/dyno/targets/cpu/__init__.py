@@ -3,10 +3,11 @@ JIT (jit.py runs the kernels); a compile-cache entry holds the wrapper and the k
 a shared library. See ../target.py for the interface both targets implement.
 
 Its policy:
-- `freezing`: an inference graph's frozen matmul weights and convolution filters are
-  kept packed for oneDNN (host_runtime.FrozenWeights), and convolutions with frozen
-  filters run channels-last where oneDNN computes them (the kernels around them read
-  and write that order: dyno-channels-last-convolutions).
+- An inference graph's convolution filters that are parameters are kept packed for
+  oneDNN (host_runtime.PackedWeights.conv2d), checked against their bytes on every
+  call; with `freezing`, its matmul weights too, and all checked by version only. Such
+  convolutions run channels-last where oneDNN computes them (the kernels around them
+  read and write that order: dyno-channels-last-convolutions).
 - `autotune` does nothing here (ignored_options).
 """
 import dataclasses
@@ -132,6 +133,19 @@ def channels_last_types(gm, frozen_filters: bool = False) -> List[str]:
                                                     filter_share=share)]
 
 
+def filters_are_parameters(gm, parameter_inputs: frozenset) -> bool:
+    """Whether `gm` has convolutions and each takes its filter as it is from one of the
+    graph inputs at `parameter_inputs` (positions), which the runtime keeps packed
+    (host_runtime.PackedWeights.conv2d); not where a filter is computed in the graph (a
+    weight-normalized convolution's) or passed by the caller."""
+    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
+    parameters = {placeholders[position] for position in parameter_inputs
+                  if position < len(placeholders)}
+    convolutions = [node for node in gm.graph.nodes if node.op == "call_function"
+                    and node.target is torch.ops.aten.convolution.default]
+    return bool(convolutions) and all(node.args[1] in parameters for node in convolutions)
+
+
 def four_d_inputs_contiguous(gm) -> bool:
     """Whether every 4-d tensor `gm` takes is NCHW-contiguous (not channels-last, as
     `model.to(memory_format=torch.channels_last)` and its inputs would be): a kernel's
@@ -148,12 +162,14 @@ def four_d_inputs_contiguous(gm) -> bool:
 
 
 def pipeline_options(options, channels_last: Sequence[str] = (),
-                     copy_convolution_operands: bool = False) -> str:
+                     copy_convolution_operands: bool = False,
+                     pack_convolution_filters: bool = False) -> str:
     """dyno-cpu-lowering-pipeline's options for a graph. `channels_last`: the element
     types of its convolutions that run channels-last (channels_last_types);
     `copy_convolution_operands`: kernels copy their graph inputs channels-last (not
-    where the runtime packs frozen filters once, FrozenWeights.conv2d, nor where an
-    input is channels-last already, four_d_inputs_contiguous)."""
+    where an input is channels-last already, four_d_inputs_contiguous);
+    `pack_convolution_filters`: not the filters, which the runtime keeps packed
+    (an inference graph's parameters, PackedWeights.conv2d)."""
     pipeline = [] if options.block_long_sums else ["block-long-sums=false"]
     if torch.backends.cpu.get_cpu_capability() == "AVX512":
         # PyTorch's kernels use 512-bit vectors here; LLVM's x86 tuning would stop at
@@ -167,6 +183,8 @@ def pipeline_options(options, channels_last: Sequence[str] = (),
             # Their graph inputs (the image, the filters) copied channels-last by
             # kernels: ATen's strided copy in the runtime took 1.6x-2x as long.
             pipeline.append("copy-convolution-operands=true")
+        if pack_convolution_filters:
+            pipeline.append("pack-convolution-filters=true")
     return " ".join(pipeline)
 
 
@@ -183,18 +201,22 @@ class CpuTarget(Target):
         """Machine code for this CPU: its vector capability, model and extensions."""
         return f"{torch.backends.cpu.get_cpu_capability()}|{_host_cpu()}"
 
-    def lower(self, gm, dump, options, frozen_inputs: frozenset = frozenset()) -> CpuArtifact:
+    def lower(self, gm, dump, options, frozen_inputs: frozenset = frozenset(),
+              parameter_inputs: frozenset = frozenset()) -> CpuArtifact:
         """ATen graph -> the compiled kernels (jit.CpuKernels) and the wrapper's source;
-        frozen inputs' weights stay packed."""
+        frozen inputs' weights and parameters' convolution filters stay packed
+        (host_runtime.PackedWeights)."""
         from ... import ir
 
         jit.codegen_worker.start()  # LLVM's worker starts while the pass pipelines run
         outputs = frontend.graph_outputs(gm)
-        convolution_types = channels_last_types(gm, frozen_filters=bool(frozen_inputs))
+        packed_filters = filters_are_parameters(gm, frozen_inputs | parameter_inputs)
+        convolution_types = channels_last_types(gm, frozen_filters=packed_filters)
         lowered = graph_lowering.lower_graph(
             gm, dump, PASSES,
-            pipeline_options(options, convolution_types, copy_convolution_operands=(
-                not frozen_inputs and four_d_inputs_contiguous(gm))),
+            pipeline_options(options, convolution_types,
+                             copy_convolution_operands=four_d_inputs_contiguous(gm),
+                             pack_convolution_filters=packed_filters),
             causal_masks=options.causal_masks)
         # One parse of the lowered module: its host function makes the wrapper, then its
         # kernels go to the JIT.
@@ -203,6 +225,7 @@ class CpuTarget(Target):
                 module, host = graph_lowering.host_function(lowered)
                 builder = wrapper.WrapperBuilder(host, ir.AsmState(host),
                                                  frozen_inputs=frozen_inputs,
+                                                 parameter_inputs=parameter_inputs,
                                                  workspace=options.workspace,
                                                  channels_last_types=convolution_types)
                 source = builder.emit(outputs)

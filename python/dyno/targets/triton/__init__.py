@@ -129,10 +129,12 @@ class TritonTarget(Target):
             return "triton=none"
 
     def lower(self, gm, dump, options,
-              frozen_inputs: frozenset = frozenset()) -> TritonArtifact:
+              frozen_inputs: frozenset = frozenset(),
+              parameter_inputs: frozenset = frozenset()) -> TritonArtifact:
         """ATen graph -> the Triton kernels' and the wrapper's Python sources, not run
         (export ships them). Frozen inputs' padded copies for the products cuBLAS runs
-        slowly (host_runtime.PaddedProducts) are kept between calls."""
+        slowly (host_runtime.PaddedProducts) are kept between calls. (Unfrozen
+        `parameter_inputs` keep nothing here: cuDNN takes plain filters.)"""
         from ... import ir
 
         outputs = frontend.graph_outputs(gm)

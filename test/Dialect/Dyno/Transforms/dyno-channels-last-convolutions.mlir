@@ -1,6 +1,7 @@
 // RUN: dyno-opt %s --dyno-channels-last-convolutions="element-types=bf16" --split-input-file | FileCheck %s
 // RUN: dyno-opt %s --dyno-channels-last-convolutions --split-input-file | FileCheck %s --check-prefix=OFF
 // RUN: dyno-opt %s --dyno-channels-last-convolutions="element-types=bf16 copy-host-operands=true" --split-input-file --mlir-print-local-scope | FileCheck %s --check-prefix=COPY
+// RUN: dyno-opt %s --dyno-channels-last-convolutions="element-types=bf16 copy-host-operands=true packed-host-filters=true" --split-input-file --mlir-print-local-scope | FileCheck %s --check-prefix=PACKED
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #channel = affine_map<(d0, d1, d2, d3) -> (d1)>
@@ -281,7 +282,9 @@ module {
 // convolution; the second convolution that reads them reuses the copies. Each copy
 // iterates over its NHWC result and reads the source at (n, c, h, w). The 1x1 filter
 // and the depthwise filter are channels-last in memory as they are (one pixel, one
-// channel): no copy. Without the option, nothing is copied.
+// channel): no copy. Without the option, nothing is copied. With packed-host-filters too
+// (the CPU target's inference graphs, whose runtime packs the filters), only the image
+// is copied: every convolution takes its filter as the graph does.
 // CHECK-LABEL: func.func @host_operands
 // CHECK-NOT:     dyno.launch
 // CHECK:         dyno.contraction "conv2d"(%arg0, %arg1)
@@ -302,6 +305,18 @@ module {
 // COPY-NEXT:       linalg.yield %[[IN]] : bf16
 // COPY:        func.func @[[WK]](%[[F:.*]]: tensor<4x3x3x5xbf16> {bufferization.writable = false}) -> tensor<4x3x5x3xbf16>
 // COPY:          linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], {{.*}} ins(%[[F]] : tensor<4x3x3x5xbf16>)
+// PACKED-LABEL: func.func @host_operands
+// PACKED:         %[[XC:.*]] = dyno.launch @kernels::@{{kernel_[1-9][0-9]*}}(%arg0) : (tensor<2x3x8x8xbf16>) -> tensor<2x8x8x3xbf16>
+// PACKED:         %[[XV:.*]] = linalg.transpose ins(%[[XC]] : tensor<2x8x8x3xbf16>)
+// PACKED-NOT:     dyno.launch
+// PACKED:         %[[Y:.*]] = dyno.contraction "conv2d"(%[[XV]], %arg1)
+// PACKED:         %[[Z:.*]] = dyno.contraction "conv2d"(%[[Y]], %arg2)
+// PACKED:         dyno.contraction "conv2d"(%[[Z]], %arg3)
+// PACKED-NOT:     dyno.launch
+// PACKED:         dyno.contraction "conv2d"(%[[XV]], %arg1)
+// PACKED:       module @kernels
+// PACKED-COUNT-2: func.func @kernel_
+// PACKED-NOT:     func.func @kernel_
 // OFF-LABEL:   func.func @host_operands
 // OFF-NOT:       dyno.launch
 module {

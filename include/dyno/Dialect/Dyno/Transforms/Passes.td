@@ -578,8 +578,11 @@ def DynoChannelsLastConvolutions : Pass<"dyno-channels-last-convolutions", "Modu
     than one pixel), is copied to NHWC by a kernel of its own launched before the
     convolution's first reader of it (a transposing loop; ATen's strided copy, which
     the runtime made otherwise, took 1.2x-3x as long), the convolution taking an NCHW
-    view. Values are unchanged; the wrapper's two copies per convolution go. See
-    docs/CpuTarget.md, "Library calls in bf16/f16 (CPU)".
+    view. Values are unchanged; the wrapper's two copies per convolution go. With
+    `packed-host-filters` too (the CPU target's inference graphs, whose runtime keeps
+    graph-input filters packed for oneDNN, `host_runtime.PackedWeights.conv2d`), only
+    the input is copied: a filter stays as the graph takes it. See docs/CpuTarget.md,
+    "Library calls in bf16/f16 (CPU)".
 
     ```mlir
     // Before
@@ -595,7 +598,10 @@ def DynoChannelsLastConvolutions : Pass<"dyno-channels-last-convolutions", "Modu
                "channels-last; none: the pass does nothing">,
     Option<"copyHostOperands", "copy-host-operands", "bool", /*default=*/"false",
            "Graph inputs such convolutions read (input, filter) are copied to NHWC by "
-           "kernels of their own, not by the runtime">
+           "kernels of their own, not by the runtime">,
+    Option<"packedHostFilters", "packed-host-filters", "bool", /*default=*/"false",
+           "With copy-host-operands: filters that are graph inputs are not copied (the "
+           "runtime packs them for its library)">
   ];
   let dependentDialects = ["func::FuncDialect", "linalg::LinalgDialect",
                            "tensor::TensorDialect"];
