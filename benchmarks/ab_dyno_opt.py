@@ -7,7 +7,7 @@
 Each model (a zoo model at "cpu" size, one of e2e/models.py's suite, or
 `transpose:ROWSxCOLUMNS`, `x.t().contiguous()` alone) is compiled twice, once with each
 dyno-opt (DYNO_OPT; the compile cache off), and the two compiled graphs are timed in
-blocks with eager, in a random order each round, as AOTAutograd's callables: Dynamo's
+blocks with eager, in an order of its own each round (report.round_order), as AOTAutograd's callables: Dynamo's
 frame, the same for both, is left out. Medians per call; whether the two results are
 bitwise equal (a pass that changes a sum's order may change the last bits: check those
 against float64). On this noisy machine only such paired runs tell a few percent apart.
@@ -15,7 +15,6 @@ against float64). On this noisy machine only such paired runs tell a few percent
 import argparse
 import json
 import os
-import random
 import statistics
 import sys
 import time
@@ -25,6 +24,7 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo, models
 import zoo  # noqa: E402
+from report import round_order  # noqa: E402
 
 
 def compiled_graph(model, inputs, dyno_opt, options=None, kernel_formation=None):
@@ -103,9 +103,9 @@ def main():
                 for _ in range(5):
                     call()
             for round_index in range(args.rounds):
-                # A random (seeded) order each round: a variant timed right after
-                # another ran slower, so none may always follow the same one.
-                for label in random.Random(round_index).sample(list(calls), len(calls)):
+                # An order of its own each round (all in turn): a variant timed right
+                # after another ran slower, so none may always follow the same one.
+                for label in round_order(calls, round_index):
                     call = calls[label]
                     for _ in range(15):
                         start = time.perf_counter()

@@ -16,13 +16,12 @@ process running the old package compiles it and writes the old wrapper's source
 to the one set of JIT-compiled kernels, so that only the wrapper differs (the old
 wrapper may call only kernels this build made). The compiled model, whose graph runs
 either wrapper, is then timed through torch.compile's whole call in blocks beside
-eager and Inductor, in a random (seeded) order each round. Medians per call; results
+eager and Inductor, in an order of its own each round (report.round_order). Medians per call; results
 checked against eager first. Wrappers of the same text give a null A/B (the noise).
 """
 import argparse
 import glob
 import os
-import random
 import re
 import shutil
 import statistics
@@ -35,7 +34,9 @@ import torch
 
 E2E = os.path.join(os.path.dirname(__file__), "..", "e2e")
 sys.path.insert(0, E2E)  # zoo, models
+sys.path.insert(0, os.path.dirname(__file__))  # report
 import zoo  # noqa: E402
+from report import round_order  # noqa: E402
 
 _CHILD = """
 import os, sys, torch
@@ -146,7 +147,7 @@ def main():
                     # In an order of its own each round: a variant timed right after
                     # eager's or Inductor's calls ran slower (2-12%, a null A/B showed
                     # it), so no variant may always follow the same one.
-                    for which in random.Random(round_index).sample(list(runs), len(runs)):
+                    for which in round_order(runs, round_index):
                         if which in ("old", "new"):
                             chosen["source"] = which
                             function = compiled

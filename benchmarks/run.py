@@ -11,15 +11,15 @@ Inductor (`torch._inductor.config.freezing`) and Dyno (`options={"freezing": Tru
 both then keep GEMM weights packed for oneDNN.
 
 Each backend runs in blocks (warm-up, then `--iters` calls) and the blocks are repeated
-`--rounds` times, in a random (seeded) order each round; the reported time is the median
-over all timed calls.
+`--rounds` times, in an order of its own each round, all orders in turn
+(report.round_order: 6 for eager, Inductor and Dyno, so use a multiple of 6); the
+reported time is the median over all timed calls.
 Every compiled result is checked against eager before timing.
 """
 import argparse
 import datetime
 import os
 import platform
-import random
 import statistics
 import sys
 import time
@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))  # zoo,
 from models import suite  # noqa: E402
 import plot_results  # noqa: E402
 import zoo  # noqa: E402
-from report import geomean, note, progress, publish, time_calls  # noqa: E402
+from report import geomean, note, progress, publish, round_order, time_calls  # noqa: E402
 
 import dyno  # noqa: E402
 
@@ -111,12 +111,11 @@ def main():
             for label, fn in backends.items():
                 time_calls(fn, inputs, 5)
             for round_index in range(args.rounds):
-                # Each round in an order of its own (seeded): a backend timed right after
-                # another ran slower (a null A/B of one Dyno graph against itself gave
-                # 0.94-0.98x in a fixed order, 1.000x shuffled), and in a fixed order
-                # Dyno always came after Inductor.
-                for label in random.Random(round_index).sample(list(backends),
-                                                               len(backends)):
+                # Each round in an order of its own, all orders in turn (round_order): a
+                # backend timed right after another ran slower (a null A/B of one Dyno
+                # graph against itself gave 0.94-0.98x in a fixed order, 1.000x
+                # shuffled), and in a fixed order Dyno always came after Inductor.
+                for label in round_order(backends, round_index):
                     samples[label] += time_calls(backends[label], inputs, args.iters)
         medians = {label: statistics.median(s) for label, s in samples.items()}
         rows.append((name, medians, stats, compile_seconds))

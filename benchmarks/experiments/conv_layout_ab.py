@@ -11,7 +11,7 @@ with its convolutions channels-last (oneDNN then copies each plain filter to
 channels-last on every call; the kernels around the convolutions read and write NHWC),
 once NCHW; `host_runtime.convolves_channels_last`, the rule both the compiler and the
 runtime read, is switched for each. Eager and Inductor are timed beside them in
-rounds, each in a random (seeded) order; medians per call, in us. Which layout
+rounds, each in an order of its own (report.round_order); medians per call, in us. Which layout
 `convolves_channels_last` picks on this machine is printed too. `--resnet50-batch N`
 adds ResNet-50 (the zoo's "real" configuration) with N images to the models.
 """

@@ -11,7 +11,7 @@ the convolution call), "new" copies them in kernels of Dyno's (dyno-channels-las
 convolutions' copy-host-operands). `--compare f32-rule`: "old" runs float32
 convolutions NCHW, "new" by the rule (channels-last where the copied filters are small
 against the outputs, host_runtime.F32_CHANNELS_LAST_MAX_FILTER_SHARE). Eager and Inductor
-are timed beside them; each round in a random (seeded) order; medians per call, in us.
+are timed beside them; each round in an order of its own (report.round_order); medians per call, in us.
 """
 import argparse
 import os

@@ -5,15 +5,19 @@ host_runtime.F32_ONEDNN_LINEAR_MIN_VOLUME.
     python benchmarks/experiments/f32_gemm_libraries.py [--rounds 15]
 
 Each shape: `x @ w.t()` for an [m, k] input and an [n, k] weight, the two ways timed in
-blocks in a random (seeded) order each round; medians per call in us, and whether
+blocks in an order of its own each round (report.round_order); medians per call in us, and whether
 host_runtime.onednn_linear_pays picks oneDNN for it here.
 """
 import argparse
-import random
+import os
 import statistics
+import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
+from report import round_order  # noqa: E402
 
 SHAPES = [(64, 256, 256), (128, 256, 256), (256, 256, 256), (128, 256, 512),
           (68, 256, 1024), (68, 1024, 256), (96, 512, 512), (512, 256, 256),
@@ -43,7 +47,7 @@ def main():
             for _ in range(3):
                 call()
         for round_index in range(args.rounds):
-            for label in random.Random(round_index).sample(list(calls), len(calls)):
+            for label in round_order(calls, round_index):
                 start = time.perf_counter()
                 for _ in range(iters):
                     calls[label]()

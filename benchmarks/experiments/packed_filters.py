@@ -9,9 +9,10 @@ Each model is compiled twice by Dyno, each time through a backend function of it
 kept packed for oneDNN, host_runtime.PackedWeights.conv2d, checked against their bytes
 on every call), and "copied", as it did before (no parameter inputs: kernels copy the
 filters channels-last on every call where the layout rule picks channels-last, and
-oneDNN reorders them). Eager and Inductor are timed beside them in rounds, each in a
-random (seeded) order; medians per call in us, then copied/packed and Inductor/packed
-(above 1: packed faster), and whether the two Dyno results are bitwise equal.
+oneDNN reorders them). Eager and Inductor are timed beside them in rounds, each in an
+order of its own (report.round_order); medians per call in us, then copied/packed and
+Inductor/packed (above 1: packed faster), and whether the two Dyno results are bitwise
+equal.
 """
 import argparse
 import os
