@@ -119,3 +119,59 @@ def test_grouped_and_depthwise_convolutions_are_library_calls(dtype):
     tolerance = 1e-4 if dtype == torch.float32 else 2e-2
     assert_compiled_matches(fn, *[t.to(dtype) for t in inputs], extern_calls=3,
                             rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_patch_embeddings_are_matrix_products_on_the_cpu(dtype, tmp_path, monkeypatch):
+    """On the CPU, a convolution whose stride is its kernel's size (ViT's, Swin's and
+    ConvNeXt's patch embeddings), without padding, dilation or groups, is a matrix
+    product of the flattened filter with the image's patches, NCHW as eager's result
+    (ops/convolution_decompositions.py: oneDNN's call of one cost about 45 us more than
+    its convolution): square and oblong patches, with a bias and without, an image whose
+    last rows and columns make no whole patch (no output reads them). A 1x1 convolution
+    of stride 1, a padded one and a grouped one stay convolutions. The results match
+    eager, are no less accurate against float64, and the patch products' gradients
+    match eager's in training. The Triton target keeps all of them convolutions."""
+    import copy
+    import torch.nn.functional as F
+    from conftest import TARGET
+
+    def fn(x, w, b, oblong, pointwise, grouped):
+        return (F.conv2d(x, w, b, stride=4) * 2.0,  # 18x18 image: rows 16, 17 unread
+                F.conv2d(x, oblong, stride=(2, 3)) + 1.0,
+                F.conv2d(x, pointwise).relu(),  # a convolution
+                F.conv2d(x, w, b, stride=4, padding=1).relu(),  # a convolution
+                F.conv2d(x, grouped, stride=2, groups=3).relu())  # a convolution
+    torch.manual_seed(0)
+    inputs = [torch.randn(2, 3, 18, 18), torch.randn(8, 3, 4, 4), torch.randn(8),
+              torch.randn(5, 3, 2, 3), torch.randn(6, 3, 1, 1), torch.randn(6, 1, 2, 2)]
+    inputs = [t.to(dtype) for t in inputs]
+    tolerance = 1e-4 if dtype == torch.float32 else 2e-2
+    cpu = TARGET["name"] == "cpu"
+    monkeypatch.setenv("DYNO_DEBUG_DIR", str(tmp_path))
+    got = assert_compiled_matches(fn, *inputs, rtol=tolerance, atol=tolerance,
+                                  extern_calls=5)
+    monkeypatch.delenv("DYNO_DEBUG_DIR")
+    (kernels,) = tmp_path.glob("graph_*/03-kernels.mlir")
+    contractions = kernels.read_text()
+    assert (contractions.count('dyno.contraction "batch_matmul"'),
+            contractions.count('dyno.contraction "conv2d"')) == ((2, 3) if cpu else (0, 5))
+    reference = fn(*[t.double() for t in inputs])
+    with torch.no_grad():
+        eager = fn(*inputs)
+    roundoff = torch.finfo(dtype).eps / 2
+    for compiled, want, exact in zip(got, eager, reference):
+        error = lambda t: ((t.double() - exact).norm() / exact.norm()).item()
+        assert error(compiled) <= 1.25 * error(want) + roundoff, (error(compiled),
+                                                                  error(want))
+    # Training: the products' gradients (patches, filter, bias) match eager's.
+    x, w, b = (t.detach().clone().requires_grad_() for t in inputs[:3])
+    eager_x, eager_w, eager_b = (copy.deepcopy(t) for t in (x, w, b))
+    compiled_fn = torch.compile(lambda x, w, b: F.conv2d(x, w, b, stride=4).tanh().sum(),
+                                backend="mlir", options={"target": TARGET["name"]})
+    compiled_fn(x, w, b).backward()
+    F.conv2d(eager_x, eager_w, eager_b, stride=4).tanh().sum().backward()
+    for mine, theirs in ((x, eager_x), (w, eager_w), (b, eager_b)):
+        torch.testing.assert_close(mine.grad, theirs.grad, rtol=tolerance * 10,
+                                   atol=tolerance * 10)
+    assert dyno.stats()["fallback_graphs"] == 0, dyno.stats()["fallback_reasons"]
