@@ -52,8 +52,8 @@ def cpu_model() -> str:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", default="")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--iters", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=6)  # every order of 3 backends once
+    parser.add_argument("--iters", type=int, default=30)
     parser.add_argument("--no-inductor", action="store_true")
     parser.add_argument("--dynamic", action="store_true")
     parser.add_argument("--dtype", default="float32",
