@@ -1,5 +1,5 @@
-"""Helpers the benchmark scripts share (no torch, no Dyno: gpu_run.py runs where neither
-Dyno nor its compiler is installed)."""
+"""Helpers the benchmark scripts share (no torch, no Dyno at import: gpu_run.py runs
+where neither Dyno nor its compiler is installed)."""
 import math
 import statistics
 import sys
@@ -69,6 +69,25 @@ def round_order(labels, round_index):
     orders = list(itertools.permutations(labels))
     random.Random(0).shuffle(orders)
     return list(orders[round_index % len(orders)])
+
+
+def compile_variants(model, inputs, variants):
+    """Dyno's compiles of `model`, one per variant: `variants` maps a label to a function
+    of no arguments returning the context manager under which that variant compiles (a
+    switch of the compiler patched, say). Each compiles through a backend function of
+    its own: Dynamo shares a cache entry between compiles of one module's code with one
+    backend, so that every label would run one graph. Returns label -> (the compiled
+    callable, its result on `inputs`)."""
+    import torch
+
+    dyno = torch._dynamo.lookup_backend("mlir")
+    compiled = {}
+    for label, context in variants.items():
+        with context():
+            function = torch.compile(
+                model, backend=lambda gm, example, dyno=dyno: dyno(gm, example))
+            compiled[label] = (function, function(*inputs))
+    return compiled
 
 
 def time_interleaved(functions, inputs, rounds, iters, warmup=5):

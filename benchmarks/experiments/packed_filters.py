@@ -15,15 +15,17 @@ Inductor/packed (above 1: packed faster), and whether the two Dyno results are b
 equal.
 """
 import argparse
+import contextlib
 import os
 import statistics
 import sys
+from unittest import mock
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
-from report import time_interleaved  # noqa: E402
+from report import compile_variants, time_interleaved  # noqa: E402
 import zoo  # noqa: E402
 
 
@@ -31,34 +33,26 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", default="resnet,small_cnn,convnext")
     parser.add_argument("--dtype", default="float32", choices=["bfloat16", "float32"])
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--iters", type=int, default=15)
     args = parser.parse_args()
     import dyno  # noqa: F401  (registers the backend)
     from dyno.driver import compiler
 
     dtype = getattr(torch, args.dtype)
-    dyno_backend = torch._dynamo.lookup_backend("mlir")
-    parameter_inputs = compiler._parameter_inputs
+    variants = {"copied": lambda: mock.patch.object(compiler, "_parameter_inputs",
+                                                    lambda inference: frozenset()),
+                "packed": contextlib.nullcontext}
     print(f"{torch.get_num_threads()} threads, {args.dtype}")
     for name in args.models.split(","):
         torch.manual_seed(0)
         model, inputs = zoo.cpu_benchmark_model(name, dtype)
         with torch.no_grad():
-            results = {}
             backends = {"eager": model, "inductor": torch.compile(model, backend="inductor")}
             backends["inductor"](*inputs)
-            for label in ("copied", "packed"):
-                if label == "copied":
-                    compiler._parameter_inputs = lambda inference: frozenset()
-                try:
-                    compiled = torch.compile(
-                        model, backend=lambda gm, example, dyno=dyno_backend: dyno(gm, example))
-                    results[label] = compiled(*inputs)
-                finally:
-                    compiler._parameter_inputs = parameter_inputs
-                backends[label] = compiled
-            same = torch.equal(results["copied"], results["packed"])
+            compiled = compile_variants(model, inputs, variants)
+            backends.update({label: function for label, (function, _) in compiled.items()})
+            same = torch.equal(compiled["copied"][1], compiled["packed"][1])
             samples = time_interleaved(backends, inputs, args.rounds, args.iters)
         medians = {label: statistics.median(s) * 1e6 for label, s in samples.items()}
         print(f"{name}: " + ", ".join(f"{label} {value:.0f} us"

@@ -14,16 +14,18 @@ Inductor/matmul (above 1: the product faster), and each Dyno result's relative e
 against float64 beside eager's.
 """
 import argparse
+import contextlib
 import copy
 import os
 import statistics
 import sys
+from unittest import mock
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # report
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))  # zoo, models
-from report import time_interleaved  # noqa: E402
+from report import compile_variants, time_interleaved  # noqa: E402
 import zoo  # noqa: E402
 
 
@@ -38,8 +40,9 @@ def main():
     from dyno.ops import convolution_decompositions as convolutions
 
     dtype = getattr(torch, args.dtype)
-    dyno_backend = torch._dynamo.lookup_backend("mlir")
-    as_matmul = convolutions._patches_as_matmul
+    variants = {"conv": lambda: mock.patch.object(convolutions, "_patches_as_matmul",
+                                                  lambda *arguments: NotImplemented),
+                "matmul": contextlib.nullcontext}
     print(f"{torch.get_num_threads()} threads, {args.dtype}")
     for name in args.models.split(","):
         torch.manual_seed(0)
@@ -50,16 +53,9 @@ def main():
             results = {"eager": model(*inputs)}
             backends = {"eager": model, "inductor": torch.compile(model, backend="inductor")}
             backends["inductor"](*inputs)
-            for label in ("conv", "matmul"):
-                if label == "conv":
-                    convolutions._patches_as_matmul = lambda *arguments: NotImplemented
-                try:
-                    compiled = torch.compile(
-                        model, backend=lambda gm, example, dyno=dyno_backend: dyno(gm, example))
-                    results[label] = compiled(*inputs)
-                finally:
-                    convolutions._patches_as_matmul = as_matmul
-                backends[label] = compiled
+            for label, (function, result) in compile_variants(model, inputs,
+                                                              variants).items():
+                backends[label], results[label] = function, result
             samples = time_interleaved(backends, inputs, args.rounds, args.iters)
         errors = {label: ((result.double() - reference).norm() / reference.norm()).item()
                   for label, result in results.items()}
