@@ -210,7 +210,10 @@ class CpuTarget(Target):
 
         jit.codegen_worker.start()  # LLVM's worker starts while the pass pipelines run
         outputs = frontend.graph_outputs(gm)
-        packed_filters = filters_are_parameters(gm, frozen_inputs | parameter_inputs)
+        # (With symbolic sizes the kernels stay NCHW, dyno-channels-last-convolutions
+        # takes static convolutions only: float32 ones stay NCHW there unless frozen.)
+        packed_filters = filters_are_parameters(gm, frozen_inputs | parameter_inputs) and (
+            bool(frozen_inputs) or copied_filter_share(gm) is not None)
         convolution_types = channels_last_types(gm, frozen_filters=packed_filters)
         lowered = graph_lowering.lower_graph(
             gm, dump, PASSES,
