@@ -202,12 +202,6 @@ def _parameter_inputs(inference: bool) -> frozenset:
     return frozenset(getattr(metadata, "static_input_indices", None) or ())
 
 
-def _frozen_inputs(options: CompileOptions, inference: bool) -> frozenset:
-    """The parameters and buffers of an inference graph when `freezing` is on: promised
-    not to change behind autograd's back (packed copies are checked by version only)."""
-    return _parameter_inputs(inference) if options.freezing else frozenset()
-
-
 def _look_up_cache(gm, example_inputs, options, kind, frozen_inputs, parameter_inputs,
                    target, device, dump):
     """(the compile cache's key for this graph or None, (call, artifact) or None).
@@ -270,8 +264,10 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List, options: Compi
 
     # (Objects taken out of the inputs would shift the positions: only DTensor training
     # graphs have them.)
-    frozen_inputs = _frozen_inputs(options, inference) if compiled_gm is gm else frozenset()
     parameter_inputs = _parameter_inputs(inference) if compiled_gm is gm else frozenset()
+    # Under `freezing` they are promised not to change behind autograd's back (packed
+    # copies are checked by version only).
+    frozen_inputs = parameter_inputs if options.freezing else frozenset()
     cache_key, hit = None, None
     if options.cache and compile_cache.root() is not None:
         cache_key, hit = _look_up_cache(compiled_gm, example_inputs, options,

@@ -150,11 +150,12 @@ def onednn_runs(dtype: torch.dtype) -> bool:
 # graph's, or filters computed in the graph; an inference graph's parameters stay packed,
 # PackedWeights.conv2d, and run channels-last) where the filters copied per call
 # (kernels of Dyno's make them channels-last: those with more than one input channel and
-# pixel) have at most this many elements per element of the convolutions' outputs. Measured (AMD Zen 4, 2 threads, paired, Dyno channels-last
-# against NCHW; benchmarks/experiments/conv_layout_ab.py): SmallCNN (0.026) 394 -> 367 us
-# and 443 -> 424, ResNet-50 with 8 images (0.13) 520 -> 420 ms and 2 images (0.51) 154 ->
-# 135 ms; the zoo's ResNet (0.62) a wash (2257 -> 2229 us, 2682 -> 2712); with 1 image
-# (1.02) NCHW wins, 54 against 68 ms.
+# pixel) have at most this many elements per element of the convolutions' outputs.
+# Measured (AMD Zen 4, 2 threads, paired, Dyno channels-last against NCHW;
+# benchmarks/experiments/conv_layout_ab.py): SmallCNN (0.026) 394 -> 367 us and 443 ->
+# 424, ResNet-50 with 8 images (0.13) 520 -> 420 ms and 2 images (0.51) 154 -> 135 ms;
+# the zoo's ResNet (0.62) a wash (2257 -> 2229 us, 2682 -> 2712); with 1 image (1.02)
+# NCHW wins, 54 against 68 ms.
 F32_CHANNELS_LAST_MAX_FILTER_SHARE = 0.55
 
 
